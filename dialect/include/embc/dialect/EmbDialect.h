@@ -1,0 +1,73 @@
+//===- EmbDialect.h - the emb dialect ---------------------------*- C++ -*-===//
+//
+// One header for users of the dialect: the dialect, its enums, attributes,
+// interfaces and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_DIALECT_EMBDIALECT_H
+#define EMBC_DIALECT_EMBDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace embc::emb {
+/// A double attribute parameter. MLIR hashes and compares parameters; a bare
+/// double has no llvm::hash_value, so this wrapper supplies one (bitwise).
+struct Real {
+  double value = 0.0;
+  operator double() const { return value; }
+  bool operator==(const Real &other) const {
+    return llvm::bit_cast<uint64_t>(value) ==
+           llvm::bit_cast<uint64_t>(other.value);
+  }
+  friend llvm::hash_code hash_value(const Real &r) {
+    return llvm::hash_value(llvm::bit_cast<uint64_t>(r.value));
+  }
+};
+
+/// Prints `r` in the shortest form that parses back to the same double
+/// ("0.05", "1.0e-08"), instead of printFloat's "5.000000e-02".
+void printReal(mlir::AsmPrinter &printer, Real r);
+} // namespace embc::emb
+
+#include "embc/dialect/EmbDialect.h.inc"
+#include "embc/dialect/EmbEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "embc/dialect/EmbAttrs.h.inc"
+
+#include "embc/dialect/EmbInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "embc/dialect/EmbOps.h.inc"
+
+namespace embc::emb {
+/// Name of the module attribute that holds the TrainingAttr.
+constexpr llvm::StringLiteral kTrainingAttrName = "emb.training";
+/// Name of the module attribute that holds the PlanAttr.
+constexpr llvm::StringLiteral kPlanAttrName = "emb.plan";
+/// Function argument attribute naming the feature an input belongs to.
+constexpr llvm::StringLiteral kFeatureArgAttrName = "emb.feature";
+/// Function argument attribute: what part of the feature the input holds
+/// ("dense", "ids", "offsets", "weights", "label", "negatives").
+constexpr llvm::StringLiteral kRoleArgAttrName = "emb.role";
+/// Function argument attribute: upper bound on the number of ids per batch.
+constexpr llvm::StringLiteral kMaxIdsArgAttrName = "emb.max_ids";
+/// Name of the forward function the frontend emits.
+constexpr llvm::StringLiteral kForwardFuncName = "forward";
+
+/// Bytes of one element of a table stored as `storage` (int8 rows carry a
+/// float scale and bias on top; see TableOp::getStorageBytes).
+int64_t getStorageElementBytes(StorageType storage);
+} // namespace embc::emb
+
+#endif // EMBC_DIALECT_EMBDIALECT_H

@@ -1,0 +1,333 @@
+//===- EmbOps.td - emb dialect operations ----------------------*- tablegen -*-===//
+
+#ifndef EMBC_DIALECT_EMBOPS_TD
+#define EMBC_DIALECT_EMBOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "embc/dialect/EmbAttrs.td"
+include "embc/dialect/EmbInterfaces.td"
+
+def Emb_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Emb_IdTensor : RankedTensorOf<[AnySignlessInteger]>;
+def Emb_Cost : DeclareOpInterfaceMethods<Emb_CostOpInterface>;
+
+//===----------------------------------------------------------------------===//
+// Module-level symbols
+//===----------------------------------------------------------------------===//
+
+def Emb_TableOp : Emb_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "an embedding table";
+  let description = [{
+    A table of `rows` x `dim` trainable embeddings, stored as `storage`,
+    initialised by `init`. `optimizer` overrides the model's embedding
+    optimizer for this table; `sharding` says how ranks split it.
+
+    ```mlir
+    emb.table @user [943 x 64] f32 init<kind = normal, std = 0.01>
+        optimizer<kind = adagrad, lr = 0.05>
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    ConfinedAttr<I64Attr, [IntPositive]>:$rows,
+    ConfinedAttr<I64Attr, [IntPositive]>:$dim,
+    Emb_StorageTypeAttr:$storage,
+    Emb_InitializerAttr:$init,
+    Emb_OptimizerAttr:$optimizer,
+    DefaultValuedAttr<Emb_ShardingAttr, "::embc::emb::Sharding::none">:$sharding);
+  let assemblyFormat = [{
+    $sym_name `[` $rows `x` $dim `]` `` $storage `init` `` $init
+    `optimizer` `` $optimizer (`sharding` `` $sharding^)? attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the table's storage (scale and bias included for int8).
+    int64_t getStorageBytes();
+  }];
+}
+
+def Emb_ParamOp : Emb_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a dense trainable parameter";
+  let description = [{
+    A dense parameter (an MLP weight or bias, a cross-layer matrix) of static
+    shape, initialised by `init`. The dense optimizer of `emb.training`
+    updates it.
+
+    ```mlir
+    emb.param @bottom_0_w : tensor<13x512xf32> init<kind = xavier_uniform>
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<AnyStaticShapeTensor>:$type,
+    Emb_InitializerAttr:$init);
+  let assemblyFormat = "$sym_name `:` $type `init` `` $init attr-dict";
+  let hasVerifier = 1;
+}
+
+def Emb_GetOp : Emb_Op<"get", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "read a dense parameter as a tensor";
+  let description = [{
+    Gives the current value of the `emb.param` named by `param`. Gradients of
+    the loss with respect to this value are the parameter's gradients.
+
+    ```mlir
+    %w = emb.get @bottom_0_w : tensor<13x512xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding access
+//===----------------------------------------------------------------------===//
+
+def Emb_LookupOp : Emb_Op<"lookup", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "pooled lookup of jagged bags of ids";
+  let description = [{
+    For each of the B bags `offsets[b] .. offsets[b+1]` of `ids`, gathers the
+    rows of `table` and pools them (`sum`, `mean` or `max`); with `weights`,
+    each row is first scaled by its per-id weight. `offsets` has B + 1
+    entries; the result is B x dim.
+
+    ```mlir
+    %e = emb.lookup @t0[%ids, %offsets] sum
+        : tensor<?xi64>, tensor<129xi64> -> tensor<128x16xf32>
+    %w = emb.lookup @t0[%ids, %offsets weights %wts] mean
+        : tensor<?xi64>, tensor<129xi64>, tensor<?xf32> -> tensor<128x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table,
+                       Emb_IdTensor:$ids,
+                       Emb_IdTensor:$offsets,
+                       Optional<Emb_FloatTensor>:$weights,
+                       Emb_PoolingAttr:$pooling);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `,` $offsets (`weights` $weights^)? `]` `` $pooling attr-dict
+    `:` type($ids) `,` type($offsets) (`,` type($weights)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_GatherOp : Emb_Op<"gather", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "unpooled lookup of a fixed-shape tensor of ids";
+  let description = [{
+    Gathers one row of `table` per id; the result has the shape of `ids`
+    followed by the table's dim. Used for sequences and sampled negatives.
+
+    ```mlir
+    %n = emb.gather @ctx[%neg] : tensor<256x5xi64> -> tensor<256x5x100xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_IdTensor:$ids);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_HashOp : Emb_Op<"hash", [Pure, SameOperandsAndResultType]> {
+  let summary = "hash raw ids into a table's rows";
+  let description = [{
+    Maps each raw id to `xxh64(id, seed) mod buckets`, so an unbounded id
+    space (a raw Criteo category, a user id) fits a table of `buckets` rows.
+
+    ```mlir
+    %h = emb.hash %ids buckets(100000) seed(0) : tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Emb_IdTensor:$ids,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$buckets,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$seed);
+  let results = (outs Emb_IdTensor:$result);
+  let assemblyFormat = [{
+    $ids `buckets` `(` $buckets `)` `seed` `(` $seed `)` attr-dict `:` type($ids)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense layers
+//===----------------------------------------------------------------------===//
+
+def Emb_DenseOp : Emb_Op<"dense", [Pure, Emb_Cost]> {
+  let summary = "fully connected layer: input x weight + bias";
+  let description = [{
+    `input` is B x K, `weight` is K x N, the optional `bias` has N entries;
+    the result is B x N.
+
+    ```mlir
+    %y = emb.dense %x, %w, %b
+        : tensor<128x13xf32>, tensor<13x512xf32>, tensor<512xf32> -> tensor<128x512xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_FloatTensor:$weight,
+                       Optional<Emb_FloatTensor>:$bias);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,`
+    type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_ActivationOp : Emb_Op<"activation",
+    [Pure, SameOperandsAndResultType, Emb_Cost]> {
+  let summary = "elementwise activation";
+  let description = [{
+    Applies `relu`, `sigmoid`, `tanh` or `gelu` (tanh approximation)
+    elementwise.
+
+    ```mlir
+    %y = emb.activation relu %x : tensor<128x512xf32>
+    ```
+  }];
+  let arguments = (ins Emb_ActivationAttr:$kind, Emb_FloatTensor:$input);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "`` $kind $input attr-dict `:` type($input)";
+}
+
+def Emb_ConcatOp : Emb_Op<"concat", [Pure, Emb_Cost]> {
+  let summary = "concatenate B x N_i tensors along the feature axis";
+  let description = [{
+    ```mlir
+    %y = emb.concat %a, %b : tensor<128x16xf32>, tensor<128x8xf32> -> tensor<128x24xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Emb_FloatTensor>:$inputs);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Emb_AddOp : Emb_Op<"add", [Pure, AttrSizedOperandSegments, Emb_Cost]> {
+  let summary = "elementwise sum of same-shaped tensors, plus an optional bias";
+  let description = [{
+    Sums its `inputs` (all B x N); `bias` (N entries) is broadcast over the
+    batch. Wide&Deep adds its wide and deep logits; biased matrix
+    factorisation adds user, item and global biases.
+
+    ```mlir
+    %y = emb.add %a, %b bias %g
+        : tensor<128x1xf32>, tensor<128x1xf32> bias tensor<1xf32> -> tensor<128x1xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Emb_FloatTensor>:$inputs,
+                       Optional<Emb_FloatTensor>:$bias);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs (`bias` $bias^)? attr-dict `:` type($inputs)
+    (`bias` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Feature interactions
+//===----------------------------------------------------------------------===//
+
+def Emb_InteractionOp : Emb_Op<"interaction", [Pure, Emb_Cost]> {
+  let summary = "DLRM pairwise dot-product interaction";
+  let description = [{
+    Given F feature vectors (each B x D), returns the dot products of every
+    pair i < j (with `self`, also i == j), in row-major upper-triangle order:
+    B x F(F-1)/2 (or B x F(F+1)/2).
+
+    ```mlir
+    %z = emb.interaction %x, %e0, %e1
+        : tensor<128x16xf32>, tensor<128x16xf32>, tensor<128x16xf32> -> tensor<128x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Emb_FloatTensor>:$inputs, UnitAttr:$self);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs (`self` $self^)? attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_CrossOp : Emb_Op<"cross", [Pure, Emb_Cost,
+    AllTypesMatch<["x0", "xl", "result"]>]> {
+  let summary = "DCN-v2 cross layer: x0 * (xl W + b) + xl";
+  let description = [{
+    `x0` and `xl` are B x D, `weight` is D x D and `bias` has D entries.
+
+    ```mlir
+    %x1 = emb.cross %x0, %x0, %w, %b
+        : tensor<128x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$x0, Emb_FloatTensor:$xl,
+                       Emb_FloatTensor:$weight, Emb_FloatTensor:$bias);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x0 `,` $xl `,` $weight `,` $bias attr-dict `:` type($x0) `,`
+    type($weight) `,` type($bias)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_DotOp : Emb_Op<"dot", [Pure, Emb_Cost]> {
+  let summary = "row-wise dot products";
+  let description = [{
+    With `lhs` and `rhs` both B x D, returns B x 1 (matrix factorisation,
+    two-tower scores). With `rhs` B x K x D, returns B x K: the dot of each
+    row of `lhs` with its K candidates (skip-gram negatives).
+
+    ```mlir
+    %s = emb.dot %u, %v : tensor<128x64xf32>, tensor<128x64xf32> -> tensor<128x1xf32>
+    %n = emb.dot %c, %neg : tensor<128x64xf32>, tensor<128x5x64xf32> -> tensor<128x5xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$lhs, Emb_FloatTensor:$rhs);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+def Emb_LossOp : Emb_Op<"loss", [Pure, Emb_Cost]> {
+  let summary = "mean training loss over the batch";
+  let description = [{
+    The mean over the batch of:
+    - `bce_with_logits`: binary cross-entropy of `input` logits (B x 1)
+      against 0/1 `target` (B x 1);
+    - `mse`: squared error of `input` (B x 1) against `target` (B x 1);
+    - `softmax_ce`: cross-entropy of `input` logits (B x C) against the class
+      index in `target` (B x 1);
+    - `neg_sampling`: `-log s(input) - sum log s(-target)` with `input` the
+      positive scores (B x 1) and `target` the K negative scores (B x K).
+
+    ```mlir
+    %l = emb.loss bce_with_logits %logit, %label
+        : tensor<128x1xf32>, tensor<128x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Emb_LossKindAttr:$kind, Emb_FloatTensor:$input,
+                       Emb_FloatTensor:$target);
+  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    `` $kind $input `,` $target attr-dict `:` type($input) `,` type($target)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // EMBC_DIALECT_EMBOPS_TD

@@ -1,0 +1,175 @@
+//===- DenseOps.cpp - dense, activation, concat, add, dot ------------------===//
+
+#include "embc/dialect/EmbDialect.h"
+
+using namespace mlir;
+using namespace embc::emb;
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static int64_t numElements(Value v) {
+  RankedTensorType t = tensorType(v);
+  return t.hasStaticShape() ? t.getNumElements() : 0;
+}
+
+/// Checks that `v` is a static 2-D tensor; names it `what` in the error.
+static LogicalResult verifyMatrix(Operation *op, Value v, StringRef what) {
+  RankedTensorType t = tensorType(v);
+  if (t.getRank() != 2 || !t.hasStaticShape())
+    return op->emitOpError("'") << what << "' must be a static 2-D tensor, got "
+                                << t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DenseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DenseOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")) ||
+      failed(verifyMatrix(*this, getWeight(), "weight")) ||
+      failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  ArrayRef<int64_t> x = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> w = tensorType(getWeight()).getShape();
+  ArrayRef<int64_t> y = tensorType(getResult()).getShape();
+  if (x[1] != w[0])
+    return emitOpError("input width (")
+           << x[1] << ") != weight rows (" << w[0] << ")";
+  if (y[0] != x[0] || y[1] != w[1])
+    return emitOpError("result shape must be ")
+           << x[0] << "x" << w[1] << ", got " << y[0] << "x" << y[1];
+  if (Value bias = getBias()) {
+    RankedTensorType b = tensorType(bias);
+    if (b.getRank() != 1 || b.getDimSize(0) != w[1])
+      return emitOpError("bias must have ")
+             << w[1] << " entries (the output width), got " << b;
+  }
+  return success();
+}
+
+int64_t DenseOp::getForwardFlops() {
+  ArrayRef<int64_t> x = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> w = tensorType(getWeight()).getShape();
+  return 2 * x[0] * x[1] * w[1] + (getBias() ? x[0] * w[1] : 0);
+}
+
+int64_t DenseOp::getForwardBytes() {
+  int64_t n = numElements(getInput()) + numElements(getWeight()) +
+              numElements(getResult());
+  if (getBias())
+    n += numElements(getBias());
+  return 4 * n;
+}
+
+//===----------------------------------------------------------------------===//
+// ActivationOp
+//===----------------------------------------------------------------------===//
+
+int64_t ActivationOp::getForwardFlops() {
+  // relu is one compare; the transcendental ones cost roughly ten.
+  return numElements(getInput()) * (getKind() == Activation::relu ? 1 : 10);
+}
+
+int64_t ActivationOp::getForwardBytes() {
+  return 2 * 4 * numElements(getInput());
+}
+
+//===----------------------------------------------------------------------===//
+// ConcatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  int64_t batch = tensorType(getResult()).getDimSize(0);
+  int64_t width = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    if (failed(verifyMatrix(*this, input, "input #" + std::to_string(i))))
+      return failure();
+    RankedTensorType t = tensorType(input);
+    if (t.getDimSize(0) != batch)
+      return emitOpError("input #")
+             << i << " has batch " << t.getDimSize(0) << ", expected "
+             << batch;
+    width += t.getDimSize(1);
+  }
+  if (width != tensorType(getResult()).getDimSize(1))
+    return emitOpError("result width (")
+           << tensorType(getResult()).getDimSize(1)
+           << ") != sum of input widths (" << width << ")";
+  return success();
+}
+
+int64_t ConcatOp::getForwardFlops() { return 0; }
+
+int64_t ConcatOp::getForwardBytes() { return 2 * 4 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// AddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  Type resultType = getResult().getType();
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (input.getType() != resultType)
+      return emitOpError("input #") << i << " has type " << input.getType()
+                                    << ", expected the result type "
+                                    << resultType;
+  if (Value bias = getBias()) {
+    RankedTensorType b = tensorType(bias);
+    int64_t width = tensorType(getResult()).getDimSize(1);
+    if (b.getRank() != 1 || b.getDimSize(0) != width)
+      return emitOpError("bias must have ") << width << " entries, got " << b;
+  }
+  return success();
+}
+
+int64_t AddOp::getForwardFlops() {
+  return numElements(getResult()) * getInputs().size();
+}
+
+int64_t AddOp::getForwardBytes() {
+  return 4 * numElements(getResult()) * (getInputs().size() + 1);
+}
+
+//===----------------------------------------------------------------------===//
+// DotOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::verify() {
+  if (failed(verifyMatrix(*this, getLhs(), "lhs")) ||
+      failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  RankedTensorType lhs = tensorType(getLhs());
+  RankedTensorType rhs = tensorType(getRhs());
+  int64_t batch = lhs.getDimSize(0), dim = lhs.getDimSize(1);
+  if (!rhs.hasStaticShape() || (rhs.getRank() != 2 && rhs.getRank() != 3))
+    return emitOpError("'rhs' must be a static B x D or B x K x D tensor, got ")
+           << rhs;
+  if (rhs.getDimSize(0) != batch || rhs.getShape().back() != dim)
+    return emitOpError("'rhs' ")
+           << rhs << " does not match 'lhs' " << lhs
+           << " (expected batch " << batch << " and width " << dim << ")";
+  int64_t k = rhs.getRank() == 3 ? rhs.getDimSize(1) : 1;
+  ArrayRef<int64_t> y = tensorType(getResult()).getShape();
+  if (y[0] != batch || y[1] != k)
+    return emitOpError("result shape must be ")
+           << batch << "x" << k << ", got " << y[0] << "x" << y[1];
+  return success();
+}
+
+int64_t DotOp::getForwardFlops() { return 2 * numElements(getRhs()); }
+
+int64_t DotOp::getForwardBytes() {
+  return 4 * (numElements(getLhs()) + numElements(getRhs()) +
+              numElements(getResult()));
+}

@@ -1,0 +1,113 @@
+//===- LookupOps.cpp - emb.lookup, emb.gather and emb.hash ----------------===//
+
+#include "embc/dialect/EmbDialect.h"
+
+using namespace mlir;
+using namespace embc::emb;
+
+/// Finds the emb.table named by `table` or reports that it is missing.
+static FailureOr<TableOp> lookupTable(Operation *op, FlatSymbolRefAttr table,
+                                      SymbolTableCollection &symbolTable) {
+  auto tableOp = symbolTable.lookupNearestSymbolFrom<TableOp>(op, table);
+  if (!tableOp)
+    return op->emitOpError("'")
+           << table.getValue() << "' does not name an emb.table in this module";
+  return tableOp;
+}
+
+//===----------------------------------------------------------------------===//
+// LookupOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LookupOp::verify() {
+  auto ids = cast<RankedTensorType>(getIds().getType());
+  auto offsets = cast<RankedTensorType>(getOffsets().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (ids.getRank() != 1)
+    return emitOpError("'ids' must be 1-D, got ") << ids;
+  if (offsets.getRank() != 1 || offsets.isDynamicDim(0))
+    return emitOpError("'offsets' must be 1-D with a static size, got ")
+           << offsets;
+  if (result.getRank() != 2 || !result.hasStaticShape())
+    return emitOpError("result must be a static B x dim tensor, got ")
+           << result;
+  if (offsets.getDimSize(0) != result.getDimSize(0) + 1)
+    return emitOpError("'offsets' must have batch + 1 = ")
+           << result.getDimSize(0) + 1 << " entries, got "
+           << offsets.getDimSize(0);
+  if (Value weights = getWeights()) {
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    if (weightsType.getShape() != ids.getShape())
+      return emitOpError("'weights' shape ")
+             << weightsType << " must match 'ids' shape " << ids;
+  }
+  return success();
+}
+
+LogicalResult LookupOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbolTable);
+  if (failed(table))
+    return failure();
+  int64_t dim = cast<RankedTensorType>(getResult().getType()).getDimSize(1);
+  if (dim != table->getDim())
+    return emitOpError("result width (")
+           << dim << ") != dim of table @" << getTable() << " ("
+           << table->getDim() << ")";
+  return success();
+}
+
+int64_t LookupOp::getForwardFlops() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  return result.getNumElements() * (getWeights() ? 2 : 1);
+}
+
+int64_t LookupOp::getForwardBytes() {
+  // At least one row read per bag, plus the pooled output.
+  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() * 4;
+}
+
+//===----------------------------------------------------------------------===//
+// GatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::verify() {
+  auto ids = cast<RankedTensorType>(getIds().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (!ids.hasStaticShape())
+    return emitOpError("'ids' must have a static shape, got ") << ids;
+  if (result.getRank() != ids.getRank() + 1 ||
+      result.getShape().drop_back() != ids.getShape())
+    return emitOpError("result shape must be the ids shape followed by the "
+                       "table dim, got ids ")
+           << ids << " and result " << result;
+  return success();
+}
+
+LogicalResult GatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbolTable);
+  if (failed(table))
+    return failure();
+  int64_t dim = cast<RankedTensorType>(getResult().getType()).getShape().back();
+  if (dim != table->getDim())
+    return emitOpError("result width (")
+           << dim << ") != dim of table @" << getTable() << " ("
+           << table->getDim() << ")";
+  return success();
+}
+
+int64_t GatherOp::getForwardFlops() { return 0; }
+
+int64_t GatherOp::getForwardBytes() {
+  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() * 4;
+}
+
+//===----------------------------------------------------------------------===//
+// HashOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult HashOp::verify() {
+  auto ids = cast<RankedTensorType>(getIds().getType());
+  if (ids.getElementType().getIntOrFloatBitWidth() != 64)
+    return emitOpError("ids must be 64-bit integers, got ") << ids;
+  return success();
+}

@@ -1,0 +1,60 @@
+//===- TableOps.cpp - emb.table, emb.param and emb.get --------------------===//
+
+#include "embc/dialect/EmbDialect.h"
+
+using namespace mlir;
+using namespace embc::emb;
+
+int64_t TableOp::getStorageBytes() {
+  int64_t bytes = getRows() * getDim() * getStorageElementBytes(getStorage());
+  // int8 row-wise quantisation keeps an fp32 scale and bias per row.
+  if (getStorage() == StorageType::int8_rowwise)
+    bytes += getRows() * 2 * 4;
+  return bytes;
+}
+
+LogicalResult TableOp::verify() {
+  // 2^40 elements (4 TiB at fp32) is beyond any single model we target; a
+  // larger number is almost certainly a typo and would overflow byte counts.
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
+  if (getDim() > (int64_t(1) << 16))
+    return emitOpError("'dim' (") << getDim() << ") exceeds the limit 65536";
+  if (getRows() > kMaxElements / getDim())
+    return emitOpError("table of ")
+           << getRows() << " x " << getDim()
+           << " exceeds the limit of 2^40 elements";
+  InitKind kind = getInit().getKind();
+  if (kind == InitKind::xavier_uniform || kind == InitKind::xavier_normal)
+    return emitOpError("Xavier initialisation is for dense weights; use "
+                       "uniform or normal for embedding tables");
+  return success();
+}
+
+LogicalResult ParamOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return emitOpError("parameter type must have a float element type, got ")
+           << type;
+  if (type.getRank() < 1 || type.getRank() > 2)
+    return emitOpError("parameter must be 1-D or 2-D, got rank ")
+           << type.getRank();
+  InitKind kind = getInit().getKind();
+  if ((kind == InitKind::xavier_uniform || kind == InitKind::xavier_normal) &&
+      type.getRank() != 2)
+    return emitOpError("Xavier initialisation needs a 2-D weight, got ")
+           << type;
+  return success();
+}
+
+LogicalResult GetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
+  if (!param)
+    return emitOpError("'") << getParam()
+                            << "' does not name an emb.param in this module";
+  if (param.getType() != getResult().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " does not match the type "
+           << param.getType() << " of @" << getParam();
+  return success();
+}
