@@ -64,7 +64,8 @@ std::string formatCount(int64_t n, StringRef unit) {
 std::string describeOptimizer(OptimizerAttr opt) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << stringifyOptimizerKind(opt.getKind()) << " lr=" << opt.getLr();
+  os << stringifyOptimizerKind(opt.getKind())
+     << llvm::format(" lr=%g", double(opt.getLr()));
   return s;
 }
 

@@ -1,0 +1,136 @@
+//===- Model.h - a checked model file, as plain C++ ------------*- C++ -*-===//
+//
+// The result of reading model.json: every field resolved to its default,
+// every reference resolved and every width computed. Nothing here depends on
+// MLIR, so the parser can be fuzzed and unit-tested on its own; the importer
+// turns a Model into emb IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_FRONTEND_MODEL_H
+#define EMBC_FRONTEND_MODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace embc::frontend {
+
+/// The exact value of the top-level "format" field this parser reads.
+inline constexpr std::string_view kModelFormat = "embc.model/v1";
+
+struct Initializer {
+  std::string kind; ///< zeros, constant, uniform, normal, xavier_uniform, xavier_normal
+  double value = 0, low = 0, high = 0, mean = 0, std = 0, gain = 1;
+};
+
+struct OptimizerConfig {
+  std::string kind; ///< sgd, adagrad, rowwise_adagrad, adam, adamw, lamb
+  double lr = 0.01, momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0, initialAccumulator = 0;
+  std::string weightDecayMode = "lazy"; ///< lazy or global
+};
+
+enum class FeatureKind { Dense, Sparse, Negatives, Label };
+
+struct Feature {
+  std::string name;
+  std::string pointer; ///< JSON pointer of the feature object
+  FeatureKind kind = FeatureKind::Dense;
+  int64_t dim = 0;        ///< dense: width
+  std::string table;      ///< sparse, negatives
+  int64_t vocab = 0;      ///< sparse: raw id range
+  int64_t hotness = 1;    ///< sparse: max ids per example
+  std::string pooling = "sum";
+  bool hash = false, weighted = false;
+  int64_t count = 0;      ///< negatives per example
+  double power = 0.75;    ///< negatives: unigram exponent
+  std::string labelKind = "binary"; ///< label: binary, real, class
+};
+
+struct Table {
+  std::string name;
+  std::string pointer;
+  int64_t rows = 0, dim = 0;
+  std::string dtype = "f32"; ///< f32, f16, bf16, int8 (after plan.quantize)
+  Initializer init;
+  OptimizerConfig optimizer; ///< the override, or the model's embedding optimizer
+  std::string sharding = "none";
+};
+
+struct Layer {
+  std::string name;
+  std::string pointer;
+  std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add
+  std::vector<std::string> inputs;
+  std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
+  std::string activation = "none", finalActivation = "none";
+  bool bias = true;
+  Initializer init;              ///< weight initialiser (mlp, dense)
+  bool selfInteraction = false, keepFirst = true;
+  int64_t numLayers = 1;         ///< cross
+  // Computed by the checker:
+  int64_t width = 0;             ///< output is B x width
+};
+
+struct Loss {
+  std::string type; ///< bce_with_logits, mse, softmax_ce, neg_sampling
+  std::string input, label; ///< neg_sampling: positive, negative
+};
+
+struct Training {
+  int64_t batchSize = 0;
+  std::string precision = "fp32";
+  double gradClipNorm = 0;
+  int64_t gradAccumulation = 1, warmupSteps = 0, decaySteps = 0, seed = 0;
+  std::string lrSchedule = "constant";
+};
+
+struct PlanKnobs {
+  int64_t memoryBudget = 0; ///< bytes; 0 = none
+  std::string quantize = "none", remat = "none", schedule = "gpipe";
+  int64_t microBatches = 1, pipelineStages = 1, dataParallel = 1;
+};
+
+/// The shape of a value a layer input names: B x width, or B x count x width
+/// for a negatives feature.
+struct ValueShape {
+  int64_t width = 0;
+  int64_t count = 0; ///< 0 for a 2-D value
+};
+
+struct Model {
+  std::string name, description;
+  std::vector<Feature> features;
+  std::vector<Table> tables;
+  std::vector<Layer> layers; ///< in dependency order (inputs first)
+  Loss loss;
+  OptimizerConfig denseOptimizer, embeddingOptimizer;
+  Training training;
+  PlanKnobs plan;
+
+  const Feature *findFeature(std::string_view name) const;
+  const Table *findTable(std::string_view name) const;
+  const Layer *findLayer(std::string_view name) const;
+  /// Shape of the value named `name` (a feature or a layer).
+  ValueShape shapeOf(std::string_view name) const;
+};
+
+/// Where and what went wrong in a model file.
+struct ModelError {
+  std::string pointer; ///< JSON pointer; empty for a JSON syntax error
+  std::string message;
+  int line = 0, column = 0; ///< for a JSON syntax error (1-based)
+  /// "error at /embeddings/3/dim: ..." or "12:5: error: invalid JSON: ...".
+  std::string format(std::string_view file) const;
+};
+
+/// Reads and checks a model file. Returns the model, or the first error.
+/// Never throws and never aborts, whatever the input.
+std::optional<Model> parseModel(std::string_view text, ModelError &error);
+
+} // namespace embc::frontend
+
+#endif // EMBC_FRONTEND_MODEL_H

@@ -1,0 +1,336 @@
+//===- ModelImporter.cpp - checked Model -> emb IR ---------------------------===//
+//
+// The parser has already resolved every reference and width, so building IR
+// is a straight walk: tables and parameters as module symbols, then the
+// forward function with one op (or a short chain) per layer. Each op's
+// location is the JSON pointer of the layer it came from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/frontend/ModelImporter.h"
+
+#include "embc/dialect/EmbDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace embc;
+using namespace embc::emb;
+using namespace embc::frontend;
+
+namespace {
+
+template <typename EnumT>
+EnumT symbolizeOrDie(std::optional<EnumT> value) {
+  // The parser only lets through names the dialect's enums define.
+  assert(value && "parser admitted an unknown enum name");
+  return *value;
+}
+
+InitializerAttr toAttr(MLIRContext *ctx, const Initializer &init) {
+  return InitializerAttr::get(ctx, symbolizeOrDie(symbolizeInitKind(init.kind)),
+                              Real{init.value}, Real{init.low},
+                              Real{init.high}, Real{init.mean}, Real{init.std},
+                              Real{init.gain});
+}
+
+OptimizerAttr toAttr(MLIRContext *ctx, const OptimizerConfig &opt) {
+  return OptimizerAttr::get(
+      ctx, symbolizeOrDie(symbolizeOptimizerKind(opt.kind)), Real{opt.lr},
+      Real{opt.momentum}, Real{opt.beta1}, Real{opt.beta2}, Real{opt.eps},
+      Real{opt.weightDecay},
+      symbolizeOrDie(symbolizeWeightDecayMode(opt.weightDecayMode)),
+      Real{opt.initialAccumulator});
+}
+
+StorageType toStorage(const std::string &dtype) {
+  return dtype == "int8" ? StorageType::int8_rowwise
+                         : symbolizeOrDie(symbolizeStorageType(dtype));
+}
+
+class Importer {
+public:
+  Importer(const Model &model, MLIRContext &ctx, StringRef fileName)
+      : model_(model), ctx_(&ctx), builder_(&ctx), fileName_(fileName) {}
+
+  OwningOpRef<ModuleOp> run() {
+    OwningOpRef<ModuleOp> module =
+        ModuleOp::create(locOf(""), StringRef(model_.name));
+    module_ = *module;
+    module_->setAttr(kTrainingAttrName, trainingAttr());
+    module_->setAttr(kPlanAttrName, planAttr());
+    builder_.setInsertionPointToEnd(module_.getBody());
+    for (const Table &t : model_.tables)
+      TableOp::create(builder_, locOf(t.pointer), t.name, t.rows, t.dim,
+                      toStorage(t.dtype), toAttr(ctx_, t.init),
+                      toAttr(ctx_, t.optimizer),
+                      symbolizeOrDie(symbolizeSharding(t.sharding)));
+    buildForward();
+    if (failed(verify(*module)))
+      return nullptr;
+    return module;
+  }
+
+private:
+  Location locOf(const std::string &pointer) {
+    return NameLoc::get(StringAttr::get(ctx_, pointer.empty() ? "/" : pointer),
+                        FileLineColLoc::get(ctx_, fileName_, 1, 1));
+  }
+
+  int64_t batch() const { return model_.training.batchSize; }
+
+  RankedTensorType f32Tensor(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, builder_.getF32Type());
+  }
+
+  TrainingAttr trainingAttr() {
+    const Training &t = model_.training;
+    return TrainingAttr::get(
+        ctx_, t.batchSize, toAttr(ctx_, model_.denseOptimizer),
+        symbolizeOrDie(symbolizePrecision(t.precision)), Real{t.gradClipNorm},
+        t.gradAccumulation, t.warmupSteps,
+        symbolizeOrDie(symbolizeLrSchedule(t.lrSchedule)), t.decaySteps,
+        t.seed);
+  }
+
+  PlanAttr planAttr() {
+    const PlanKnobs &p = model_.plan;
+    return PlanAttr::get(
+        ctx_, p.memoryBudget, symbolizeOrDie(symbolizeRematMode(p.remat)),
+        p.microBatches, p.pipelineStages,
+        p.schedule == "1f1b" ? PipelineSchedule::one_f_one_b
+                             : PipelineSchedule::gpipe,
+        p.dataParallel);
+  }
+
+  /// Function arguments of one feature, with the attributes the runtime
+  /// reads to bind data to them.
+  void addFeatureArgs(const Feature &f, SmallVectorImpl<Type> &types,
+                      SmallVectorImpl<DictionaryAttr> &attrs) {
+    auto add = [&](Type type, StringRef role, int64_t maxIds = 0) {
+      SmallVector<NamedAttribute> a = {
+          builder_.getNamedAttr(kFeatureArgAttrName,
+                                builder_.getStringAttr(f.name)),
+          builder_.getNamedAttr(kRoleArgAttrName, builder_.getStringAttr(role))};
+      if (maxIds)
+        a.push_back(builder_.getNamedAttr(kMaxIdsArgAttrName,
+                                          builder_.getI64IntegerAttr(maxIds)));
+      types.push_back(type);
+      attrs.push_back(builder_.getDictionaryAttr(a));
+    };
+    Type i64 = builder_.getI64Type();
+    switch (f.kind) {
+    case FeatureKind::Dense:
+      add(f32Tensor({batch(), f.dim}), "dense");
+      break;
+    case FeatureKind::Sparse:
+      add(RankedTensorType::get({ShapedType::kDynamic}, i64), "ids",
+          batch() * f.hotness);
+      add(RankedTensorType::get({batch() + 1}, i64), "offsets");
+      if (f.weighted)
+        add(f32Tensor({ShapedType::kDynamic}), "weights", batch() * f.hotness);
+      break;
+    case FeatureKind::Negatives:
+      add(RankedTensorType::get({batch(), f.count}, i64), "negatives");
+      break;
+    case FeatureKind::Label:
+      add(f32Tensor({batch(), 1}), "label");
+      break;
+    }
+  }
+
+  void buildForward() {
+    SmallVector<Type> argTypes;
+    SmallVector<DictionaryAttr> argAttrs;
+    std::vector<std::pair<const Feature *, unsigned>> firstArg;
+    for (const Feature &f : model_.features) {
+      firstArg.push_back({&f, unsigned(argTypes.size())});
+      addFeatureArgs(f, argTypes, argAttrs);
+    }
+    ValueShape pred = model_.shapeOf(model_.loss.input);
+    Type lossType = RankedTensorType::get({}, builder_.getF32Type());
+    auto funcType = builder_.getFunctionType(
+        argTypes, {lossType, f32Tensor({batch(), pred.width})});
+    auto func = func::FuncOp::create(builder_, locOf(""), kForwardFuncName,
+                                     funcType);
+    func.setAllArgAttrs(argAttrs);
+    Block *body = func.addEntryBlock();
+    OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToStart(body);
+    for (auto [f, arg] : firstArg)
+      featureArgs_[f->name] = arg;
+    body_ = body;
+
+    for (const Layer &l : model_.layers)
+      values_[l.name] = buildLayer(l);
+
+    const Loss &loss = model_.loss;
+    Value input = valueOf(loss.input, "/loss");
+    Value target = valueOf(loss.label, "/loss");
+    Value lossValue = LossOp::create(
+        builder_, locOf("/loss"), lossType,
+        symbolizeOrDie(symbolizeLossKind(loss.type)), input, target);
+    func::ReturnOp::create(builder_, locOf("/loss"),
+                           ValueRange{lossValue, input});
+  }
+
+  /// The value of a feature (built on first use: hash, lookup or gather) or
+  /// of an already built layer.
+  Value valueOf(const std::string &name, const std::string &pointer) {
+    auto it = values_.find(name);
+    if (it != values_.end())
+      return it->second;
+    const Feature *f = model_.findFeature(name);
+    assert(f && "parser admitted an unknown reference");
+    Location loc = locOf(f->pointer);
+    unsigned arg = featureArgs_.at(name);
+    Value v;
+    switch (f->kind) {
+    case FeatureKind::Dense:
+    case FeatureKind::Label:
+      v = body_->getArgument(arg);
+      break;
+    case FeatureKind::Sparse: {
+      const Table *t = model_.findTable(f->table);
+      Value ids = body_->getArgument(arg);
+      if (f->hash)
+        ids = HashOp::create(builder_, loc, ids, t->rows, /*seed=*/0);
+      Value weights = f->weighted ? body_->getArgument(arg + 2) : Value();
+      v = LookupOp::create(
+          builder_, loc, f32Tensor({batch(), t->dim}), t->name, ids,
+          body_->getArgument(arg + 1), weights,
+          symbolizeOrDie(symbolizePooling(f->pooling)));
+      break;
+    }
+    case FeatureKind::Negatives: {
+      const Table *t = model_.findTable(f->table);
+      v = GatherOp::create(builder_, loc,
+                           f32Tensor({batch(), f->count, t->dim}), t->name,
+                           body_->getArgument(arg));
+      break;
+    }
+    }
+    values_[name] = v;
+    return v;
+  }
+
+  /// Declares a parameter and returns its value in the forward function.
+  Value param(const Layer &l, const std::string &name,
+              ArrayRef<int64_t> shape, const Initializer &init) {
+    std::string symbol = l.name + "_" + name;
+    RankedTensorType type = f32Tensor(shape);
+    {
+      OpBuilder::InsertionGuard guard(builder_);
+      builder_.setInsertionPointToEnd(module_.getBody());
+      // Keep parameters before the forward function.
+      builder_.setInsertionPoint(&module_.getBody()->back());
+      if (module_.lookupSymbol(symbol))
+        symbolClash_ = symbol;
+      ParamOp::create(builder_, locOf(l.pointer),
+                      builder_.getStringAttr(symbol), TypeAttr::get(type),
+                      toAttr(ctx_, init));
+    }
+    return GetOp::create(builder_, locOf(l.pointer), type, symbol);
+  }
+
+  Value activate(Location loc, Value x, const std::string &activation) {
+    if (activation == "none")
+      return x;
+    return ActivationOp::create(builder_, loc,
+                                symbolizeOrDie(symbolizeActivation(activation)),
+                                x);
+  }
+
+  Value buildLayer(const Layer &l) {
+    Location loc = locOf(l.pointer);
+    SmallVector<Value> in;
+    for (const std::string &name : l.inputs)
+      in.push_back(valueOf(name, l.pointer));
+    const std::string &t = l.type;
+    Initializer zeros{"zeros"};
+
+    if (t == "mlp" || t == "dense") {
+      Value x = in[0];
+      for (size_t i = 0; i < l.sizes.size(); ++i) {
+        int64_t inWidth = cast<RankedTensorType>(x.getType()).getDimSize(1);
+        int64_t outWidth = l.sizes[i];
+        std::string idx = std::to_string(i);
+        Value w = param(l, "w" + idx, {inWidth, outWidth}, l.init);
+        Value b = l.bias ? param(l, "b" + idx, {outWidth}, zeros) : Value();
+        x = DenseOp::create(builder_, loc, f32Tensor({batch(), outWidth}), x,
+                            w, b);
+        bool last = i + 1 == l.sizes.size();
+        x = activate(loc, x, last ? l.finalActivation : l.activation);
+      }
+      return x;
+    }
+    if (t == "activation")
+      return activate(loc, in[0], l.activation);
+    if (t == "concat")
+      return ConcatOp::create(builder_, loc, f32Tensor({batch(), l.width}), in);
+    if (t == "dot_interaction") {
+      int64_t f = in.size();
+      int64_t pairs = l.selfInteraction ? f * (f + 1) / 2 : f * (f - 1) / 2;
+      Value z = InteractionOp::create(builder_, loc,
+                                      f32Tensor({batch(), pairs}), in,
+                                      l.selfInteraction);
+      if (!l.keepFirst)
+        return z;
+      return ConcatOp::create(builder_, loc, f32Tensor({batch(), l.width}),
+                              ValueRange{in[0], z});
+    }
+    if (t == "cross") {
+      int64_t d = l.width;
+      Value x0 = in[0], xl = in[0];
+      for (int64_t i = 0; i < l.numLayers; ++i) {
+        std::string idx = std::to_string(i);
+        Value w = param(l, "w" + idx, {d, d}, Initializer{"xavier_uniform"});
+        Value b = param(l, "b" + idx, {d}, zeros);
+        xl = CrossOp::create(builder_, loc, x0, xl, w, b);
+      }
+      return xl;
+    }
+    if (t == "dot")
+      return DotOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
+                           in[1]);
+    // add
+    Value bias = l.bias ? param(l, "b0", {l.width}, zeros) : Value();
+    return AddOp::create(builder_, loc, f32Tensor({batch(), l.width}), in,
+                         bias);
+  }
+
+public:
+  std::string symbolClash_;
+
+private:
+  const Model &model_;
+  MLIRContext *ctx_;
+  OpBuilder builder_;
+  std::string fileName_;
+  ModuleOp module_;
+  Block *body_ = nullptr;
+  std::map<std::string, Value> values_;
+  std::map<std::string, unsigned> featureArgs_;
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> embc::frontend::importModel(const Model &model,
+                                                  MLIRContext &context,
+                                                  StringRef fileName) {
+  context.getOrLoadDialect<EmbDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+  Importer importer(model, context, fileName);
+  OwningOpRef<ModuleOp> module = importer.run();
+  if (!importer.symbolClash_.empty()) {
+    emitError(UnknownLoc::get(&context))
+        << "parameter symbol '@" << importer.symbolClash_
+        << "' clashes with a table of the same name; rename the table or the "
+           "layer";
+    return nullptr;
+  }
+  return module;
+}

@@ -1,0 +1,889 @@
+//===- ModelParser.cpp - model.json -> checked Model -----------------------===//
+//
+// Reads a model file section by section (docs/model-format.md), then resolves
+// references, orders the layers, computes every width and checks that the
+// graph is consistent. The first problem found is reported with its JSON
+// pointer; nothing is silently defaulted that the format does not define.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/frontend/Model.h"
+
+#include "JsonNode.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+using namespace embc::frontend;
+
+namespace {
+
+// Limits that catch typos long before they exhaust memory.
+constexpr int64_t kMaxDim = 65536;
+constexpr int64_t kMaxRows = int64_t(1) << 40;
+constexpr int64_t kMaxBatch = int64_t(1) << 24;
+constexpr int64_t kMaxHotness = 4096;
+constexpr int64_t kMaxNegatives = 1024;
+constexpr int64_t kMaxWidth = int64_t(1) << 20;
+constexpr int64_t kMaxLayersPerBlock = 64;
+constexpr size_t kMaxNesting = 64;
+
+//===----------------------------------------------------------------------===//
+// JSON text -> Json, with duplicate keys and nesting depth checked
+//===----------------------------------------------------------------------===//
+
+/// Converts a byte offset into a 1-based line and column.
+void lineColumn(std::string_view text, size_t byte, int &line, int &column) {
+  line = 1;
+  column = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+}
+
+/// Parses JSON text. nlohmann keeps the last of duplicate keys silently; a
+/// model file with two "lr" fields is a mistake, so the parse callback
+/// tracks the path and rejects duplicates.
+Json parseJsonText(std::string_view text) {
+  struct Frame {
+    bool isArray = false;
+    size_t index = 0;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  std::vector<Frame> stack;
+  auto pointerOf = [&](const std::string &last) {
+    std::string p;
+    for (size_t i = 0; i + 1 < stack.size(); ++i)
+      p += "/" + (stack[i].isArray ? std::to_string(stack[i].index)
+                                   : escapePointerToken(stack[i].key));
+    return p + "/" + escapePointerToken(last);
+  };
+  auto elementDone = [&] {
+    if (!stack.empty() && stack.back().isArray)
+      ++stack.back().index;
+  };
+  Json::parser_callback_t callback = [&](int, Json::parse_event_t event,
+                                         Json &parsed) {
+    switch (event) {
+    case Json::parse_event_t::object_start:
+    case Json::parse_event_t::array_start:
+      if (stack.size() >= kMaxNesting)
+        throw SchemaError(stack.empty() ? "" : pointerOf(""),
+                          "JSON nesting deeper than " +
+                              std::to_string(kMaxNesting) + " levels");
+      stack.push_back(Frame{event == Json::parse_event_t::array_start});
+      break;
+    case Json::parse_event_t::key: {
+      Frame &frame = stack.back();
+      std::string key = parsed.get<std::string>();
+      if (!frame.keys.insert(key).second)
+        throw SchemaError(pointerOf(key), "duplicate key '" + key + "'");
+      frame.key = key;
+      break;
+    }
+    case Json::parse_event_t::object_end:
+    case Json::parse_event_t::array_end:
+      stack.pop_back();
+      elementDone();
+      break;
+    case Json::parse_event_t::value:
+      elementDone();
+      break;
+    }
+    return true;
+  };
+  return Json::parse(text.begin(), text.end(), callback);
+}
+
+//===----------------------------------------------------------------------===//
+// Sections
+//===----------------------------------------------------------------------===//
+
+Initializer readInitializer(const JsonNode &node) {
+  node.expectObject("an initializer",
+                    {"kind", "value", "low", "high", "mean", "std", "gain"});
+  Initializer init;
+  init.kind = node.getEnum("kind", {"zeros", "constant", "uniform", "normal",
+                                    "xavier_uniform", "xavier_normal"});
+  auto allowOnly = [&](std::initializer_list<const char *> fields) {
+    for (const char *f : {"value", "low", "high", "mean", "std", "gain"}) {
+      bool allowed = false;
+      for (const char *a : fields)
+        allowed |= std::string(a) == f;
+      if (!allowed && node.has(f))
+        node.failAt(f, std::string("'") + f + "' does not apply to a '" +
+                           init.kind + "' initializer");
+    }
+  };
+  if (init.kind == "zeros") {
+    allowOnly({});
+  } else if (init.kind == "constant") {
+    allowOnly({"value"});
+    init.value = node.getDouble("value");
+  } else if (init.kind == "uniform") {
+    allowOnly({"low", "high"});
+    init.low = node.getDouble("low");
+    init.high = node.getDouble("high");
+    if (!(init.low < init.high))
+      node.failAt("high", "uniform initializer needs low < high, got low = " +
+                              std::to_string(init.low) +
+                              ", high = " + std::to_string(init.high));
+  } else if (init.kind == "normal") {
+    allowOnly({"mean", "std"});
+    init.mean = node.getDouble("mean", 0.0);
+    init.std = node.getDouble("std");
+    if (!(init.std > 0))
+      node.failAt("std", "'std' must be positive, got " +
+                             std::to_string(init.std));
+  } else {
+    allowOnly({"gain"});
+    init.gain = node.getDouble("gain", 1.0);
+    if (!(init.gain > 0))
+      node.failAt("gain", "'gain' must be positive, got " +
+                              std::to_string(init.gain));
+  }
+  return init;
+}
+
+/// Reads an optimizer; `forEmbedding` selects the rules for table rows.
+OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
+  node.expectObject("an optimizer",
+                    {"type", "lr", "momentum", "beta1", "beta2", "eps",
+                     "weight_decay", "weight_decay_mode",
+                     "initial_accumulator"});
+  OptimizerConfig opt;
+  opt.kind = node.getEnum("type", {"sgd", "adagrad", "rowwise_adagrad", "adam",
+                                   "adamw", "lamb"});
+  const std::string &k = opt.kind;
+  bool isAdagrad = k == "adagrad" || k == "rowwise_adagrad";
+  bool isAdam = k == "adam" || k == "adamw" || k == "lamb";
+  auto reject = [&](const char *field, bool applies) {
+    if (!applies && node.has(field))
+      node.failAt(field, std::string("'") + field +
+                             "' does not apply to the '" + k + "' optimizer");
+  };
+  reject("momentum", k == "sgd");
+  reject("beta1", isAdam);
+  reject("beta2", isAdam);
+  reject("eps", isAdam || isAdagrad);
+  reject("initial_accumulator", isAdagrad);
+
+  opt.lr = node.getDouble("lr");
+  if (!(opt.lr > 0))
+    node.failAt("lr", "'lr' must be positive, got " + std::to_string(opt.lr));
+  opt.momentum = node.getDouble("momentum", 0.0);
+  if (!(opt.momentum >= 0 && opt.momentum < 1))
+    node.failAt("momentum", "'momentum' must be in [0, 1)");
+  opt.beta1 = node.getDouble("beta1", 0.9);
+  if (!(opt.beta1 >= 0 && opt.beta1 < 1))
+    node.failAt("beta1", "'beta1' must be in [0, 1)");
+  opt.beta2 = node.getDouble("beta2", 0.999);
+  if (!(opt.beta2 >= 0 && opt.beta2 < 1))
+    node.failAt("beta2", "'beta2' must be in [0, 1)");
+  opt.eps = node.getDouble("eps", 1e-8);
+  if (!(opt.eps > 0))
+    node.failAt("eps", "'eps' must be positive");
+  opt.initialAccumulator = node.getDouble("initial_accumulator", 0.0);
+  if (!(opt.initialAccumulator >= 0))
+    node.failAt("initial_accumulator", "'initial_accumulator' must be >= 0");
+  opt.weightDecay = node.getDouble("weight_decay", 0.0);
+  if (!(opt.weightDecay >= 0))
+    node.failAt("weight_decay", "'weight_decay' must be >= 0");
+
+  if (forEmbedding) {
+    if (k == "lamb")
+      node.failAt("type", "'lamb' is not supported for embedding tables: its "
+                          "trust ratio needs whole-tensor norms (use it for "
+                          "the dense optimizer)");
+    if (opt.weightDecay > 0 && !node.has("weight_decay_mode"))
+      node.failAt("weight_decay",
+                  "embedding weight decay needs 'weight_decay_mode': 'lazy' "
+                  "(touched rows only) or 'global' (every row, every step)");
+    opt.weightDecayMode =
+        node.getEnum("weight_decay_mode", {"lazy", "global"}, "lazy");
+  } else {
+    if (k == "rowwise_adagrad")
+      node.failAt("type", "'rowwise_adagrad' is for embedding tables; use "
+                          "'adagrad' for dense parameters");
+    opt.weightDecayMode =
+        node.getEnum("weight_decay_mode", {"lazy", "global"}, "global");
+    if (opt.weightDecayMode != "global")
+      node.failAt("weight_decay_mode",
+                  "dense parameters always decay globally; 'lazy' applies "
+                  "only to embedding rows");
+  }
+  return opt;
+}
+
+Feature readFeature(const JsonNode &node) {
+  if (!node.json().is_object())
+    node.fail("a feature must be an object, got " + describeType(node.json()));
+  Feature f;
+  f.pointer = node.pointer();
+  std::string type =
+      node.getEnum("type", {"dense", "sparse", "negatives", "label"});
+  if (type == "dense") {
+    node.expectObject("a dense feature", {"name", "type", "dim"});
+    f.kind = FeatureKind::Dense;
+    f.dim = node.getInt("dim", 1, kMaxDim);
+  } else if (type == "sparse") {
+    node.expectObject("a sparse feature", {"name", "type", "table", "vocab",
+                                           "hotness", "pooling", "hash",
+                                           "weighted"});
+    f.kind = FeatureKind::Sparse;
+    f.table = node.getIdentifier("table");
+    f.vocab = node.getInt("vocab", 1, kMaxRows);
+    f.hotness = node.getInt("hotness", 1, kMaxHotness, 1);
+    f.pooling = node.getEnum("pooling", {"sum", "mean", "max"}, "sum");
+    f.hash = node.getBool("hash", false);
+    f.weighted = node.getBool("weighted", false);
+    if (f.weighted && f.pooling == "max")
+      node.failAt("weighted", "'max' pooling cannot be weighted (use 'sum' or "
+                              "'mean' with per-id weights)");
+  } else if (type == "negatives") {
+    node.expectObject("a negatives feature",
+                      {"name", "type", "table", "count", "power"});
+    f.kind = FeatureKind::Negatives;
+    f.table = node.getIdentifier("table");
+    f.count = node.getInt("count", 1, kMaxNegatives);
+    f.power = node.getDouble("power", 0.75);
+    if (!(f.power >= 0 && f.power <= 1))
+      node.failAt("power", "'power' must be in [0, 1]");
+  } else {
+    node.expectObject("a label feature", {"name", "type", "kind"});
+    f.kind = FeatureKind::Label;
+    f.labelKind = node.getEnum("kind", {"binary", "real", "class"}, "binary");
+  }
+  f.name = node.getIdentifier("name");
+  return f;
+}
+
+Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
+                const std::string &defaultDtype) {
+  node.expectObject("an embedding table", {"name", "rows", "dim", "dtype",
+                                           "init", "optimizer", "sharding"});
+  Table t;
+  t.pointer = node.pointer();
+  t.name = node.getIdentifier("name");
+  t.rows = node.getInt("rows", 1, kMaxRows);
+  t.dim = node.getInt("dim", 1, kMaxDim);
+  if (t.rows > kMaxRows / t.dim)
+    node.failAt("rows", "table '" + t.name + "' has " +
+                            std::to_string(t.rows) + " x " +
+                            std::to_string(t.dim) +
+                            " elements, more than the limit 2^40");
+  t.dtype =
+      node.getEnum("dtype", {"f32", "f16", "bf16", "int8"}, defaultDtype);
+  if (node.has("init")) {
+    t.init = readInitializer(node.child("init"));
+    if (t.init.kind == "xavier_uniform" || t.init.kind == "xavier_normal")
+      node.child("init").failAt(
+          "kind", "Xavier initialisation is for dense weights; use 'uniform' "
+                  "or 'normal' for embedding tables");
+  } else {
+    double bound = 1.0 / std::sqrt(double(t.rows));
+    t.init = Initializer{"uniform", 0, -bound, bound, 0, 0, 1};
+  }
+  t.optimizer = node.has("optimizer")
+                    ? readOptimizer(node.child("optimizer"), true)
+                    : defaultOptimizer;
+  t.sharding = node.getEnum(
+      "sharding", {"none", "table_wise", "row_wise", "column_wise"}, "none");
+  return t;
+}
+
+std::string readActivation(const JsonNode &node, const std::string &key,
+                           const std::string &dflt) {
+  return node.getEnum(key, {"relu", "sigmoid", "tanh", "gelu", "none"}, dflt);
+}
+
+/// Reads `input` (one name) or `inputs` (a list), whichever the type takes.
+std::vector<std::string> readInputs(const JsonNode &node, bool list,
+                                    size_t minSize) {
+  if (!list)
+    return {node.getIdentifier("input")};
+  return node.getIdentifierList("inputs", minSize);
+}
+
+Layer readLayer(const JsonNode &node) {
+  if (!node.json().is_object())
+    node.fail("a layer must be an object, got " + describeType(node.json()));
+  Layer l;
+  l.pointer = node.pointer();
+  l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
+                                 "dot_interaction", "cross", "dot", "add"});
+  const std::string &t = l.type;
+  if (t == "mlp") {
+    node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
+                                         "activation", "final_activation",
+                                         "bias", "init"});
+    l.inputs = readInputs(node, false, 1);
+    l.sizes = node.getIntList("sizes", 1, kMaxWidth);
+    if (int64_t(l.sizes.size()) > kMaxLayersPerBlock)
+      node.failAt("sizes", "an mlp may have at most " +
+                               std::to_string(kMaxLayersPerBlock) + " layers");
+    l.activation = readActivation(node, "activation", "relu");
+    l.finalActivation = readActivation(node, "final_activation", l.activation);
+  } else if (t == "dense") {
+    node.expectObject("a 'dense' layer", {"name", "type", "input", "size",
+                                          "activation", "bias", "init"});
+    l.inputs = readInputs(node, false, 1);
+    l.sizes = {node.getInt("size", 1, kMaxWidth)};
+    l.activation = l.finalActivation =
+        readActivation(node, "activation", "none");
+  } else if (t == "activation") {
+    node.expectObject("an 'activation' layer",
+                      {"name", "type", "input", "kind"});
+    l.inputs = readInputs(node, false, 1);
+    l.activation = node.getEnum("kind", {"relu", "sigmoid", "tanh", "gelu"});
+  } else if (t == "concat") {
+    node.expectObject("a 'concat' layer", {"name", "type", "inputs"});
+    l.inputs = readInputs(node, true, 2);
+  } else if (t == "dot_interaction") {
+    node.expectObject("a 'dot_interaction' layer",
+                      {"name", "type", "inputs", "self_interaction",
+                       "keep_first"});
+    l.inputs = readInputs(node, true, 2);
+    l.selfInteraction = node.getBool("self_interaction", false);
+    l.keepFirst = node.getBool("keep_first", true);
+  } else if (t == "cross") {
+    node.expectObject("a 'cross' layer",
+                      {"name", "type", "input", "num_layers"});
+    l.inputs = readInputs(node, false, 1);
+    l.numLayers = node.getInt("num_layers", 1, kMaxLayersPerBlock, 1);
+  } else if (t == "dot") {
+    node.expectObject("a 'dot' layer", {"name", "type", "inputs"});
+    l.inputs = readInputs(node, true, 2);
+    if (l.inputs.size() != 2)
+      node.failAt("inputs", "a 'dot' layer takes exactly 2 inputs, got " +
+                                std::to_string(l.inputs.size()));
+  } else {
+    node.expectObject("an 'add' layer", {"name", "type", "inputs", "bias"});
+    l.inputs = readInputs(node, true, 1);
+  }
+  if (t == "mlp" || t == "dense") {
+    l.bias = node.getBool("bias", true);
+    l.init = node.has("init") ? readInitializer(node.child("init"))
+                              : Initializer{"xavier_uniform"};
+  } else if (t == "add") {
+    l.bias = node.getBool("bias", false);
+  } else {
+    l.bias = t == "cross";
+  }
+  l.name = node.getIdentifier("name");
+  return l;
+}
+
+Training readTraining(const JsonNode &node) {
+  node.expectObject("'training'", {"batch_size", "precision", "grad_clip_norm",
+                                   "grad_accumulation", "warmup_steps",
+                                   "lr_schedule", "decay_steps", "seed"});
+  Training t;
+  t.batchSize = node.getInt("batch_size", 1, kMaxBatch);
+  t.precision = node.getEnum("precision", {"fp32", "bf16", "fp16"}, "fp32");
+  t.gradClipNorm = node.getDouble("grad_clip_norm", 0.0);
+  if (!(t.gradClipNorm >= 0))
+    node.failAt("grad_clip_norm", "'grad_clip_norm' must be >= 0 (0 disables)");
+  t.gradAccumulation = node.getInt("grad_accumulation", 1, 1 << 16, 1);
+  t.warmupSteps = node.getInt("warmup_steps", 0, int64_t(1) << 40, 0);
+  t.lrSchedule =
+      node.getEnum("lr_schedule", {"constant", "linear", "cosine"}, "constant");
+  t.decaySteps = node.getInt("decay_steps", 0, int64_t(1) << 40, 0);
+  if (t.lrSchedule != "constant" && t.decaySteps == 0)
+    node.failAt("lr_schedule", "'lr_schedule' '" + t.lrSchedule +
+                                   "' needs 'decay_steps' > 0");
+  t.seed = node.getInt("seed", 0, INT64_MAX, 0);
+  return t;
+}
+
+/// Parses "512MiB", "2GiB", "1.5GB", "4096" or an integer into bytes.
+int64_t readByteSize(const JsonNode &node, const std::string &key) {
+  JsonNode c = node.child(key);
+  if (c.json().is_number_integer())
+    return node.getInt(key, 1, int64_t(1) << 50);
+  if (!c.json().is_string())
+    c.fail("'" + key + "' must be a byte count or a string such as '2GiB', "
+                       "got " + describeType(c.json()));
+  std::string s = c.json().get<std::string>();
+  size_t pos = 0;
+  double number = 0;
+  try {
+    number = std::stod(s, &pos);
+  } catch (const std::exception &) {
+    pos = 0;
+  }
+  std::string unit = s.substr(pos);
+  static const std::map<std::string, double> units = {
+      {"", 1},          {"B", 1},          {"KB", 1e3},
+      {"MB", 1e6},      {"GB", 1e9},       {"TB", 1e12},
+      {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}};
+  auto it = units.find(unit);
+  if (pos == 0 || it == units.end() || !(number > 0) ||
+      !std::isfinite(number) || number * it->second > double(int64_t(1) << 50))
+    c.fail("'" + key + "' must be a positive size such as '512MiB', '2GiB' "
+                       "or '1.5GB' (at most 1 PiB), got '" + s + "'");
+  return int64_t(number * it->second);
+}
+
+PlanKnobs readPlan(const JsonNode &node) {
+  node.expectObject("'plan'", {"memory_budget", "quantize", "remat",
+                               "micro_batches", "pipeline_stages", "schedule",
+                               "data_parallel"});
+  PlanKnobs p;
+  if (node.has("memory_budget"))
+    p.memoryBudget = readByteSize(node, "memory_budget");
+  p.quantize =
+      node.getEnum("quantize", {"none", "fp16", "bf16", "int8", "auto"}, "none");
+  if (p.quantize == "auto")
+    node.failAt("quantize", "'quantize': 'auto' needs the budget-driven auto "
+                            "planner, which is not available yet; choose "
+                            "'none', 'fp16', 'bf16' or 'int8'");
+  p.remat = node.getEnum("remat", {"none", "auto", "all"}, "none");
+  if (p.remat == "auto" && p.memoryBudget == 0)
+    node.failAt("remat", "'remat': 'auto' needs 'memory_budget'");
+  p.microBatches = node.getInt("micro_batches", 1, 1 << 16, 1);
+  p.pipelineStages = node.getInt("pipeline_stages", 1, 1024, 1);
+  p.schedule = node.getEnum("schedule", {"gpipe", "1f1b"}, "gpipe");
+  p.dataParallel = node.getInt("data_parallel", 1, 1 << 20, 1);
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// The whole model
+//===----------------------------------------------------------------------===//
+
+class ModelReader {
+public:
+  explicit ModelReader(const JsonNode &root) : root_(root) {}
+
+  Model read() {
+    root_.expectObject("the model", {"format", "name", "description",
+                                     "features", "embeddings", "layers",
+                                     "loss", "optimizer", "training", "plan"});
+    std::string format = root_.getString("format");
+    if (format != kModelFormat)
+      root_.failAt("format", "unsupported model format '" + format +
+                                 "' (this embc reads '" +
+                                 std::string(kModelFormat) + "')");
+    model_.name = root_.getIdentifier("name");
+    model_.description = root_.getString("description", "");
+
+    JsonNode optimizer = root_.child("optimizer");
+    optimizer.expectObject("'optimizer'", {"dense", "embedding"});
+    model_.denseOptimizer = readOptimizer(optimizer.child("dense"), false);
+    model_.embeddingOptimizer =
+        readOptimizer(optimizer.child("embedding"), true);
+    model_.training = readTraining(root_.child("training"));
+    if (root_.has("plan"))
+      model_.plan = readPlan(root_.child("plan"));
+    if (model_.training.batchSize % model_.plan.microBatches != 0)
+      root_.child("plan").failAt(
+          "micro_batches",
+          "'micro_batches' (" + std::to_string(model_.plan.microBatches) +
+              ") must divide 'batch_size' (" +
+              std::to_string(model_.training.batchSize) + ")");
+
+    readFeatures();
+    readTables();
+    readLayers();
+    readLoss();
+    checkUsage();
+    checkSymbolClashes();
+    return std::move(model_);
+  }
+
+private:
+  void readFeatures() {
+    JsonNode list = root_.child("features");
+    std::vector<JsonNode> items = list.elements("'features'");
+    if (items.empty())
+      list.fail("'features' must not be empty");
+    for (const JsonNode &item : items) {
+      Feature f = readFeature(item);
+      declareName(f.name, item);
+      model_.features.push_back(std::move(f));
+    }
+  }
+
+  void readTables() {
+    std::string dflt = model_.plan.quantize == "none" ? "f32"
+                       : model_.plan.quantize == "fp16" ? "f16"
+                                                        : model_.plan.quantize;
+    JsonNode list = root_.child("embeddings");
+    std::set<std::string> names;
+    for (const JsonNode &item : list.elements("'embeddings'")) {
+      Table t = readTable(item, model_.embeddingOptimizer, dflt);
+      if (!names.insert(t.name).second)
+        item.failAt("name", "duplicate table name '" + t.name + "'");
+      model_.tables.push_back(std::move(t));
+    }
+    // Features name tables; check each reference and the id range.
+    for (size_t i = 0; i < model_.features.size(); ++i) {
+      const Feature &f = model_.features[i];
+      if (f.kind != FeatureKind::Sparse && f.kind != FeatureKind::Negatives)
+        continue;
+      std::string pointer = f.pointer + "/table";
+      const Table *t = model_.findTable(f.table);
+      if (!t)
+        throw SchemaError(pointer, "feature '" + f.name +
+                                       "' names unknown table '" + f.table +
+                                       "'" + suggestTable(f.table));
+      if (f.kind == FeatureKind::Sparse && !f.hash && f.vocab > t->rows)
+        throw SchemaError(f.pointer + "/vocab",
+                          "feature '" + f.name + "' has vocab " +
+                              std::to_string(f.vocab) + " but table '" +
+                              t->name + "' has only " +
+                              std::to_string(t->rows) +
+                              " rows (set \"hash\": true to hash raw ids "
+                              "into the table)");
+    }
+  }
+
+  void readLayers() {
+    JsonNode list = root_.child("layers");
+    std::vector<JsonNode> items = list.elements("'layers'");
+    if (items.empty())
+      list.fail("'layers' must not be empty");
+    std::vector<Layer> layers;
+    for (const JsonNode &item : items) {
+      Layer l = readLayer(item);
+      declareName(l.name, item);
+      layers.push_back(std::move(l));
+    }
+    orderAndShape(layers);
+  }
+
+  /// Orders layers so inputs come first (rejecting unknown references and
+  /// cycles), then computes and checks every width.
+  void orderAndShape(std::vector<Layer> &layers) {
+    std::map<std::string, size_t> byName;
+    for (size_t i = 0; i < layers.size(); ++i)
+      byName[layers[i].name] = i;
+    enum class Mark { None, Active, Done };
+    std::vector<Mark> marks(layers.size(), Mark::None);
+    std::vector<std::string> path;
+    std::function<void(size_t)> visit = [&](size_t i) {
+      if (marks[i] == Mark::Done)
+        return;
+      if (marks[i] == Mark::Active) {
+        std::string cycle;
+        bool inCycle = false;
+        for (const std::string &p : path) {
+          inCycle |= p == layers[i].name;
+          if (inCycle)
+            cycle += p + " -> ";
+        }
+        throw SchemaError(layers[i].pointer,
+                          "layers form a cycle: " + cycle + layers[i].name);
+      }
+      marks[i] = Mark::Active;
+      path.push_back(layers[i].name);
+      for (size_t k = 0; k < layers[i].inputs.size(); ++k) {
+        const std::string &in = layers[i].inputs[k];
+        auto it = byName.find(in);
+        if (it != byName.end()) {
+          visit(it->second);
+          continue;
+        }
+        if (!model_.findFeature(in))
+          throw SchemaError(inputPointer(layers[i], k),
+                            "layer '" + layers[i].name +
+                                "' names unknown input '" + in +
+                                "' (not a feature or a layer)");
+      }
+      path.pop_back();
+      marks[i] = Mark::Done;
+      model_.layers.push_back(layers[i]);
+      shapeLayer(model_.layers.back());
+    };
+    for (size_t i = 0; i < layers.size(); ++i)
+      visit(i);
+  }
+
+  static std::string inputPointer(const Layer &l, size_t k) {
+    return l.type == "mlp" || l.type == "dense" || l.type == "activation" ||
+                   l.type == "cross"
+               ? l.pointer + "/input"
+               : l.pointer + "/inputs/" + std::to_string(k);
+  }
+
+  /// Shape of input `k` of `l`, rejecting labels and (where not accepted)
+  /// 3-D negatives.
+  ValueShape inputShape(const Layer &l, size_t k, bool allowNegatives) {
+    const std::string &in = l.inputs[k];
+    if (const Feature *f = model_.findFeature(in)) {
+      if (f->kind == FeatureKind::Label)
+        throw SchemaError(inputPointer(l, k),
+                          "label '" + in + "' cannot be a layer input; the "
+                                           "loss reads it");
+      if (f->kind == FeatureKind::Negatives && !allowNegatives)
+        throw SchemaError(inputPointer(l, k),
+                          "negatives feature '" + in + "' can only be the "
+                          "second input of a 'dot' layer");
+    }
+    return model_.shapeOf(in);
+  }
+
+  void shapeLayer(Layer &l) {
+    const std::string &t = l.type;
+    auto widthError = [&](size_t k, const std::string &msg) {
+      throw SchemaError(inputPointer(l, k), msg);
+    };
+    if (t == "mlp" || t == "dense") {
+      inputShape(l, 0, false);
+      l.width = l.sizes.back();
+    } else if (t == "activation" || t == "cross") {
+      l.width = inputShape(l, 0, false).width;
+    } else if (t == "concat") {
+      for (size_t k = 0; k < l.inputs.size(); ++k)
+        l.width += inputShape(l, k, false).width;
+      if (l.width > kMaxWidth)
+        throw SchemaError(l.pointer, "concat width " + std::to_string(l.width) +
+                                         " exceeds the limit " +
+                                         std::to_string(kMaxWidth));
+    } else if (t == "dot_interaction" || t == "add") {
+      int64_t w = inputShape(l, 0, false).width;
+      for (size_t k = 1; k < l.inputs.size(); ++k) {
+        int64_t wk = inputShape(l, k, false).width;
+        if (wk != w)
+          widthError(k, "'" + t + "' inputs must all have the same width: '" +
+                            l.inputs[k] + "' has width " + std::to_string(wk) +
+                            ", '" + l.inputs[0] + "' has width " +
+                            std::to_string(w));
+      }
+      if (t == "add") {
+        l.width = w;
+      } else {
+        int64_t f = l.inputs.size();
+        l.width = (l.selfInteraction ? f * (f + 1) / 2 : f * (f - 1) / 2) +
+                  (l.keepFirst ? w : 0);
+      }
+    } else if (t == "dot") {
+      ValueShape a = inputShape(l, 0, false);
+      ValueShape b = inputShape(l, 1, true);
+      if (a.width != b.width)
+        widthError(1, "'dot' inputs must have the same width: '" +
+                          l.inputs[0] + "' has " + std::to_string(a.width) +
+                          ", '" + l.inputs[1] + "' has " +
+                          std::to_string(b.width));
+      l.width = b.count ? b.count : 1;
+    }
+  }
+
+  void readLoss() {
+    JsonNode node = root_.child("loss");
+    if (!node.json().is_object())
+      node.fail("'loss' must be an object, got " + describeType(node.json()));
+    Loss &loss = model_.loss;
+    loss.type = node.getEnum(
+        "type", {"bce_with_logits", "mse", "softmax_ce", "neg_sampling"});
+    if (loss.type == "neg_sampling") {
+      node.expectObject("a 'neg_sampling' loss",
+                        {"type", "positive", "negative"});
+      loss.input = node.getIdentifier("positive");
+      loss.label = node.getIdentifier("negative");
+      ValueShape pos = lossOperand(node, "positive", loss.input);
+      lossOperand(node, "negative", loss.label);
+      if (pos.width != 1)
+        node.failAt("positive", "'neg_sampling' needs B x 1 positive scores; '" +
+                                    loss.input + "' has width " +
+                                    std::to_string(pos.width));
+      for (const Feature &f : model_.features)
+        if (f.kind == FeatureKind::Label)
+          throw SchemaError(f.pointer, "label feature '" + f.name +
+                                           "' is unused: a 'neg_sampling' "
+                                           "loss takes no label");
+      return;
+    }
+    node.expectObject("a '" + loss.type + "' loss", {"type", "input", "label"});
+    loss.input = node.getIdentifier("input");
+    loss.label = node.getIdentifier("label");
+    ValueShape in = lossOperand(node, "input", loss.input);
+    const Feature *label = model_.findFeature(loss.label);
+    if (!label || label->kind != FeatureKind::Label)
+      node.failAt("label", "'" + loss.label + "' is not a label feature");
+    std::string wantKind = loss.type == "bce_with_logits" ? "binary"
+                           : loss.type == "mse"           ? "real"
+                                                          : "class";
+    if (label->labelKind != wantKind)
+      node.failAt("label", "a '" + loss.type + "' loss needs a '" + wantKind +
+                               "' label; '" + loss.label + "' is '" +
+                               label->labelKind + "'");
+    if (loss.type == "softmax_ce" ? in.width < 2 : in.width != 1)
+      node.failAt("input", "a '" + loss.type + "' loss needs " +
+                               (loss.type == "softmax_ce"
+                                    ? std::string("B x C logits with C >= 2")
+                                    : std::string("a B x 1 input")) +
+                               "; '" + loss.input + "' has width " +
+                               std::to_string(in.width));
+  }
+
+  ValueShape lossOperand(const JsonNode &node, const std::string &key,
+                         const std::string &name) {
+    if (!model_.findLayer(name)) {
+      const Feature *f = model_.findFeature(name);
+      if (!f || f->kind == FeatureKind::Label)
+        node.failAt(key, "loss " + key + " '" + name + "' is not a layer");
+    }
+    return model_.shapeOf(name);
+  }
+
+  /// Every feature, table and layer must contribute to the loss.
+  void checkUsage() {
+    std::set<std::string> used;
+    std::vector<std::string> work = {model_.loss.input, model_.loss.label};
+    while (!work.empty()) {
+      std::string name = work.back();
+      work.pop_back();
+      if (!used.insert(name).second)
+        continue;
+      if (const Layer *l = model_.findLayer(name))
+        for (const std::string &in : l->inputs)
+          work.push_back(in);
+    }
+    for (const Layer &l : model_.layers)
+      if (!used.count(l.name))
+        throw SchemaError(l.pointer, "layer '" + l.name +
+                                         "' does not contribute to the loss");
+    std::set<std::string> usedTables;
+    for (const Feature &f : model_.features) {
+      if (!used.count(f.name))
+        throw SchemaError(f.pointer, "feature '" + f.name +
+                                         "' is not used by any layer or the "
+                                         "loss");
+      if (!f.table.empty())
+        usedTables.insert(f.table);
+    }
+    for (const Table &t : model_.tables)
+      if (!usedTables.count(t.name))
+        throw SchemaError(t.pointer,
+                          "table '" + t.name + "' is not used by any feature");
+  }
+
+  /// Tables and layer parameters (`<layer>_w<i>`, `<layer>_b<i>`) are
+  /// symbols of one IR module, so their names must differ.
+  void checkSymbolClashes() {
+    for (const Layer &l : model_.layers) {
+      int64_t n = l.type == "mlp" || l.type == "dense" ? l.sizes.size()
+                  : l.type == "cross"                  ? l.numLayers
+                  : l.type == "add"                    ? 1
+                                                       : 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (const char *kind : {"_w", "_b"}) {
+          std::string symbol = l.name + kind + std::to_string(i);
+          if (const Table *t = model_.findTable(symbol))
+            throw SchemaError(t->pointer + "/name",
+                              "table name '" + symbol +
+                                  "' clashes with a parameter of layer '" +
+                                  l.name + "'; rename one of them");
+        }
+    }
+  }
+
+  /// Features and layers share one namespace.
+  void declareName(const std::string &name, const JsonNode &node) {
+    if (!names_.insert(name).second)
+      node.failAt("name", "duplicate name '" + name +
+                              "' (features and layers share one namespace)");
+  }
+
+  std::string suggestTable(const std::string &name) const {
+    if (model_.tables.empty())
+      return " ('embeddings' is empty)";
+    std::string known;
+    for (size_t i = 0; i < model_.tables.size() && i < 5; ++i)
+      known += (i ? ", '" : "'") + model_.tables[i].name + "'";
+    if (model_.tables.size() > 5)
+      known += ", ...";
+    return " (known: " + known + ")";
+  }
+
+  JsonNode root_;
+  Model model_;
+  std::set<std::string> names_;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+const Feature *Model::findFeature(std::string_view name) const {
+  for (const Feature &f : features)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+const Table *Model::findTable(std::string_view name) const {
+  for (const Table &t : tables)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+const Layer *Model::findLayer(std::string_view name) const {
+  for (const Layer &l : layers)
+    if (l.name == name)
+      return &l;
+  return nullptr;
+}
+
+ValueShape Model::shapeOf(std::string_view name) const {
+  if (const Layer *l = findLayer(name))
+    return {l->width, 0};
+  if (const Feature *f = findFeature(name)) {
+    switch (f->kind) {
+    case FeatureKind::Dense:
+      return {f->dim, 0};
+    case FeatureKind::Sparse:
+      return {findTable(f->table)->dim, 0};
+    case FeatureKind::Negatives:
+      return {findTable(f->table)->dim, f->count};
+    case FeatureKind::Label:
+      return {1, 0};
+    }
+  }
+  return {};
+}
+
+std::string ModelError::format(std::string_view file) const {
+  std::string out(file);
+  if (line > 0)
+    return out + ":" + std::to_string(line) + ":" + std::to_string(column) +
+           ": error: " + message;
+  return out + ": error at " + (pointer.empty() ? "/" : pointer) + ": " +
+         message;
+}
+
+std::optional<Model> embc::frontend::parseModel(std::string_view text,
+                                                ModelError &error) {
+  try {
+    Json root = parseJsonText(text);
+    return ModelReader(JsonNode(root, "")).read();
+  } catch (const SchemaError &e) {
+    error = ModelError{e.pointer, e.what()};
+  } catch (const Json::parse_error &e) {
+    error.pointer.clear();
+    // nlohmann's message repeats the position; keep only the explanation.
+    std::string what = e.what();
+    size_t colon = what.find("; ");
+    error.message =
+        "invalid JSON: " + (colon == std::string::npos ? what
+                                                       : what.substr(colon + 2));
+    lineColumn(text, e.byte > 0 ? e.byte - 1 : 0, error.line, error.column);
+  } catch (const std::exception &e) {
+    error = ModelError{"", std::string("invalid model: ") + e.what()};
+  }
+  return std::nullopt;
+}

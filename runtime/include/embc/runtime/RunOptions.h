@@ -1,0 +1,62 @@
+//===- RunOptions.h - embrun command line -----------------------*- C++ -*-===//
+//
+// What a training run is asked to do. Parsed from embrun's command line with
+// CLI11; kept apart from main() so it can be tested.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_RUNOPTIONS_H
+#define EMBC_RUNTIME_RUNOPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace embc::runtime {
+
+/// A data source: KIND:PATH (criteo:train.tsv, movielens:u1.base,
+/// text:corpus.txt) or the built-in `synthetic` generator.
+struct DataSource {
+  std::string kind = "synthetic";
+  std::string path;
+};
+
+struct RunOptions {
+  std::string planPath;
+  std::optional<int64_t> steps;
+  std::optional<int64_t> epochs;
+  DataSource data;
+  std::optional<DataSource> eval;
+  int64_t evalEvery = 0;
+  std::optional<uint64_t> seed;
+  std::string logPath;
+  std::string saveDir;
+  std::string resumeDir;
+  std::string exportEmbeddings;
+  int threads = 0; ///< 0: all cores
+  std::string device = "auto"; ///< auto, cpu, cuda
+  std::string onBadData = "fail"; ///< fail or skip
+};
+
+/// Result of parsing: options, or a message (help text or error) and the
+/// exit code to leave with.
+struct ParseResult {
+  std::optional<RunOptions> options;
+  std::string message;
+  int exitCode = 0;
+};
+
+/// Parses embrun's arguments. Never exits the process.
+ParseResult parseRunOptions(const std::vector<std::string> &args);
+
+/// Parses "KIND:PATH" or "synthetic"; returns an error message on failure.
+std::optional<std::string> parseDataSource(const std::string &text,
+                                           DataSource &out);
+
+/// The runtime's version string.
+const char *runtimeVersion();
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_RUNOPTIONS_H

@@ -1,0 +1,102 @@
+//===- RunOptions.cpp - embrun command line -----------------------------===//
+
+#include "embc/runtime/RunOptions.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
+using namespace embc::runtime;
+
+#ifndef EMBC_VERSION
+#define EMBC_VERSION "unknown"
+#endif
+
+const char *embc::runtime::runtimeVersion() { return EMBC_VERSION; }
+
+std::optional<std::string>
+embc::runtime::parseDataSource(const std::string &text, DataSource &out) {
+  static const char *kinds[] = {"synthetic", "criteo", "movielens", "text"};
+  size_t colon = text.find(':');
+  std::string kind = text.substr(0, colon);
+  std::string path = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds))
+    return "unknown data kind '" + kind +
+           "' (expected synthetic, criteo:PATH, movielens:PATH or text:PATH)";
+  if (kind != "synthetic" && path.empty())
+    return "data kind '" + kind + "' needs a path: " + kind + ":PATH";
+  if (kind == "synthetic" && !path.empty())
+    return "the synthetic generator takes no path";
+  out = DataSource{kind, path};
+  return std::nullopt;
+}
+
+ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args) {
+  RunOptions o;
+  std::string data, eval;
+  int64_t steps = 0, epochs = 0;
+  uint64_t seed = 0;
+
+  CLI::App app{"embrun: train a compiled embc plan on the CPU or a GPU",
+               "embrun"};
+  app.set_version_flag("--version", std::string("embrun ") + EMBC_VERSION);
+  app.add_option("plan", o.planPath, "Plan file written by embc -o")
+      ->required();
+  auto *stepsOpt = app.add_option("--steps", steps, "Training steps")
+                       ->check(CLI::PositiveNumber);
+  auto *epochsOpt = app.add_option("--epochs", epochs, "Passes over the data")
+                        ->check(CLI::PositiveNumber);
+  stepsOpt->excludes(epochsOpt);
+  app.add_option("--data", data,
+                 "Training data: synthetic (default), criteo:PATH, "
+                 "movielens:PATH, text:PATH");
+  auto *evalOpt =
+      app.add_option("--eval", eval, "Evaluation data, KIND:PATH as --data");
+  app.add_option("--eval-every", o.evalEvery, "Evaluate every N steps")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(evalOpt);
+  auto *seedOpt = app.add_option("--seed", seed,
+                                 "Overrides the model's seed");
+  app.add_option("--log", o.logPath, "Write JSON-lines metrics to FILE");
+  app.add_option("--save", o.saveDir, "Write checkpoints to DIR");
+  app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
+  app.add_option("--export-embeddings", o.exportEmbeddings,
+                 "Write the trained tables to FILE.safetensors");
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--device", o.device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--on-bad-data", o.onBadData,
+                 "What a malformed data line does: fail or skip")
+      ->check(CLI::IsMember({"fail", "skip"}));
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp &) {
+    return {std::nullopt, app.help(), 0};
+  } catch (const CLI::CallForVersion &e) {
+    return {std::nullopt, std::string(e.what()) + "\n", 0};
+  } catch (const CLI::ParseError &e) {
+    return {std::nullopt,
+            "embrun: error: " + std::string(e.what()) +
+                "\nRun with --help for usage.\n",
+            2};
+  }
+  if (stepsOpt->count())
+    o.steps = steps;
+  if (epochsOpt->count())
+    o.epochs = epochs;
+  if (seedOpt->count())
+    o.seed = seed;
+  if (!data.empty())
+    if (auto err = parseDataSource(data, o.data))
+      return {std::nullopt, "embrun: error: --data: " + *err + "\n", 2};
+  if (!eval.empty()) {
+    DataSource source;
+    if (auto err = parseDataSource(eval, source))
+      return {std::nullopt, "embrun: error: --eval: " + *err + "\n", 2};
+    o.eval = source;
+  }
+  return {o, "", 0};
+}
