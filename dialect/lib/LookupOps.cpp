@@ -49,10 +49,16 @@ LogicalResult LookupOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(table))
     return failure();
   int64_t dim = cast<RankedTensorType>(getResult().getType()).getDimSize(1);
-  if (dim != table->getDim())
+  if (dim != int64_t(table->getDim()))
     return emitOpError("result width (")
            << dim << ") != dim of table @" << getTable() << " ("
            << table->getDim() << ")";
+  // Hashed ids must land inside the table.
+  if (auto hash = getIds().getDefiningOp<HashOp>())
+    if (hash.getBuckets() > table->getRows())
+      return emitOpError("ids are hashed into ")
+             << hash.getBuckets() << " buckets but table @" << getTable()
+             << " has only " << table->getRows() << " rows";
   return success();
 }
 
@@ -88,7 +94,7 @@ LogicalResult GatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(table))
     return failure();
   int64_t dim = cast<RankedTensorType>(getResult().getType()).getShape().back();
-  if (dim != table->getDim())
+  if (dim != int64_t(table->getDim()))
     return emitOpError("result width (")
            << dim << ") != dim of table @" << getTable() << " ("
            << table->getDim() << ")";
