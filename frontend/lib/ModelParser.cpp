@@ -875,12 +875,14 @@ std::optional<Model> embc::frontend::parseModel(std::string_view text,
     error = ModelError{e.pointer, e.what()};
   } catch (const Json::parse_error &e) {
     error.pointer.clear();
-    // nlohmann's message repeats the position; keep only the explanation.
+    // nlohmann's message starts "[json.exception...] parse error at line L,
+    // column C: "; the position is reported separately, keep the rest.
     std::string what = e.what();
-    size_t colon = what.find("; ");
-    error.message =
-        "invalid JSON: " + (colon == std::string::npos ? what
-                                                       : what.substr(colon + 2));
+    size_t column = what.find("column ");
+    size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
+    error.message = "invalid JSON: " + (colon == std::string::npos
+                                            ? what
+                                            : what.substr(colon + 2));
     lineColumn(text, e.byte > 0 ? e.byte - 1 : 0, error.line, error.column);
   } catch (const std::exception &e) {
     error = ModelError{"", std::string("invalid model: ") + e.what()};
