@@ -28,6 +28,8 @@ static LogicalResult verifyMatrix(Operation *op, Value v, StringRef what) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DenseOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   if (failed(verifyMatrix(*this, getInput(), "input")) ||
       failed(verifyMatrix(*this, getWeight(), "weight")) ||
       failed(verifyMatrix(*this, getResult(), "result")))
@@ -82,6 +84,8 @@ int64_t ActivationOp::getForwardBytes() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ConcatOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   if (getInputs().empty())
     return emitOpError("needs at least one input");
   if (failed(verifyMatrix(*this, getResult(), "result")))
@@ -114,6 +118,8 @@ int64_t ConcatOp::getForwardBytes() { return 2 * 4 * numElements(getResult()); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   if (getInputs().empty())
     return emitOpError("needs at least one input");
   if (failed(verifyMatrix(*this, getResult(), "result")))
@@ -134,7 +140,9 @@ LogicalResult AddOp::verify() {
 }
 
 int64_t AddOp::getForwardFlops() {
-  return numElements(getResult()) * getInputs().size();
+  // n inputs take n - 1 adds per element, the bias one more.
+  return numElements(getResult()) *
+         (getInputs().size() - 1 + (getBias() ? 1 : 0));
 }
 
 int64_t AddOp::getForwardBytes() {
@@ -146,6 +154,8 @@ int64_t AddOp::getForwardBytes() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DotOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   if (failed(verifyMatrix(*this, getLhs(), "lhs")) ||
       failed(verifyMatrix(*this, getResult(), "result")))
     return failure();

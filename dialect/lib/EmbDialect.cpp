@@ -26,6 +26,31 @@ void EmbDialect::initialize() {
       >();
 }
 
+LogicalResult embc::emb::verifySameFloatElementType(Operation *op) {
+  Type first;
+  auto check = [&](Type type) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !isa<FloatType>(tensor.getElementType()))
+      return success();
+    if (!first) {
+      first = tensor.getElementType();
+      return success();
+    }
+    if (tensor.getElementType() != first)
+      return op->emitOpError("operands and result must share one element "
+                             "type, got ")
+             << first << " and " << tensor.getElementType();
+    return success();
+  };
+  for (Type t : op->getOperandTypes())
+    if (failed(check(t)))
+      return failure();
+  for (Type t : op->getResultTypes())
+    if (failed(check(t)))
+      return failure();
+  return success();
+}
+
 int64_t embc::emb::getStorageElementBytes(StorageType storage) {
   switch (storage) {
   case StorageType::f32:

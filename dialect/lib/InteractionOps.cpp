@@ -14,6 +14,8 @@ static RankedTensorType tensorType(Value v) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult InteractionOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   int64_t numFeatures = getInputs().size();
   if (numFeatures < 2)
     return emitOpError("needs at least 2 inputs, got ") << numFeatures;
@@ -51,6 +53,8 @@ int64_t InteractionOp::getForwardBytes() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CrossOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   RankedTensorType x = tensorType(getX0());
   if (x.getRank() != 2 || !x.hasStaticShape())
     return emitOpError("'x0' must be a static B x D tensor, got ") << x;

@@ -5,6 +5,18 @@
 using namespace mlir;
 using namespace embc::emb;
 
+/// Hashed ids must land inside the table they index.
+static LogicalResult verifyHashFitsTable(Operation *op, Value ids,
+                                         TableOp table) {
+  if (auto hash = ids.getDefiningOp<HashOp>())
+    if (hash.getBuckets() > table.getRows())
+      return op->emitOpError("ids are hashed into ")
+             << hash.getBuckets() << " buckets but table @"
+             << table.getSymName() << " has only " << table.getRows()
+             << " rows";
+  return success();
+}
+
 /// Finds the emb.table named by `table` or reports that it is missing.
 static FailureOr<TableOp> lookupTable(Operation *op, FlatSymbolRefAttr table,
                                       SymbolTableCollection &symbolTable) {
@@ -53,13 +65,7 @@ LogicalResult LookupOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("result width (")
            << dim << ") != dim of table @" << getTable() << " ("
            << table->getDim() << ")";
-  // Hashed ids must land inside the table.
-  if (auto hash = getIds().getDefiningOp<HashOp>())
-    if (hash.getBuckets() > table->getRows())
-      return emitOpError("ids are hashed into ")
-             << hash.getBuckets() << " buckets but table @" << getTable()
-             << " has only " << table->getRows() << " rows";
-  return success();
+  return verifyHashFitsTable(*this, getIds(), *table);
 }
 
 int64_t LookupOp::getForwardFlops() {
@@ -81,6 +87,8 @@ LogicalResult GatherOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (!ids.hasStaticShape())
     return emitOpError("'ids' must have a static shape, got ") << ids;
+  if (!result.hasStaticShape())
+    return emitOpError("result must have a static shape, got ") << result;
   if (result.getRank() != ids.getRank() + 1 ||
       result.getShape().drop_back() != ids.getShape())
     return emitOpError("result shape must be the ids shape followed by the "
@@ -98,7 +106,7 @@ LogicalResult GatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("result width (")
            << dim << ") != dim of table @" << getTable() << " ("
            << table->getDim() << ")";
-  return success();
+  return verifyHashFitsTable(*this, getIds(), *table);
 }
 
 int64_t GatherOp::getForwardFlops() { return 0; }

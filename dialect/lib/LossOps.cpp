@@ -6,6 +6,8 @@ using namespace mlir;
 using namespace embc::emb;
 
 LogicalResult LossOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
   auto input = cast<RankedTensorType>(getInput().getType());
   auto target = cast<RankedTensorType>(getTarget().getType());
   if (input.getRank() != 2 || !input.hasStaticShape())

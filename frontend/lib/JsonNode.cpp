@@ -145,8 +145,9 @@ int64_t JsonNode::getInt(const std::string &key, int64_t min, int64_t max,
   std::string range =
       "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (v.is_number_unsigned()) {
+    // nlohmann stores every non-negative integer as unsigned: check both ends.
     uint64_t u = v.get<uint64_t>();
-    if (u > uint64_t(max))
+    if (u > uint64_t(max) || (min > 0 && u < uint64_t(min)))
       c.fail("'" + key + "' must be an integer in " + range + ", got " +
              show(v));
     return int64_t(u);
@@ -213,9 +214,10 @@ std::vector<int64_t> JsonNode::getIntList(const std::string &key, int64_t min,
   for (const JsonNode &item : items) {
     const Json &v = item.json();
     bool ok = v.is_number_integer() &&
-              (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(max)
-                                      : v.get<int64_t>() >= min &&
-                                            v.get<int64_t>() <= max);
+              (v.is_number_unsigned()
+                   ? v.get<uint64_t>() <= uint64_t(max) &&
+                         (min <= 0 || v.get<uint64_t>() >= uint64_t(min))
+                   : v.get<int64_t>() >= min && v.get<int64_t>() <= max);
     if (!ok)
       item.fail("entries of '" + key + "' must be integers in [" +
                 std::to_string(min) + ", " + std::to_string(max) + "], got " +

@@ -20,6 +20,13 @@ using namespace embc::frontend;
 
 namespace {
 
+/// Formats a double for messages in the shortest "%g" form ("1e-09", "0.05").
+std::string formatNumber(double d) {
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "%g", d);
+  return buffer;
+}
+
 // Limits that catch typos long before they exhaust memory.
 constexpr int64_t kMaxDim = 65536;
 constexpr int64_t kMaxRows = int64_t(1) << 40;
@@ -59,12 +66,14 @@ Json parseJsonText(std::string_view text) {
     std::string key;
   };
   std::vector<Frame> stack;
-  auto pointerOf = [&](const std::string &last) {
+  // Pointer of the value being parsed: each enclosing object contributes
+  // its current key, each array the index of its current element.
+  auto pointerOf = [&](size_t frames) {
     std::string p;
-    for (size_t i = 0; i + 1 < stack.size(); ++i)
+    for (size_t i = 0; i < frames; ++i)
       p += "/" + (stack[i].isArray ? std::to_string(stack[i].index)
                                    : escapePointerToken(stack[i].key));
-    return p + "/" + escapePointerToken(last);
+    return p;
   };
   auto elementDone = [&] {
     if (!stack.empty() && stack.back().isArray)
@@ -76,7 +85,7 @@ Json parseJsonText(std::string_view text) {
     case Json::parse_event_t::object_start:
     case Json::parse_event_t::array_start:
       if (stack.size() >= kMaxNesting)
-        throw SchemaError(stack.empty() ? "" : pointerOf(""),
+        throw SchemaError(pointerOf(stack.size()),
                           "JSON nesting deeper than " +
                               std::to_string(kMaxNesting) + " levels");
       stack.push_back(Frame{event == Json::parse_event_t::array_start});
@@ -85,7 +94,9 @@ Json parseJsonText(std::string_view text) {
       Frame &frame = stack.back();
       std::string key = parsed.get<std::string>();
       if (!frame.keys.insert(key).second)
-        throw SchemaError(pointerOf(key), "duplicate key '" + key + "'");
+        throw SchemaError(pointerOf(stack.size() - 1) + "/" +
+                              escapePointerToken(key),
+                          "duplicate key '" + key + "'");
       frame.key = key;
       break;
     }
@@ -134,21 +145,21 @@ Initializer readInitializer(const JsonNode &node) {
     init.high = node.getDouble("high");
     if (!(init.low < init.high))
       node.failAt("high", "uniform initializer needs low < high, got low = " +
-                              std::to_string(init.low) +
-                              ", high = " + std::to_string(init.high));
+                              formatNumber(init.low) +
+                              ", high = " + formatNumber(init.high));
   } else if (init.kind == "normal") {
     allowOnly({"mean", "std"});
     init.mean = node.getDouble("mean", 0.0);
     init.std = node.getDouble("std");
     if (!(init.std > 0))
       node.failAt("std", "'std' must be positive, got " +
-                             std::to_string(init.std));
+                             formatNumber(init.std));
   } else {
     allowOnly({"gain"});
     init.gain = node.getDouble("gain", 1.0);
     if (!(init.gain > 0))
       node.failAt("gain", "'gain' must be positive, got " +
-                              std::to_string(init.gain));
+                              formatNumber(init.gain));
   }
   return init;
 }
@@ -178,7 +189,7 @@ OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
 
   opt.lr = node.getDouble("lr");
   if (!(opt.lr > 0))
-    node.failAt("lr", "'lr' must be positive, got " + std::to_string(opt.lr));
+    node.failAt("lr", "'lr' must be positive, got " + formatNumber(opt.lr));
   opt.momentum = node.getDouble("momentum", 0.0);
   if (!(opt.momentum >= 0 && opt.momentum < 1))
     node.failAt("momentum", "'momentum' must be in [0, 1)");
@@ -413,13 +424,18 @@ int64_t readByteSize(const JsonNode &node, const std::string &key) {
     c.fail("'" + key + "' must be a byte count or a string such as '2GiB', "
                        "got " + describeType(c.json()));
   std::string s = c.json().get<std::string>();
+  // DIGITS[.DIGITS]UNIT, nothing else: no sign, space, exponent or hex.
   size_t pos = 0;
-  double number = 0;
-  try {
-    number = std::stod(s, &pos);
-  } catch (const std::exception &) {
-    pos = 0;
+  while (pos < s.size() && std::isdigit((unsigned char)s[pos]))
+    ++pos;
+  if (pos > 0 && pos < s.size() && s[pos] == '.') {
+    size_t fraction = ++pos;
+    while (pos < s.size() && std::isdigit((unsigned char)s[pos]))
+      ++pos;
+    if (pos == fraction)
+      pos = 0;
   }
+  double number = pos ? std::strtod(s.substr(0, pos).c_str(), nullptr) : 0;
   std::string unit = s.substr(pos);
   static const std::map<std::string, double> units = {
       {"", 1},          {"B", 1},          {"KB", 1e3},
@@ -427,10 +443,10 @@ int64_t readByteSize(const JsonNode &node, const std::string &key) {
       {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
       {"TiB", 1099511627776.0}};
   auto it = units.find(unit);
-  if (pos == 0 || it == units.end() || !(number > 0) ||
-      !std::isfinite(number) || number * it->second > double(int64_t(1) << 50))
-    c.fail("'" + key + "' must be a positive size such as '512MiB', '2GiB' "
-                       "or '1.5GB' (at most 1 PiB), got '" + s + "'");
+  if (pos == 0 || it == units.end() || !(number * it->second >= 1) ||
+      number * it->second > double(int64_t(1) << 50))
+    c.fail("'" + key + "' must be a size of at least 1 byte such as '512MiB', "
+                       "'2GiB' or '1.5GB' (at most 1 PiB), got '" + s + "'");
   return int64_t(number * it->second);
 }
 
@@ -604,6 +620,12 @@ private:
       marks[i] = Mark::Done;
       model_.layers.push_back(layers[i]);
       shapeLayer(model_.layers.back());
+      if (model_.layers.back().width > kMaxWidth)
+        throw SchemaError(layers[i].pointer,
+                          "layer '" + layers[i].name + "' has width " +
+                              std::to_string(model_.layers.back().width) +
+                              ", more than the limit " +
+                              std::to_string(kMaxWidth));
     };
     for (size_t i = 0; i < layers.size(); ++i)
       visit(i);
@@ -646,10 +668,6 @@ private:
     } else if (t == "concat") {
       for (size_t k = 0; k < l.inputs.size(); ++k)
         l.width += inputShape(l, k, false).width;
-      if (l.width > kMaxWidth)
-        throw SchemaError(l.pointer, "concat width " + std::to_string(l.width) +
-                                         " exceeds the limit " +
-                                         std::to_string(kMaxWidth));
     } else if (t == "dot_interaction" || t == "add") {
       int64_t w = inputShape(l, 0, false).width;
       for (size_t k = 1; k < l.inputs.size(); ++k) {
@@ -734,7 +752,14 @@ private:
       if (!f || f->kind == FeatureKind::Label)
         node.failAt(key, "loss " + key + " '" + name + "' is not a layer");
     }
-    return model_.shapeOf(name);
+    ValueShape shape = model_.shapeOf(name);
+    if (shape.count != 0)
+      node.failAt(key, "loss " + key + " '" + name +
+                           "' is B x " + std::to_string(shape.count) + " x " +
+                           std::to_string(shape.width) +
+                           "; the loss needs a B x N value (score the "
+                           "negatives with a 'dot' layer)");
+    return shape;
   }
 
   /// Every feature, table and layer must contribute to the loss.
@@ -772,20 +797,29 @@ private:
   /// Tables and layer parameters (`<layer>_w<i>`, `<layer>_b<i>`) are
   /// symbols of one IR module, so their names must differ.
   void checkSymbolClashes() {
+    for (const Table &t : model_.tables)
+      if (t.name == "forward")
+        throw SchemaError(t.pointer + "/name",
+                          "table name 'forward' is reserved for the forward "
+                          "function");
     for (const Layer &l : model_.layers) {
-      int64_t n = l.type == "mlp" || l.type == "dense" ? l.sizes.size()
-                  : l.type == "cross"                  ? l.numLayers
-                  : l.type == "add"                    ? 1
-                                                       : 0;
-      for (int64_t i = 0; i < n; ++i)
-        for (const char *kind : {"_w", "_b"}) {
-          std::string symbol = l.name + kind + std::to_string(i);
-          if (const Table *t = model_.findTable(symbol))
-            throw SchemaError(t->pointer + "/name",
-                              "table name '" + symbol +
-                                  "' clashes with a parameter of layer '" +
-                                  l.name + "'; rename one of them");
+      std::vector<std::string> symbols;
+      if (l.type == "mlp" || l.type == "dense" || l.type == "cross") {
+        size_t n = l.type == "cross" ? l.numLayers : l.sizes.size();
+        for (size_t i = 0; i < n; ++i) {
+          symbols.push_back(l.name + "_w" + std::to_string(i));
+          if (l.bias)
+            symbols.push_back(l.name + "_b" + std::to_string(i));
         }
+      } else if (l.type == "add" && l.bias) {
+        symbols.push_back(l.name + "_b0");
+      }
+      for (const std::string &symbol : symbols)
+        if (const Table *t = model_.findTable(symbol))
+          throw SchemaError(t->pointer + "/name",
+                            "table name '" + symbol +
+                                "' clashes with a parameter of layer '" +
+                                l.name + "'; rename one of them");
     }
   }
 
@@ -884,6 +918,23 @@ std::optional<Model> embc::frontend::parseModel(std::string_view text,
                                             ? what
                                             : what.substr(colon + 2));
     lineColumn(text, e.byte > 0 ? e.byte - 1 : 0, error.line, error.column);
+  } catch (const Json::out_of_range &e) {
+    // A number too large for a double or a 64-bit integer: nlohmann names the
+    // literal ("number overflow parsing '1e400'"); find it for line/column.
+    std::string what = e.what();
+    error.pointer.clear();
+    error.message = "invalid JSON: number out of range";
+    size_t open = what.find('\'');
+    size_t close = what.rfind('\'');
+    if (open != std::string::npos && close > open) {
+      std::string literal = what.substr(open + 1, close - open - 1);
+      error.message += ": " + literal;
+      size_t at = text.find(literal);
+      lineColumn(text, at == std::string::npos ? 0 : at, error.line,
+                 error.column);
+    } else {
+      error.line = error.column = 1;
+    }
   } catch (const std::exception &e) {
     error = ModelError{"", std::string("invalid model: ") + e.what()};
   }

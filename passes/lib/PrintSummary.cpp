@@ -55,7 +55,7 @@ std::string formatCount(int64_t n, StringRef unit) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (p == 0)
-    os << n << " " << unit;
+    os << n << (unit.empty() ? "" : " ") << unit;
   else
     os << llvm::format("%.1f %s", v, prefixes[p]) << unit;
   return s;
@@ -100,8 +100,9 @@ struct EmbPrintSummaryPass
     numParams = params.size();
 
     StringRef name = module.getSymName() ? *module.getSymName() : "model";
-    os << "model '" << name << "': " << tables.size() << " tables, "
-       << params.size() << " dense parameters\n";
+    os << "model '" << name << "': " << tables.size()
+       << (tables.size() == 1 ? " table, " : " tables, ") << params.size()
+       << (params.size() == 1 ? " dense parameter\n" : " dense parameters\n");
     if (auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName))
       os << "  batch " << training.getBatchSize() << ", precision "
          << stringifyPrecision(training.getPrecision()) << ", dense optimizer "
@@ -111,7 +112,7 @@ struct EmbPrintSummaryPass
     for (TableOp table : tables) {
       tableBytes += table.getStorageBytes();
       tableRows += table.getRows();
-      os << llvm::format("  table @%-20s", table.getSymName().str().c_str())
+      os << llvm::format("  table @%-20s ", table.getSymName().str().c_str())
          << llvm::format("[%lld x %lld] ", (long long)table.getRows(),
                          (long long)table.getDim())
          << stringifyStorageType(table.getStorage()) << "  "

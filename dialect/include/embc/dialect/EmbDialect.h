@@ -65,6 +65,10 @@ constexpr llvm::StringLiteral kMaxIdsArgAttrName = "emb.max_ids";
 /// Name of the forward function the frontend emits.
 constexpr llvm::StringLiteral kForwardFuncName = "forward";
 
+/// Checks that every float tensor among `op`'s operands and results has the
+/// same element type (compute ops do not mix precisions implicitly).
+mlir::LogicalResult verifySameFloatElementType(mlir::Operation *op);
+
 /// Bytes of one element of a table stored as `storage` (int8 rows carry a
 /// float scale and bias on top; see TableOp::getStorageBytes).
 int64_t getStorageElementBytes(StorageType storage);

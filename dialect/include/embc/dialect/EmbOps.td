@@ -26,7 +26,7 @@ def Emb_TableOp : Emb_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     optimizer for this table; `sharding` says how ranks split it.
 
     ```mlir
-    emb.table @user [943 x 64] f32 init<kind = normal, std = 0.01>
+    emb.table @user[943 x 64] f32 init<kind = normal, std = 0.01>
         optimizer<kind = adagrad, lr = 0.05>
     ```
   }];
