@@ -1,0 +1,1208 @@
+//===- ModelParserTest.cpp - model.json -> checked Model -------------------===//
+//
+// The examples are read and checked fact by fact (order, widths, defaults);
+// small variants of one minimal model exercise each default and each error
+// path, with the exact JSON pointer and message the user sees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/frontend/Model.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace embc::frontend;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string readExample(const std::string &name) {
+  std::ifstream in(std::string(EMBC_EXAMPLES_DIR) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Parses `text`; on failure records the formatted error as a test failure.
+std::optional<Model> parseOk(std::string_view text,
+                             std::string_view file = "model.json") {
+  ModelError error;
+  std::optional<Model> model = parseModel(text, error);
+  if (!model)
+    ADD_FAILURE() << "unexpected parse error: " << error.format(file);
+  return model;
+}
+
+/// Parses `text`, expecting an error.
+ModelError parseError(std::string_view text) {
+  ModelError error;
+  if (parseModel(text, error))
+    ADD_FAILURE() << "expected an error, but the model parsed:\n" << text;
+  return error;
+}
+
+std::optional<Model> parseExample(const std::string &name) {
+  return parseOk(readExample(name), name);
+}
+
+std::vector<std::string> layerNames(const Model &m) {
+  std::vector<std::string> out;
+  for (const Layer &l : m.layers)
+    out.push_back(l.name);
+  return out;
+}
+
+/// Facts every checked model has: layer inputs are features or earlier
+/// layers, names are unique, widths are positive, pointers point home.
+void expectWellFormed(const Model &m) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < m.features.size(); ++i) {
+    const Feature &f = m.features[i];
+    EXPECT_TRUE(seen.insert(f.name).second) << f.name;
+    EXPECT_EQ(f.pointer.rfind("/features/", 0), 0u) << f.pointer;
+    if (f.kind == FeatureKind::Sparse || f.kind == FeatureKind::Negatives) {
+      EXPECT_NE(m.findTable(f.table), nullptr) << f.name;
+    }
+  }
+  for (const Table &t : m.tables)
+    EXPECT_EQ(t.pointer.rfind("/embeddings/", 0), 0u) << t.pointer;
+  for (const Layer &l : m.layers) {
+    for (const std::string &in : l.inputs)
+      EXPECT_TRUE(seen.count(in))
+          << "layer '" << l.name << "' reads '" << in
+          << "' before it is defined";
+    EXPECT_TRUE(seen.insert(l.name).second) << l.name;
+    EXPECT_GT(l.width, 0) << l.name;
+    EXPECT_EQ(m.shapeOf(l.name).width, l.width) << l.name;
+    EXPECT_EQ(l.pointer.rfind("/layers/", 0), 0u) << l.pointer;
+  }
+}
+
+/// A small valid model; tests change one thing and check the outcome.
+Json minimalModel() {
+  return Json::parse(R"({
+    "format": "embc.model/v1",
+    "name": "mini",
+    "features": [
+      {"name": "x", "type": "dense", "dim": 4},
+      {"name": "ids", "type": "sparse", "table": "t", "vocab": 100},
+      {"name": "y", "type": "label"}
+    ],
+    "embeddings": [{"name": "t", "rows": 100, "dim": 4}],
+    "layers": [
+      {"name": "cat", "type": "concat", "inputs": ["x", "ids"]},
+      {"name": "out", "type": "mlp", "input": "cat", "sizes": [8, 1],
+       "final_activation": "none"}
+    ],
+    "loss": {"type": "bce_with_logits", "input": "out", "label": "y"},
+    "optimizer": {"dense": {"type": "sgd", "lr": 0.1},
+                  "embedding": {"type": "sgd", "lr": 0.2}},
+    "training": {"batch_size": 32}
+  })");
+}
+
+/// Replaces the one occurrence of `from` in `text` (the test fails if there
+/// is none).
+std::string replaceOnce(std::string text, const std::string &from,
+                        const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' not in " << text;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// The examples
+//===----------------------------------------------------------------------===//
+
+TEST(ModelParserExamples, EveryExampleFileParses) {
+  std::vector<std::string> names;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(EMBC_EXAMPLES_DIR))
+    if (entry.path().extension() == ".json")
+      names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "dcn.json", "dlrm_mlperf.json", "dlrm_small.json",
+                       "mf_movielens.json", "skipgram.json", "two_tower.json",
+                       "wide_deep.json"}));
+  for (const std::string &name : names) {
+    SCOPED_TRACE(name);
+    std::optional<Model> m = parseExample(name);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->name + ".json",
+              name == "dcn.json" ? "dcn_v2.json" : name);
+    expectWellFormed(*m);
+  }
+}
+
+TEST(ModelParserExamples, DlrmSmall) {
+  std::optional<Model> m = parseExample("dlrm_small.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "dlrm_small");
+  EXPECT_EQ(m->description.rfind("A small DLRM", 0), 0u);
+  ASSERT_EQ(m->features.size(), 28u);
+  ASSERT_EQ(m->tables.size(), 26u);
+  EXPECT_EQ(layerNames(*m),
+            (std::vector<std::string>{"bottom", "interaction", "top"}));
+
+  const Layer &bottom = m->layers[0];
+  EXPECT_EQ(bottom.type, "mlp");
+  EXPECT_EQ(bottom.pointer, "/layers/0");
+  EXPECT_EQ(bottom.inputs, std::vector<std::string>{"dense"});
+  EXPECT_EQ(bottom.sizes, (std::vector<int64_t>{64, 16}));
+  EXPECT_EQ(bottom.activation, "relu");
+  EXPECT_EQ(bottom.finalActivation, "relu");
+  EXPECT_TRUE(bottom.bias);
+  EXPECT_EQ(bottom.init.kind, "xavier_uniform");
+  EXPECT_EQ(bottom.init.gain, 1.0);
+  EXPECT_EQ(bottom.width, 16);
+
+  // keep_first: D + F(F-1)/2 with D = 16 and F = 27 (bottom + 26 tables).
+  const Layer &inter = m->layers[1];
+  EXPECT_EQ(inter.type, "dot_interaction");
+  EXPECT_EQ(inter.inputs.size(), 27u);
+  EXPECT_TRUE(inter.keepFirst);
+  EXPECT_FALSE(inter.selfInteraction);
+  EXPECT_FALSE(inter.bias);
+  EXPECT_EQ(inter.width, 16 + 27 * 26 / 2);
+  EXPECT_EQ(inter.width, 367);
+
+  const Layer &top = m->layers[2];
+  EXPECT_EQ(top.sizes, (std::vector<int64_t>{64, 32, 1}));
+  EXPECT_EQ(top.activation, "relu");
+  EXPECT_EQ(top.finalActivation, "none");
+  EXPECT_EQ(top.width, 1);
+
+  const Feature *c1 = m->findFeature("C1");
+  ASSERT_NE(c1, nullptr);
+  EXPECT_EQ(c1->pointer, "/features/1");
+  EXPECT_EQ(c1->kind, FeatureKind::Sparse);
+  EXPECT_EQ(c1->table, "t_C1");
+  EXPECT_EQ(c1->vocab, 1000000);
+  EXPECT_TRUE(c1->hash);
+  EXPECT_FALSE(c1->weighted);
+  EXPECT_EQ(c1->hotness, 1);
+  EXPECT_EQ(c1->pooling, "sum");
+  const Feature *label = m->findFeature("label");
+  ASSERT_NE(label, nullptr);
+  EXPECT_EQ(label->kind, FeatureKind::Label);
+  EXPECT_EQ(label->labelKind, "binary");
+
+  // Default table init: uniform in +-1/sqrt(rows), as DLRM does.
+  const Table *t = m->findTable("t_C7");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->pointer, "/embeddings/6");
+  EXPECT_EQ(t->rows, 10000);
+  EXPECT_EQ(t->dim, 16);
+  EXPECT_EQ(t->dtype, "f32");
+  EXPECT_EQ(t->sharding, "none");
+  EXPECT_EQ(t->init.kind, "uniform");
+  EXPECT_DOUBLE_EQ(t->init.low, -0.01);
+  EXPECT_DOUBLE_EQ(t->init.high, 0.01);
+  EXPECT_EQ(t->init.high, 1.0 / std::sqrt(10000.0));
+  // A table without its own optimizer takes the model's embedding optimizer.
+  EXPECT_EQ(t->optimizer.kind, "adagrad");
+  EXPECT_EQ(t->optimizer.lr, 0.05);
+  EXPECT_EQ(t->optimizer.eps, 1e-8);
+  EXPECT_EQ(t->optimizer.initialAccumulator, 0.0);
+  EXPECT_EQ(t->optimizer.weightDecay, 0.0);
+  EXPECT_EQ(t->optimizer.weightDecayMode, "lazy");
+
+  EXPECT_EQ(m->denseOptimizer.kind, "sgd");
+  EXPECT_EQ(m->denseOptimizer.lr, 0.1);
+  EXPECT_EQ(m->denseOptimizer.momentum, 0.0);
+  EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->embeddingOptimizer.kind, "adagrad");
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+
+  EXPECT_EQ(m->loss.type, "bce_with_logits");
+  EXPECT_EQ(m->loss.input, "top");
+  EXPECT_EQ(m->loss.label, "label");
+
+  EXPECT_EQ(m->training.batchSize, 2048);
+  EXPECT_EQ(m->training.seed, 42);
+  EXPECT_EQ(m->training.precision, "fp32");
+  EXPECT_EQ(m->training.gradClipNorm, 0.0);
+  EXPECT_EQ(m->training.gradAccumulation, 1);
+  EXPECT_EQ(m->training.warmupSteps, 0);
+  EXPECT_EQ(m->training.decaySteps, 0);
+  EXPECT_EQ(m->training.lrSchedule, "constant");
+
+  // No "plan": every knob at its default.
+  EXPECT_EQ(m->plan.memoryBudget, 0);
+  EXPECT_EQ(m->plan.quantize, "none");
+  EXPECT_EQ(m->plan.remat, "none");
+  EXPECT_EQ(m->plan.schedule, "gpipe");
+  EXPECT_EQ(m->plan.microBatches, 1);
+  EXPECT_EQ(m->plan.pipelineStages, 1);
+  EXPECT_EQ(m->plan.dataParallel, 1);
+
+  EXPECT_EQ(m->shapeOf("C7").width, 16);
+  EXPECT_EQ(m->shapeOf("C7").count, 0);
+  EXPECT_EQ(m->shapeOf("dense").width, 13);
+  EXPECT_EQ(m->shapeOf("label").width, 1);
+  EXPECT_EQ(m->shapeOf("interaction").width, 367);
+  EXPECT_EQ(m->shapeOf("no_such_value").width, 0);
+  EXPECT_EQ(m->findLayer("C1"), nullptr);
+  EXPECT_EQ(m->findTable("C1"), nullptr);
+}
+
+TEST(ModelParserExamples, DlrmMlperf) {
+  std::optional<Model> m = parseExample("dlrm_mlperf.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(layerNames(*m),
+            (std::vector<std::string>{"bottom", "interaction", "top"}));
+  EXPECT_EQ(m->layers[0].width, 128);
+  // 128 + 27 * 26 / 2 = 128 + 351.
+  EXPECT_EQ(m->layers[1].width, 479);
+  EXPECT_EQ(m->layers[2].sizes,
+            (std::vector<int64_t>{1024, 1024, 512, 256, 1}));
+  EXPECT_EQ(m->layers[2].width, 1);
+  EXPECT_EQ(m->training.batchSize, 65536);
+  EXPECT_EQ(m->training.seed, 0);
+
+  const Table *c1 = m->findTable("t_C1");
+  ASSERT_NE(c1, nullptr);
+  EXPECT_EQ(c1->rows, 39884406);
+  EXPECT_EQ(c1->dim, 128);
+  EXPECT_EQ(c1->init.kind, "uniform");
+  EXPECT_DOUBLE_EQ(c1->init.high, 1.0 / std::sqrt(39884406.0));
+  EXPECT_DOUBLE_EQ(c1->init.low, -1.0 / std::sqrt(39884406.0));
+  const Table *c6 = m->findTable("t_C6");
+  ASSERT_NE(c6, nullptr);
+  EXPECT_EQ(c6->rows, 3);
+  EXPECT_DOUBLE_EQ(c6->init.high, 0.57735026918962573);
+  EXPECT_EQ(c6->optimizer.kind, "rowwise_adagrad");
+  EXPECT_EQ(c6->optimizer.lr, 0.05);
+  EXPECT_EQ(c6->optimizer.weightDecayMode, "lazy");
+
+  const Feature *f = m->findFeature("C10");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->hash);
+  EXPECT_EQ(f->vocab, 38532951);
+  EXPECT_EQ(m->findTable(f->table)->rows, 38532951);
+}
+
+TEST(ModelParserExamples, Dcn) {
+  std::optional<Model> m = parseExample("dcn.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "dcn_v2");
+  EXPECT_EQ(layerNames(*m), (std::vector<std::string>{"x0", "cross", "deep",
+                                                      "stack", "logit"}));
+  const Layer *x0 = m->findLayer("x0");
+  EXPECT_EQ(x0->width, 13 + 26 * 16);
+  EXPECT_EQ(x0->width, 429);
+  const Layer *cross = m->findLayer("cross");
+  EXPECT_EQ(cross->numLayers, 3);
+  EXPECT_TRUE(cross->bias);
+  EXPECT_EQ(cross->width, 429);
+  EXPECT_EQ(m->findLayer("deep")->width, 128);
+  EXPECT_EQ(m->findLayer("stack")->width, 557);
+  const Layer *logit = m->findLayer("logit");
+  EXPECT_EQ(logit->type, "dense");
+  EXPECT_EQ(logit->sizes, std::vector<int64_t>{1});
+  EXPECT_EQ(logit->activation, "none");
+  EXPECT_EQ(logit->finalActivation, "none");
+  EXPECT_TRUE(logit->bias);
+  EXPECT_EQ(logit->width, 1);
+
+  EXPECT_EQ(m->denseOptimizer.kind, "adam");
+  EXPECT_EQ(m->denseOptimizer.lr, 0.001);
+  EXPECT_EQ(m->denseOptimizer.beta1, 0.9);
+  EXPECT_EQ(m->denseOptimizer.beta2, 0.999);
+  EXPECT_EQ(m->denseOptimizer.eps, 1e-8);
+  EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
+}
+
+TEST(ModelParserExamples, WideDeep) {
+  std::optional<Model> m = parseExample("wide_deep.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(layerNames(*m), (std::vector<std::string>{"wide", "deep_in",
+                                                      "deep", "logit"}));
+  const Layer *wide = m->findLayer("wide");
+  EXPECT_EQ(wide->type, "add");
+  EXPECT_FALSE(wide->bias);
+  EXPECT_EQ(wide->width, 1);
+  EXPECT_EQ(m->findLayer("deep_in")->width, 141);
+  EXPECT_EQ(m->findLayer("deep")->width, 1);
+  const Layer *logit = m->findLayer("logit");
+  EXPECT_TRUE(logit->bias);
+  EXPECT_EQ(logit->pointer, "/layers/3");
+  EXPECT_EQ(logit->width, 1);
+
+  // Per-table optimizer override versus the inherited embedding optimizer.
+  const Table *w1 = m->findTable("t_W1");
+  EXPECT_EQ(w1->dim, 1);
+  EXPECT_EQ(w1->init.kind, "zeros");
+  EXPECT_EQ(w1->optimizer.kind, "sgd");
+  EXPECT_EQ(w1->optimizer.lr, 0.05);
+  EXPECT_EQ(w1->optimizer.momentum, 0.0);
+  EXPECT_EQ(w1->optimizer.weightDecayMode, "lazy");
+  const Table *c1 = m->findTable("t_C1");
+  EXPECT_EQ(c1->optimizer.kind, "adagrad");
+  EXPECT_EQ(c1->optimizer.lr, 0.05);
+}
+
+TEST(ModelParserExamples, TwoTower) {
+  std::optional<Model> m = parseExample("two_tower.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(layerNames(*m),
+            (std::vector<std::string>{"user_in", "user_tower", "item_in",
+                                      "item_tower", "score"}));
+  EXPECT_EQ(m->findLayer("user_in")->width, 64);
+  EXPECT_EQ(m->findLayer("user_tower")->width, 32);
+  EXPECT_EQ(m->findLayer("item_in")->width, 64);
+  EXPECT_EQ(m->findLayer("score")->width, 1);
+  const Feature *hist = m->findFeature("user_hist");
+  EXPECT_EQ(hist->hotness, 20);
+  EXPECT_EQ(hist->pooling, "mean");
+  EXPECT_EQ(hist->table, "items");
+  EXPECT_EQ(m->findFeature("item_id")->table, "items");
+  EXPECT_EQ(m->embeddingOptimizer.kind, "rowwise_adagrad");
+}
+
+TEST(ModelParserExamples, MfMovielens) {
+  std::optional<Model> m = parseExample("mf_movielens.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(layerNames(*m),
+            (std::vector<std::string>{"affinity", "prediction"}));
+  EXPECT_EQ(m->findLayer("affinity")->width, 1);
+  EXPECT_EQ(m->findLayer("prediction")->width, 1);
+  EXPECT_TRUE(m->findLayer("prediction")->bias);
+  EXPECT_EQ(m->embeddingOptimizer.kind, "adagrad");
+  EXPECT_EQ(m->embeddingOptimizer.lr, 0.1);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.0001);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(m->findTable("users")->optimizer.weightDecay, 0.0001);
+  const Table *users = m->findTable("users");
+  EXPECT_EQ(users->init.kind, "normal");
+  EXPECT_EQ(users->init.mean, 0.0);
+  EXPECT_EQ(users->init.std, 0.01);
+  EXPECT_EQ(m->findTable("user_bias")->init.kind, "zeros");
+  EXPECT_EQ(m->loss.type, "mse");
+  EXPECT_EQ(m->findFeature("rating")->labelKind, "real");
+}
+
+TEST(ModelParserExamples, Skipgram) {
+  std::optional<Model> m = parseExample("skipgram.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(layerNames(*m), (std::vector<std::string>{"pos", "neg"}));
+  EXPECT_EQ(m->findLayer("pos")->width, 1);
+  // dot with a negatives feature: B x count.
+  EXPECT_EQ(m->findLayer("neg")->width, 5);
+  const Feature *neg = m->findFeature("negatives");
+  EXPECT_EQ(neg->kind, FeatureKind::Negatives);
+  EXPECT_EQ(neg->count, 5);
+  EXPECT_EQ(neg->power, 0.75);
+  EXPECT_EQ(neg->table, "out_vectors");
+  EXPECT_EQ(m->shapeOf("negatives").width, 100);
+  EXPECT_EQ(m->shapeOf("negatives").count, 5);
+  EXPECT_EQ(m->loss.type, "neg_sampling");
+  EXPECT_EQ(m->loss.input, "pos");
+  EXPECT_EQ(m->loss.label, "neg");
+  const Table *in = m->findTable("in_vectors");
+  EXPECT_EQ(in->init.kind, "uniform");
+  EXPECT_EQ(in->init.low, -0.005);
+  EXPECT_EQ(in->init.high, 0.005);
+}
+
+//===----------------------------------------------------------------------===//
+// Order, widths and defaults on small models
+//===----------------------------------------------------------------------===//
+
+TEST(ModelParser, MinimalModelParses) {
+  std::optional<Model> m = parseOk(minimalModel().dump());
+  ASSERT_TRUE(m);
+  expectWellFormed(*m);
+  EXPECT_EQ(layerNames(*m), (std::vector<std::string>{"cat", "out"}));
+  EXPECT_EQ(m->findLayer("cat")->width, 8);
+  EXPECT_EQ(m->findLayer("out")->width, 1);
+  EXPECT_EQ(m->description, "");
+  EXPECT_EQ(m->findTable("t")->optimizer.lr, 0.2);
+}
+
+TEST(ModelParser, LayersAreOrderedInputsFirst) {
+  Json j = minimalModel();
+  // Written consumers first: a -> b -> c -> out must come out reversed.
+  j["layers"] = Json::parse(R"([
+    {"name": "out", "type": "dense", "input": "c", "size": 1},
+    {"name": "c", "type": "activation", "input": "b", "kind": "tanh"},
+    {"name": "b", "type": "cross", "input": "a"},
+    {"name": "a", "type": "concat", "inputs": ["ids", "x"]}
+  ])");
+  j["loss"]["input"] = "out";
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  expectWellFormed(*m);
+  EXPECT_EQ(layerNames(*m),
+            (std::vector<std::string>{"a", "b", "c", "out"}));
+  // Pointers still name the position in the file.
+  EXPECT_EQ(m->findLayer("a")->pointer, "/layers/3");
+  EXPECT_EQ(m->findLayer("out")->pointer, "/layers/0");
+  EXPECT_EQ(m->findLayer("b")->width, 8);
+  EXPECT_EQ(m->findLayer("b")->numLayers, 1);
+  EXPECT_EQ(m->findLayer("c")->activation, "tanh");
+  EXPECT_EQ(m->findLayer("c")->width, 8);
+  EXPECT_EQ(m->findLayer("out")->activation, "none");
+  EXPECT_EQ(m->findLayer("out")->init.kind, "xavier_uniform");
+}
+
+TEST(ModelParser, DotInteractionWidthVariants) {
+  Json j = minimalModel();
+  j["features"] = Json::parse(R"([
+    {"name": "x", "type": "dense", "dim": 4},
+    {"name": "a", "type": "sparse", "table": "t", "vocab": 100},
+    {"name": "b", "type": "sparse", "table": "t", "vocab": 100},
+    {"name": "y", "type": "label"}
+  ])");
+  j["layers"] = Json::parse(R"([
+    {"name": "i", "type": "dot_interaction", "inputs": ["x", "a", "b"]},
+    {"name": "out", "type": "mlp", "input": "i", "sizes": [1]}
+  ])");
+  auto widthOf = [&](Json layer) -> int64_t {
+    Json v = j;
+    v["layers"][0] = layer;
+    std::optional<Model> m = parseOk(v.dump());
+    return m ? m->findLayer("i")->width : -1;
+  };
+  Json i = j["layers"][0];
+  EXPECT_EQ(widthOf(i), 4 + 3); // D + F(F-1)/2
+  i["keep_first"] = false;
+  EXPECT_EQ(widthOf(i), 3);
+  i["self_interaction"] = true;
+  EXPECT_EQ(widthOf(i), 6); // F(F+1)/2
+  i["keep_first"] = true;
+  EXPECT_EQ(widthOf(i), 10);
+}
+
+TEST(ModelParser, SparseFeatureDefaultsAndOverrides) {
+  Json j = minimalModel();
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  const Feature *ids = m->findFeature("ids");
+  EXPECT_EQ(ids->hotness, 1);
+  EXPECT_EQ(ids->pooling, "sum");
+  EXPECT_FALSE(ids->hash);
+  EXPECT_FALSE(ids->weighted);
+  EXPECT_EQ(m->findFeature("y")->labelKind, "binary");
+
+  j["features"][1]["hotness"] = 4096;
+  j["features"][1]["pooling"] = "mean";
+  j["features"][1]["weighted"] = true;
+  j["features"][1]["hash"] = true;
+  j["features"][1]["vocab"] = 1099511627776; // 2^40 > rows: needs hash
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  ids = m->findFeature("ids");
+  EXPECT_EQ(ids->hotness, 4096);
+  EXPECT_EQ(ids->pooling, "mean");
+  EXPECT_TRUE(ids->weighted);
+  EXPECT_TRUE(ids->hash);
+  EXPECT_EQ(ids->vocab, int64_t(1) << 40);
+}
+
+TEST(ModelParser, OptimizerDefaults) {
+  Json j = minimalModel();
+  j["optimizer"]["dense"] = Json::parse(R"({"type": "lamb", "lr": 0.001})");
+  j["optimizer"]["embedding"] =
+      Json::parse(R"({"type": "rowwise_adagrad", "lr": 0.01})");
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  const OptimizerConfig &d = m->denseOptimizer;
+  EXPECT_EQ(d.kind, "lamb");
+  EXPECT_EQ(d.lr, 0.001);
+  EXPECT_EQ(d.beta1, 0.9);
+  EXPECT_EQ(d.beta2, 0.999);
+  EXPECT_EQ(d.eps, 1e-8);
+  EXPECT_EQ(d.weightDecay, 0.0);
+  EXPECT_EQ(d.weightDecayMode, "global");
+  const OptimizerConfig &e = m->embeddingOptimizer;
+  EXPECT_EQ(e.kind, "rowwise_adagrad");
+  EXPECT_EQ(e.lr, 0.01);
+  EXPECT_EQ(e.eps, 1e-8);
+  EXPECT_EQ(e.initialAccumulator, 0.0);
+  EXPECT_EQ(e.weightDecay, 0.0);
+  EXPECT_EQ(e.weightDecayMode, "lazy");
+  EXPECT_EQ(m->findTable("t")->optimizer.kind, "rowwise_adagrad");
+
+  j["optimizer"]["dense"] = Json::parse(
+      R"({"type": "adamw", "lr": 0.001, "beta1": 0.5, "beta2": 0.75,
+          "eps": 1e-6, "weight_decay": 0.01, "weight_decay_mode": "global"})");
+  j["optimizer"]["embedding"] = Json::parse(
+      R"({"type": "sgd", "lr": 0.5, "momentum": 0.9, "weight_decay": 0.25,
+          "weight_decay_mode": "global"})");
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->denseOptimizer.beta1, 0.5);
+  EXPECT_EQ(m->denseOptimizer.beta2, 0.75);
+  EXPECT_EQ(m->denseOptimizer.eps, 1e-6);
+  EXPECT_EQ(m->denseOptimizer.weightDecay, 0.01);
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->embeddingOptimizer.momentum, 0.9);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.25);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->findTable("t")->optimizer.weightDecayMode, "global");
+}
+
+TEST(ModelParser, WeightDecayModeRules) {
+  Json j = minimalModel();
+  j["optimizer"]["embedding"]["weight_decay"] = 0.1;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/embedding/weight_decay");
+  EXPECT_EQ(e.message,
+            "embedding weight decay needs 'weight_decay_mode': 'lazy' "
+            "(touched rows only) or 'global' (every row, every step)");
+
+  j["optimizer"]["embedding"]["weight_decay_mode"] = "lazy";
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.1);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+
+  j = minimalModel();
+  j["optimizer"]["dense"]["weight_decay_mode"] = "lazy";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/dense/weight_decay_mode");
+  EXPECT_EQ(e.message, "dense parameters always decay globally; 'lazy' "
+                       "applies only to embedding rows");
+
+  j = minimalModel();
+  j["optimizer"]["embedding"]["weight_decay_mode"] = "sometimes";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/embedding/weight_decay_mode");
+  EXPECT_EQ(e.message, "'weight_decay_mode' must be one of 'lazy', 'global', "
+                       "got 'sometimes'");
+}
+
+TEST(ModelParser, OptimizerTypeRules) {
+  Json j = minimalModel();
+  j["optimizer"]["dense"]["type"] = "rowwise_adagrad";
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/dense/type");
+  EXPECT_EQ(e.message, "'rowwise_adagrad' is for embedding tables; use "
+                       "'adagrad' for dense parameters");
+
+  j = minimalModel();
+  j["optimizer"]["embedding"]["type"] = "lamb";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/embedding/type");
+  EXPECT_EQ(e.message.rfind("'lamb' is not supported for embedding tables", 0),
+            0u)
+      << e.message;
+
+  j = minimalModel();
+  j["optimizer"]["dense"]["beta1"] = 0.5;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/dense/beta1");
+  EXPECT_EQ(e.message, "'beta1' does not apply to the 'sgd' optimizer");
+
+  j = minimalModel();
+  j["embeddings"][0]["optimizer"] =
+      Json::parse(R"({"type": "adagrad", "lr": 0.1, "momentum": 0.9})");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/optimizer/momentum");
+  EXPECT_EQ(e.message, "'momentum' does not apply to the 'adagrad' optimizer");
+
+  j = minimalModel();
+  j["optimizer"]["dense"]["lr"] = 0;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/optimizer/dense/lr");
+  EXPECT_EQ(e.message, "'lr' must be positive, got 0");
+}
+
+TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
+  Json j = minimalModel();
+  j["embeddings"][0]["rows"] = 250000;
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  const Table *t = m->findTable("t");
+  EXPECT_EQ(t->init.kind, "uniform");
+  EXPECT_DOUBLE_EQ(t->init.high, 0.002);
+  EXPECT_DOUBLE_EQ(t->init.low, -0.002);
+
+  j["embeddings"][0]["init"] = Json::parse(R"({"kind": "normal", "std": 0.5})");
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  t = m->findTable("t");
+  EXPECT_EQ(t->init.kind, "normal");
+  EXPECT_EQ(t->init.mean, 0.0);
+  EXPECT_EQ(t->init.std, 0.5);
+
+  j["embeddings"][0]["init"] = Json::parse(R"({"kind": "xavier_normal"})");
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/init/kind");
+  EXPECT_EQ(e.message, "Xavier initialisation is for dense weights; use "
+                       "'uniform' or 'normal' for embedding tables");
+
+  j["embeddings"][0]["init"] =
+      Json::parse(R"({"kind": "uniform", "low": 1, "high": 1})");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/init/high");
+  EXPECT_EQ(e.message,
+            "uniform initializer needs low < high, got low = 1, high = 1");
+}
+
+TEST(ModelParser, TableDtypeFollowsPlanQuantize) {
+  Json j = minimalModel();
+  j["plan"] = Json::parse(R"({"quantize": "fp16"})");
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->plan.quantize, "fp16");
+  EXPECT_EQ(m->findTable("t")->dtype, "f16");
+
+  j["plan"]["quantize"] = "int8";
+  j["embeddings"][0]["dtype"] = "bf16"; // the table's own dtype wins
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->findTable("t")->dtype, "bf16");
+
+  j["embeddings"][0].erase("dtype");
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->findTable("t")->dtype, "int8");
+
+  j["plan"]["quantize"] = "auto";
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/plan/quantize");
+}
+
+TEST(ModelParser, TrainingAndPlanKnobs) {
+  Json j = minimalModel();
+  j["training"] = Json::parse(R"({"batch_size": 4096, "precision": "bf16",
+      "grad_clip_norm": 1.5, "grad_accumulation": 4, "warmup_steps": 100,
+      "lr_schedule": "cosine", "decay_steps": 1000, "seed": 7})");
+  j["plan"] = Json::parse(R"({"remat": "all", "micro_batches": 8,
+      "pipeline_stages": 2, "schedule": "1f1b", "data_parallel": 4})");
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->training.batchSize, 4096);
+  EXPECT_EQ(m->training.precision, "bf16");
+  EXPECT_EQ(m->training.gradClipNorm, 1.5);
+  EXPECT_EQ(m->training.gradAccumulation, 4);
+  EXPECT_EQ(m->training.warmupSteps, 100);
+  EXPECT_EQ(m->training.lrSchedule, "cosine");
+  EXPECT_EQ(m->training.decaySteps, 1000);
+  EXPECT_EQ(m->training.seed, 7);
+  EXPECT_EQ(m->plan.remat, "all");
+  EXPECT_EQ(m->plan.microBatches, 8);
+  EXPECT_EQ(m->plan.pipelineStages, 2);
+  EXPECT_EQ(m->plan.schedule, "1f1b");
+  EXPECT_EQ(m->plan.dataParallel, 4);
+
+  j["plan"]["micro_batches"] = 3;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/plan/micro_batches");
+  EXPECT_EQ(e.message, "'micro_batches' (3) must divide 'batch_size' (4096)");
+
+  j = minimalModel();
+  j["training"]["lr_schedule"] = "linear";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/training/lr_schedule");
+  EXPECT_EQ(e.message, "'lr_schedule' 'linear' needs 'decay_steps' > 0");
+
+  j = minimalModel();
+  j["plan"] = Json::parse(R"({"remat": "auto"})");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/plan/remat");
+  EXPECT_EQ(e.message, "'remat': 'auto' needs 'memory_budget'");
+}
+
+//===----------------------------------------------------------------------===//
+// plan.memory_budget
+//===----------------------------------------------------------------------===//
+
+int64_t budgetOf(const Json &value) {
+  Json j = minimalModel();
+  j["plan"] = Json::object();
+  j["plan"]["memory_budget"] = value;
+  std::optional<Model> m = parseOk(j.dump());
+  return m ? m->plan.memoryBudget : -1;
+}
+
+std::string budgetError(const Json &value) {
+  Json j = minimalModel();
+  j["plan"] = Json::object();
+  j["plan"]["memory_budget"] = value;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/plan/memory_budget");
+  return e.message;
+}
+
+TEST(ModelParserMemoryBudget, StringsAndIntegers) {
+  EXPECT_EQ(budgetOf("512MiB"), 536870912);
+  EXPECT_EQ(budgetOf("1.5GB"), 1500000000);
+  EXPECT_EQ(budgetOf("2GiB"), 2147483648);
+  EXPECT_EQ(budgetOf("1TiB"), 1099511627776);
+  EXPECT_EQ(budgetOf("64KB"), 64000);
+  EXPECT_EQ(budgetOf("3KiB"), 3072);
+  EXPECT_EQ(budgetOf("10MB"), 10000000);
+  EXPECT_EQ(budgetOf("4096"), 4096);
+  EXPECT_EQ(budgetOf("4096B"), 4096);
+  EXPECT_EQ(budgetOf(4096), 4096);
+  EXPECT_EQ(budgetOf(int64_t(1) << 50), int64_t(1) << 50);
+  EXPECT_EQ(budgetOf("1024TiB"), int64_t(1) << 50);
+  EXPECT_EQ(budgetOf("0.5KiB"), 512);
+  EXPECT_EQ(budgetOf("1B"), 1);
+}
+
+TEST(ModelParserMemoryBudget, RematAutoAcceptsABudget) {
+  Json j = minimalModel();
+  j["plan"] = Json::parse(R"({"memory_budget": "8GiB", "remat": "auto"})");
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->plan.memoryBudget, 8589934592);
+  EXPECT_EQ(m->plan.remat, "auto");
+}
+
+TEST(ModelParserMemoryBudget, Rejections) {
+  const std::string expected =
+      "'memory_budget' must be a size of at least 1 byte such as '512MiB', "
+      "'2GiB' or '1.5GB' (at most 1 PiB), got ";
+  EXPECT_EQ(budgetError("12XB"), expected + "'12XB'");
+  EXPECT_EQ(budgetError("MiB"), expected + "'MiB'");
+  EXPECT_EQ(budgetError(""), expected + "''");
+  EXPECT_EQ(budgetError("0MiB"), expected + "'0MiB'");
+  EXPECT_EQ(budgetError("-1GiB"), expected + "'-1GiB'");
+  EXPECT_EQ(budgetError("512 MiB"), expected + "'512 MiB'");
+  EXPECT_EQ(budgetError("512mib"), expected + "'512mib'");
+  EXPECT_EQ(budgetError("1025TiB"), expected + "'1025TiB'");
+  EXPECT_EQ(budgetError("nan"), expected + "'nan'");
+  EXPECT_EQ(budgetError("infGB"), expected + "'infGB'");
+  // Only DIGITS[.DIGITS]UNIT: no space, sign, exponent or hex.
+  EXPECT_EQ(budgetError(" 5MiB"), expected + "' 5MiB'");
+  EXPECT_EQ(budgetError("+5MiB"), expected + "'+5MiB'");
+  EXPECT_EQ(budgetError("1e3MiB"), expected + "'1e3MiB'");
+  EXPECT_EQ(budgetError("5.MiB"), expected + "'5.MiB'");
+  EXPECT_EQ(budgetError(".5MiB"), expected + "'.5MiB'");
+  EXPECT_EQ(budgetError("0x10MiB"), expected + "'0x10MiB'");
+  // A budget that rounds to 0 bytes would mean "no budget".
+  EXPECT_EQ(budgetError("0.5B"), expected + "'0.5B'");
+  EXPECT_EQ(budgetError("0.0001KB"), expected + "'0.0001KB'");
+  EXPECT_EQ(budgetError(1.5),
+            "'memory_budget' must be a byte count or a string such as "
+            "'2GiB', got a number");
+  EXPECT_EQ(budgetError(true),
+            "'memory_budget' must be a byte count or a string such as "
+            "'2GiB', got a boolean");
+}
+
+// nlohmann stores a non-negative integer as number_unsigned: the minimum must
+// be checked for those too ("dim": 0 on a table once divided by zero).
+TEST(ModelParserIntegers, ZeroIsBelowTheMinimum) {
+  EXPECT_EQ(budgetError(0),
+            "'memory_budget' must be an integer in [1, 1125899906842624], "
+            "got 0");
+
+  Json j = minimalModel();
+  j["features"][0]["dim"] = 0;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/0/dim");
+  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 0");
+
+  j = minimalModel();
+  j["embeddings"][0]["dim"] = 0;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/dim");
+  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 0");
+
+  j = minimalModel();
+  j["training"]["batch_size"] = 0;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/training/batch_size");
+  EXPECT_EQ(e.message,
+            "'batch_size' must be an integer in [1, 16777216], got 0");
+
+  j = minimalModel();
+  j["layers"][1]["sizes"] = Json::parse("[8, 0]");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/1/sizes/1");
+  EXPECT_EQ(e.message,
+            "entries of 'sizes' must be integers in [1, 1048576], got 0");
+}
+
+TEST(ModelParserIntegers, RangesAreChecked) {
+  Json j = minimalModel();
+  j["features"][0]["dim"] = 65537;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/0/dim");
+  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 65537");
+
+  j["features"][0]["dim"] = 4.0;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/0/dim");
+  EXPECT_EQ(e.message,
+            "'dim' must be an integer in [1, 65536], got a number 4.0");
+
+  j = minimalModel();
+  j["training"]["seed"] = 18446744073709551615u; // above INT64_MAX
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/training/seed");
+  EXPECT_EQ(e.message, "'seed' must be an integer in [0, 9223372036854775807]"
+                       ", got 18446744073709551615");
+
+  j = minimalModel();
+  j["layers"][1]["sizes"] = Json::parse("[8, -1]");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/1/sizes/1");
+  EXPECT_EQ(e.message,
+            "entries of 'sizes' must be integers in [1, 1048576], got -1");
+
+  j = minimalModel();
+  j["embeddings"][0]["rows"] = 1099511627776; // 2^40 rows x 4 > 2^40
+  j["features"][1]["hash"] = true;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/rows");
+  EXPECT_EQ(e.message, "table 't' has 1099511627776 x 4 elements, more than "
+                       "the limit 2^40");
+}
+
+TEST(ModelParser, LayerWidthLimit) {
+  Json j = minimalModel();
+  j["features"][0]["dim"] = 65536;
+  j["layers"][0]["inputs"] = Json::array();
+  for (int i = 0; i < 16; ++i)
+    j["layers"][0]["inputs"].push_back("x");
+  j["layers"][0]["inputs"].push_back("ids");
+  // 16 x 65536 + 4 = 1048580 > 2^20.
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0");
+  EXPECT_EQ(e.message,
+            "layer 'cat' has width 1048580, more than the limit 1048576");
+
+  // dot_interaction: D + F(F-1)/2 with F = 1450 and D = 4.
+  j = minimalModel();
+  Json inputs = Json::array();
+  for (int i = 0; i < 1450; ++i)
+    inputs.push_back("ids");
+  j["layers"][0] = {{"name", "cat"}, {"type", "dot_interaction"},
+                    {"inputs", inputs}};
+  j["features"].erase(0);
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0");
+  EXPECT_EQ(e.message,
+            "layer 'cat' has width 1050529, more than the limit 1048576");
+}
+
+TEST(ModelParser, LossOperandsAreTwoDimensional) {
+  Json j = Json::parse(readExample("skipgram.json"));
+  j["loss"]["negative"] = "negatives";
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/loss/negative");
+  EXPECT_EQ(e.message,
+            "loss negative 'negatives' is B x 5 x 100; the loss needs a B x N "
+            "value (score the negatives with a 'dot' layer)");
+
+  j = minimalModel();
+  j["loss"]["input"] = "cat";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/loss/input");
+  EXPECT_EQ(e.message, "a 'bce_with_logits' loss needs a B x 1 input; 'cat' "
+                       "has width 8");
+}
+
+TEST(ModelParser, SymbolClashesFollowParameters) {
+  Json j = minimalModel();
+  j["embeddings"][0]["name"] = "forward";
+  j["features"][1]["table"] = "forward";
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/name");
+  EXPECT_EQ(e.message,
+            "table name 'forward' is reserved for the forward function");
+
+  // Without a bias, "out" has out_w0 and out_w1 but no out_b<i>.
+  j = minimalModel();
+  j["layers"][1]["bias"] = false;
+  j["embeddings"][0]["name"] = "out_b0";
+  j["features"][1]["table"] = "out_b0";
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->findLayer("out")->bias);
+  j["embeddings"][0]["name"] = "out_w1";
+  j["features"][1]["table"] = "out_w1";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/name");
+  EXPECT_EQ(e.message, "table name 'out_w1' clashes with a parameter of layer "
+                       "'out'; rename one of them");
+}
+
+//===----------------------------------------------------------------------===//
+// JSON pointers, duplicate keys and JSON syntax errors
+//===----------------------------------------------------------------------===//
+
+TEST(ModelParserPointers, UnknownKeyIsEscaped) {
+  Json j = minimalModel();
+  j["a/b~c"] = 1;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/a~1b~0c");
+  EXPECT_EQ(e.message,
+            "unknown field 'a/b~c' in the model (allowed: 'format', 'name', "
+            "'description', 'features', 'embeddings', 'layers', 'loss', "
+            "'optimizer', 'training', 'plan')");
+  EXPECT_EQ(e.line, 0);
+  EXPECT_EQ(e.format("m.json"), "m.json: error at /a~1b~0c: " + e.message);
+
+  j = minimalModel();
+  j["features"][2]["~/"] = true;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/2/~0~1");
+  EXPECT_EQ(e.message, "unknown field '~/' in a label feature (allowed: "
+                       "'name', 'type', 'kind')");
+}
+
+TEST(ModelParserPointers, DuplicateKeys) {
+  const std::string base = minimalModel().dump();
+
+  // Inside an array element, after a sibling whose own array has elements:
+  // the index must count elements of "layers", not of "inputs".
+  ModelError e = parseError(
+      replaceOnce(base, R"("sizes":[8,1])", R"("sizes":[8,1],"sizes":[2])"));
+  EXPECT_EQ(e.pointer, "/layers/1/sizes");
+  EXPECT_EQ(e.message, "duplicate key 'sizes'");
+  EXPECT_EQ(e.line, 0);
+  EXPECT_EQ(e.format("model.json"),
+            "model.json: error at /layers/1/sizes: duplicate key 'sizes'");
+
+  e = parseError(replaceOnce(base, R"("name":"mini")",
+                             R"("name":"mini","name":"other")"));
+  EXPECT_EQ(e.pointer, "/name");
+  EXPECT_EQ(e.message, "duplicate key 'name'");
+
+  e = parseError(replaceOnce(base, R"("lr":0.2)", R"("lr":0.2,"lr":0.3)"));
+  EXPECT_EQ(e.pointer, "/optimizer/embedding/lr");
+
+  e = parseError(
+      replaceOnce(base, R"("type":"label")",
+                  R"("type":"label","a/b~":1,"a/b~":2)"));
+  EXPECT_EQ(e.pointer, "/features/2/a~1b~0");
+  EXPECT_EQ(e.message, "duplicate key 'a/b~'");
+
+  // The same key in different objects is fine up to the schema check.
+  e = parseError(replaceOnce(base, R"("name":"mini")",
+                             R"("name":"mini","x":{"k":1},"y":{"k":2})"));
+  EXPECT_EQ(e.pointer, "/x");
+}
+
+TEST(ModelParserPointers, SchemaErrorsNameTheValue) {
+  Json j = minimalModel();
+  j["embeddings"] = Json::parse(R"([
+    {"name": "t", "rows": 100, "dim": 4},
+    {"name": "t1", "rows": 100, "dim": 4},
+    {"name": "t2", "rows": 100, "dim": 4},
+    {"name": "t3", "rows": 100, "dim": -4}
+  ])");
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.format("bad.json"),
+            "bad.json: error at /embeddings/3/dim: 'dim' must be an integer "
+            "in [1, 65536], got -4");
+
+  j = minimalModel();
+  j["layers"][0]["inputs"][1] = "nope";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0/inputs/1");
+  EXPECT_EQ(e.message,
+            "layer 'cat' names unknown input 'nope' (not a feature or a layer)");
+
+  j = minimalModel();
+  j["layers"][1]["input"] = "y";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/1/input");
+  EXPECT_EQ(e.message,
+            "label 'y' cannot be a layer input; the loss reads it");
+
+  j = minimalModel();
+  j["features"][1]["table"] = "tt";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/1/table");
+  EXPECT_EQ(e.message, "feature 'ids' names unknown table 'tt' (known: 't')");
+
+  j = minimalModel();
+  j["features"][1]["vocab"] = 101;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/1/vocab");
+  EXPECT_EQ(e.message.rfind("feature 'ids' has vocab 101 but table 't' has "
+                            "only 100 rows",
+                            0),
+            0u)
+      << e.message;
+
+  j = minimalModel();
+  j["layers"][0]["name"] = "x";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0/name");
+  EXPECT_EQ(e.message, "duplicate name 'x' (features and layers share one "
+                       "namespace)");
+
+  j = minimalModel();
+  j["layers"][0]["inputs"] = Json::parse(R"(["x", "out"])");
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0");
+  EXPECT_EQ(e.message, "layers form a cycle: cat -> out -> cat");
+
+  j = minimalModel();
+  j["layers"].push_back(
+      Json::parse(R"({"name": "extra", "type": "activation", "input": "x",
+                      "kind": "relu"})"));
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/2");
+  EXPECT_EQ(e.message, "layer 'extra' does not contribute to the loss");
+
+  j = minimalModel();
+  j["layers"][0]["type"] = "add";
+  j["features"][0]["dim"] = 5;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0/inputs/1");
+  EXPECT_EQ(e.message, "'add' inputs must all have the same width: 'ids' has "
+                       "width 4, 'x' has width 5");
+
+  j = minimalModel();
+  j["format"] = "embc.model/v2";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/format");
+  EXPECT_EQ(e.message, "unsupported model format 'embc.model/v2' (this embc "
+                       "reads 'embc.model/v1')");
+
+  j = minimalModel();
+  j["embeddings"][0]["name"] = "out_w0";
+  j["features"][1]["table"] = "out_w0";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/name");
+  EXPECT_EQ(e.message, "table name 'out_w0' clashes with a parameter of layer "
+                       "'out'; rename one of them");
+
+  e = parseError("[]");
+  EXPECT_EQ(e.pointer, "");
+  EXPECT_EQ(e.message, "the model must be an object, got an array");
+  EXPECT_EQ(e.format("m.json"),
+            "m.json: error at /: the model must be an object, got an array");
+}
+
+TEST(ModelParserJsonSyntax, LineAndColumn) {
+  ModelError e = parseError("{\n  \"format\": ,\n}");
+  EXPECT_EQ(e.pointer, "");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.column, 13);
+  EXPECT_EQ(e.message, "invalid JSON: syntax error while parsing value - "
+                       "unexpected ','; expected '[', '{', or a literal");
+  EXPECT_EQ(e.format("m.json"),
+            "m.json:2:13: error: invalid JSON: syntax error while parsing "
+            "value - unexpected ','; expected '[', '{', or a literal");
+
+  e = parseError("");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.column, 1);
+  EXPECT_EQ(e.message, "invalid JSON: syntax error while parsing value - "
+                       "unexpected end of input; expected '[', '{', or a "
+                       "literal");
+
+  // Unterminated object on the third line.
+  e = parseError("{\n\"a\": 1,\n\"b\": [1, 2");
+  EXPECT_EQ(e.pointer, "");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.column, 11); // just past the last character
+  EXPECT_EQ(e.message.rfind("invalid JSON: syntax error while parsing array",
+                            0),
+            0u)
+      << e.message;
+
+  // Trailing text after a complete value.
+  e = parseError("{}\n\n   x");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.column, 4);
+
+  // Invalid UTF-8 inside a string.
+  e = parseError("{\"name\": \"\xff\"}");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.column, 11);
+  EXPECT_EQ(e.message.rfind("invalid JSON: ", 0), 0u) << e.message;
+}
+
+TEST(ModelParserJsonSyntax, NumberOutOfRange) {
+  ModelError e = parseError("{\n  \"x\": 1e400\n}");
+  EXPECT_EQ(e.pointer, "");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.column, 8);
+  EXPECT_EQ(e.message, "invalid JSON: number out of range: 1e400");
+  EXPECT_EQ(e.format("m.json"),
+            "m.json:2:8: error: invalid JSON: number out of range: 1e400");
+
+  // Integers beyond 64 bits become doubles, which 'dim' rejects.
+  Json j = minimalModel();
+  std::string text = replaceOnce(j.dump(), R"("dim":4})",
+                                 R"("dim":99999999999999999999})");
+  e = parseError(text);
+  EXPECT_EQ(e.pointer, "/features/0/dim");
+  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got a number "
+                       "1e+20");
+}
+
+TEST(ModelParserJsonSyntax, NestingIsLimited) {
+  std::string deep = std::string(64, '[') + std::string(64, ']');
+  ModelError e = parseError(deep);
+  EXPECT_EQ(e.message, "the model must be an object, got an array");
+
+  deep = std::string(65, '[') + std::string(65, ']');
+  e = parseError(deep);
+  EXPECT_EQ(e.message, "JSON nesting deeper than 64 levels");
+  EXPECT_EQ(e.line, 0);
+  std::string expected;
+  for (int i = 0; i < 64; ++i)
+    expected += "/0";
+  EXPECT_EQ(e.pointer, expected);
+
+  // Far deeper than any stack would allow for a recursive parser.
+  deep = std::string(100000, '[');
+  e = parseError(deep);
+  EXPECT_EQ(e.message, "JSON nesting deeper than 64 levels");
+}
+
+// The 65th container is element 0 (or member "a") of the 64th, so its
+// pointer has 64 tokens.
+TEST(ModelParserJsonSyntax, NestingErrorPointsAtTheContainer) {
+  std::string expected;
+  for (int i = 0; i < 64; ++i)
+    expected += "/0";
+  ModelError e = parseError(std::string(65, '[') + std::string(65, ']'));
+  EXPECT_EQ(e.pointer, expected);
+
+  std::string objects, close;
+  for (int i = 0; i < 65; ++i) {
+    objects += "{\"a\":";
+    close += "}";
+  }
+  expected.clear();
+  for (int i = 0; i < 64; ++i)
+    expected += "/a";
+  e = parseError(objects + "1" + close);
+  EXPECT_EQ(e.pointer, expected);
+}
+
+//===----------------------------------------------------------------------===//
+// ModelError::format
+//===----------------------------------------------------------------------===//
+
+TEST(ModelErrorFormat, SchemaAndSyntaxForms) {
+  ModelError schema{"/embeddings/3/dim", "'dim' must be an integer"};
+  EXPECT_EQ(schema.format("bad.json"),
+            "bad.json: error at /embeddings/3/dim: 'dim' must be an integer");
+  ModelError root{"", "the model must be an object"};
+  EXPECT_EQ(root.format("a.json"),
+            "a.json: error at /: the model must be an object");
+  ModelError syntax{"", "invalid JSON: oops", 12, 5};
+  EXPECT_EQ(syntax.format("x.json"), "x.json:12:5: error: invalid JSON: oops");
+  EXPECT_EQ(syntax.format(""), ":12:5: error: invalid JSON: oops");
+}
+
+} // namespace
