@@ -63,7 +63,7 @@ int64_t DenseOp::getForwardBytes() {
               numElements(getResult());
   if (getBias())
     n += numElements(getBias());
-  return 4 * n;
+  return getElementBytes(getResult()) * n;
 }
 
 //===----------------------------------------------------------------------===//
@@ -76,7 +76,7 @@ int64_t ActivationOp::getForwardFlops() {
 }
 
 int64_t ActivationOp::getForwardBytes() {
-  return 2 * 4 * numElements(getInput());
+  return 2 * getElementBytes(getResult()) * numElements(getInput());
 }
 
 //===----------------------------------------------------------------------===//
@@ -111,7 +111,9 @@ LogicalResult ConcatOp::verify() {
 
 int64_t ConcatOp::getForwardFlops() { return 0; }
 
-int64_t ConcatOp::getForwardBytes() { return 2 * 4 * numElements(getResult()); }
+int64_t ConcatOp::getForwardBytes() {
+  return 2 * getElementBytes(getResult()) * numElements(getResult());
+}
 
 //===----------------------------------------------------------------------===//
 // AddOp
@@ -146,7 +148,8 @@ int64_t AddOp::getForwardFlops() {
 }
 
 int64_t AddOp::getForwardBytes() {
-  return 4 * numElements(getResult()) * (getInputs().size() + 1);
+  return getElementBytes(getResult()) * numElements(getResult()) *
+         (getInputs().size() + 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -180,6 +183,6 @@ LogicalResult DotOp::verify() {
 int64_t DotOp::getForwardFlops() { return 2 * numElements(getRhs()); }
 
 int64_t DotOp::getForwardBytes() {
-  return 4 * (numElements(getLhs()) + numElements(getRhs()) +
+  return getElementBytes(getResult()) * (numElements(getLhs()) + numElements(getRhs()) +
               numElements(getResult()));
 }

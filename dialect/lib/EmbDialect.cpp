@@ -51,6 +51,11 @@ LogicalResult embc::emb::verifySameFloatElementType(Operation *op) {
   return success();
 }
 
+int64_t embc::emb::getElementBytes(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
 int64_t embc::emb::getStorageElementBytes(StorageType storage) {
   switch (storage) {
   case StorageType::f32:

@@ -44,7 +44,7 @@ int64_t InteractionOp::getForwardFlops() {
 
 int64_t InteractionOp::getForwardBytes() {
   RankedTensorType in = tensorType(getInputs().front());
-  return 4 * (in.getNumElements() * getInputs().size() +
+  return getElementBytes(getResult()) * (in.getNumElements() * getInputs().size() +
               tensorType(getResult()).getNumElements());
 }
 
@@ -78,5 +78,5 @@ int64_t CrossOp::getForwardFlops() {
 int64_t CrossOp::getForwardBytes() {
   RankedTensorType x = tensorType(getX0());
   int64_t d = x.getDimSize(1);
-  return 4 * (3 * x.getNumElements() + d * d + d);
+  return getElementBytes(getResult()) * (3 * x.getNumElements() + d * d + d);
 }

@@ -75,7 +75,8 @@ int64_t LookupOp::getForwardFlops() {
 
 int64_t LookupOp::getForwardBytes() {
   // At least one row read per bag, plus the pooled output.
-  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() * 4;
+  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() *
+         getElementBytes(getResult());
 }
 
 //===----------------------------------------------------------------------===//
@@ -112,7 +113,8 @@ LogicalResult GatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 int64_t GatherOp::getForwardFlops() { return 0; }
 
 int64_t GatherOp::getForwardBytes() {
-  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() * 4;
+  return 2 * cast<RankedTensorType>(getResult().getType()).getNumElements() *
+         getElementBytes(getResult());
 }
 
 //===----------------------------------------------------------------------===//

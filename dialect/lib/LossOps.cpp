@@ -53,5 +53,6 @@ int64_t LossOp::getForwardFlops() {
 int64_t LossOp::getForwardBytes() {
   auto input = cast<RankedTensorType>(getInput().getType());
   auto target = cast<RankedTensorType>(getTarget().getType());
-  return 4 * (input.getNumElements() + target.getNumElements());
+  return getElementBytes(getInput()) *
+         (input.getNumElements() + target.getNumElements());
 }

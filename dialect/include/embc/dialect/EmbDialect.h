@@ -69,6 +69,10 @@ constexpr llvm::StringLiteral kForwardFuncName = "forward";
 /// same element type (compute ops do not mix precisions implicitly).
 mlir::LogicalResult verifySameFloatElementType(mlir::Operation *op);
 
+/// Bytes of one element of the tensor `v` (2 for f16/bf16, 4 for f32); the
+/// cost model multiplies element counts by it.
+int64_t getElementBytes(mlir::Value v);
+
 /// Bytes of one element of a table stored as `storage` (int8 rows carry a
 /// float scale and bias on top; see TableOp::getStorageBytes).
 int64_t getStorageElementBytes(StorageType storage);
