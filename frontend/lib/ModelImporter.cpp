@@ -168,8 +168,8 @@ private:
       values_[l.name] = buildLayer(l);
 
     const Loss &loss = model_.loss;
-    Value input = valueOf(loss.input, "/loss");
-    Value target = valueOf(loss.label, "/loss");
+    Value input = valueOf(loss.input);
+    Value target = valueOf(loss.label);
     Value lossValue = LossOp::create(
         builder_, locOf("/loss"), lossType,
         symbolizeOrDie(symbolizeLossKind(loss.type)), input, target);
@@ -179,7 +179,7 @@ private:
 
   /// The value of a feature (built on first use: hash, lookup or gather) or
   /// of an already built layer.
-  Value valueOf(const std::string &name, const std::string &pointer) {
+  Value valueOf(const std::string &name) {
     auto it = values_.find(name);
     if (it != values_.end())
       return it->second;
@@ -227,8 +227,6 @@ private:
       builder_.setInsertionPointToEnd(module_.getBody());
       // Keep parameters before the forward function.
       builder_.setInsertionPoint(&module_.getBody()->back());
-      if (module_.lookupSymbol(symbol))
-        symbolClash_ = symbol;
       ParamOp::create(builder_, locOf(l.pointer),
                       builder_.getStringAttr(symbol), TypeAttr::get(type),
                       toAttr(ctx_, init));
@@ -248,7 +246,7 @@ private:
     Location loc = locOf(l.pointer);
     SmallVector<Value> in;
     for (const std::string &name : l.inputs)
-      in.push_back(valueOf(name, l.pointer));
+      in.push_back(valueOf(name));
     const std::string &t = l.type;
     Initializer zeros{"zeros"};
 
@@ -302,10 +300,6 @@ private:
                          bias);
   }
 
-public:
-  std::string symbolClash_;
-
-private:
   const Model &model_;
   MLIRContext *ctx_;
   OpBuilder builder_;
@@ -323,14 +317,7 @@ OwningOpRef<ModuleOp> embc::frontend::importModel(const Model &model,
                                                   StringRef fileName) {
   context.getOrLoadDialect<EmbDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
-  Importer importer(model, context, fileName);
-  OwningOpRef<ModuleOp> module = importer.run();
-  if (!importer.symbolClash_.empty()) {
-    emitError(UnknownLoc::get(&context))
-        << "parameter symbol '@" << importer.symbolClash_
-        << "' clashes with a table of the same name; rename the table or the "
-           "layer";
-    return nullptr;
-  }
-  return module;
+  // The parser has rejected symbol clashes; the verifier in run() is the
+  // backstop for anything it missed.
+  return Importer(model, context, fileName).run();
 }
