@@ -1,0 +1,170 @@
+//===- Plan.h - the executable plan, as plain C++ ---------------*- C++ -*-===//
+//
+// What `embc` produces and `embrun` executes: buffers laid out in one arena,
+// the parameters and tables with their initialisers and optimizers, the data
+// inputs, and three kernel schedules (the training step, the optimizer update,
+// and the forward part used for evaluation). The compiler fills a Plan and
+// writes it with writePlan(); the runtime reads it back with readPlan(),
+// which validates everything before anything runs. Format: docs/plan-format.md.
+//
+// No MLIR here: the runtime links this, and GPU machines have no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_PLAN_H
+#define EMBC_RUNTIME_PLAN_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace embc::runtime {
+
+/// The plan format version this code reads and writes. A plan of another
+/// version is refused with a message naming both.
+inline constexpr uint32_t kPlanVersion = 1;
+
+enum class DType { F32, F64, I64 };
+const char *dtypeName(DType type);
+int64_t dtypeBytes(DType type);
+
+/// Why a buffer exists; the memory report groups by role.
+enum class BufferRole {
+  Table,          ///< embedding table rows
+  Param,          ///< dense parameter
+  Grad,           ///< dense gradient accumulator, or a table's sparse-gradient rows/values
+  OptimizerState, ///< momentum, accumulators, Adam moments
+  Input,          ///< a data input (dense values, ids, offsets, labels, negatives)
+  Activation,     ///< an intermediate value of the step
+  Workspace,      ///< scratch for a kernel
+};
+const char *roleName(BufferRole role);
+
+/// A region of the arena. `shape` is the capacity: a dynamic dimension (ids
+/// of jagged bags, sparse-gradient rows) is stored at its maximum, and the
+/// executor tracks how much of it a step fills.
+struct Buffer {
+  std::string name;
+  BufferRole role = BufferRole::Activation;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  bool dynamic = false;  ///< leading dimension filled up to a runtime length
+  int64_t offset = 0;    ///< bytes from the start of the arena (64-aligned)
+  int64_t bytes = 0;     ///< product(shape) * dtypeBytes(dtype)
+};
+
+struct Initializer {
+  std::string kind = "zeros"; ///< zeros, constant, uniform, normal, xavier_uniform, xavier_normal
+  double value = 0, low = 0, high = 0, mean = 0, std = 0, gain = 1;
+};
+
+/// An optimizer and its hyper-parameters (formulas: runtime/include/embc/runtime/cpu/Kernels.h).
+struct Optimizer {
+  std::string kind = "sgd"; ///< sgd, adagrad, rowwise_adagrad, adam, adamw, lamb
+  double lr = 0.01, momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0, initialAccumulator = 0;
+  std::string weightDecayMode = "global"; ///< lazy (touched rows only) or global
+};
+
+/// A trainable dense parameter: its values, gradient accumulator and
+/// optimizer state (0, 1 or 2 buffers, by optimizer).
+struct Param {
+  std::string name;
+  int32_t buffer = -1, grad = -1;
+  std::vector<int32_t> state;
+  Initializer init;
+  Optimizer optimizer;
+};
+
+/// An embedding table. Its gradient is sparse: `gradRows` (i64, capacity C)
+/// and `gradValues` (C x dim) receive one entry per looked-up id during the
+/// step(s); the update coalesces them and touches only those rows.
+struct Table {
+  std::string name;
+  int64_t rows = 0, dim = 0;
+  int32_t buffer = -1, gradRows = -1, gradValues = -1;
+  std::vector<int32_t> state;
+  Initializer init;
+  Optimizer optimizer;
+};
+
+/// One data input of the step, bound to a column of the data source.
+struct Input {
+  std::string feature;  ///< the model's feature name
+  std::string source;   ///< column of the data source (defaults to feature)
+  std::string role;     ///< dense, ids, offsets, weights, label, negatives
+  int32_t buffer = -1;
+  int64_t width = 0;    ///< dense: columns; negatives: count
+  int64_t vocab = 0;    ///< ids / negatives: raw id range (0 = unbounded, hashed)
+  int64_t hotness = 1;  ///< ids: max ids per example
+  std::string labelKind; ///< label: binary, real, class
+  double power = 0.75;  ///< negatives: unigram exponent
+};
+
+/// One kernel launch: an op name from the kernel catalogue
+/// (docs/plan-format.md), its operand and result buffers, and attributes.
+struct Kernel {
+  std::string op;
+  std::vector<int32_t> inputs, outputs;
+  nlohmann::json attrs = nlohmann::json::object();
+};
+
+struct TrainingConfig {
+  int64_t batchSize = 0;
+  int64_t gradAccumulation = 1; ///< micro-steps per optimizer update
+  double gradClipNorm = 0;      ///< 0: no clipping
+  std::string lrSchedule = "constant"; ///< constant, linear, cosine
+  int64_t warmupSteps = 0, decaySteps = 0;
+  uint64_t seed = 0;
+  std::string loss;             ///< bce_with_logits, mse, softmax_ce, neg_sampling
+  std::string precision = "fp32";
+};
+
+struct Plan {
+  uint32_t version = kPlanVersion;
+  std::string model;
+  std::string compiler; ///< the embc version that wrote it
+  TrainingConfig config;
+  std::vector<Buffer> buffers;
+  std::vector<Param> params;
+  std::vector<Table> tables;
+  std::vector<Input> inputs;
+  /// Forward then backward: run once per micro-batch. Gradient kernels
+  /// accumulate into the grad buffers (zeroed before each optimizer step).
+  std::vector<Kernel> step;
+  /// The optimizer update, once per `gradAccumulation` micro-steps.
+  std::vector<Kernel> update;
+  /// How many leading kernels of `step` are the forward pass (evaluation).
+  int64_t forwardKernels = 0;
+  int32_t lossBuffer = -1, predictionBuffer = -1;
+  int64_t arenaBytes = 0;
+  /// Free-form notes from the compiler (passes run, choices made).
+  std::vector<std::string> notes;
+
+  int64_t bytesWithRole(BufferRole role) const;
+};
+
+/// Serialises a plan: magic "EMBCPLAN", version, header length, checksum
+/// (xxh64 of the JSON body), JSON body. Deterministic for a given plan.
+std::string serializePlan(const Plan &plan);
+
+/// Parses and validates a serialised plan. On failure returns nothing and
+/// sets `error` to what is wrong (wrong magic or version, truncated,
+/// checksum mismatch, bad field, a buffer reference out of range, a layout
+/// that does not fit the arena, ...).
+std::optional<Plan> deserializePlan(const std::string &bytes, std::string &error);
+
+/// The plan as JSON, as stored in the file body (and `embc --emit=plan-json`).
+nlohmann::json planToJson(const Plan &plan);
+
+/// File helpers; errors name the path.
+bool writePlanFile(const std::string &path, const Plan &plan, std::string &error);
+std::optional<Plan> readPlanFile(const std::string &path, std::string &error);
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_PLAN_H
