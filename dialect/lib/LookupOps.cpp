@@ -17,9 +17,9 @@ static LogicalResult verifyHashFitsTable(Operation *op, Value ids,
   return success();
 }
 
-/// Finds the emb.table named by `table` or reports that it is missing.
-static FailureOr<TableOp> lookupTable(Operation *op, FlatSymbolRefAttr table,
-                                      SymbolTableCollection &symbolTable) {
+FailureOr<TableOp>
+embc::emb::lookupTable(Operation *op, FlatSymbolRefAttr table,
+                       SymbolTableCollection &symbolTable) {
   auto tableOp = symbolTable.lookupNearestSymbolFrom<TableOp>(op, table);
   if (!tableOp)
     return op->emitOpError("'")

@@ -106,6 +106,12 @@ private:
         p.dataParallel);
   }
 
+  /// Negatives are sampled from the rows of their table.
+  int64_t negativesRange(const Feature &f) {
+    const Table *t = model_.findTable(f.table);
+    return t ? t->rows : 0;
+  }
+
   /// Function arguments of one feature, with the attributes the runtime
   /// reads to bind data to them.
   void addFeatureArgs(const Feature &f, SmallVectorImpl<Type> &types,
@@ -118,6 +124,25 @@ private:
       if (maxIds)
         a.push_back(builder_.getNamedAttr(kMaxIdsArgAttrName,
                                           builder_.getI64IntegerAttr(maxIds)));
+      if (f.source != f.name)
+        a.push_back(builder_.getNamedAttr(kSourceArgAttrName,
+                                          builder_.getStringAttr(f.source)));
+      if (role == "ids" || role == "negatives") {
+        // Hashed features take any raw id: no range to check.
+        if (!f.hash)
+          a.push_back(builder_.getNamedAttr(
+              kVocabArgAttrName, builder_.getI64IntegerAttr(
+                                     role == "ids" ? f.vocab : negativesRange(f))));
+        if (role == "ids" && f.hotness != 1)
+          a.push_back(builder_.getNamedAttr(
+              kHotnessArgAttrName, builder_.getI64IntegerAttr(f.hotness)));
+      }
+      if (role == "label")
+        a.push_back(builder_.getNamedAttr(kLabelKindArgAttrName,
+                                          builder_.getStringAttr(f.labelKind)));
+      if (role == "negatives")
+        a.push_back(builder_.getNamedAttr(kPowerArgAttrName,
+                                          builder_.getF64FloatAttr(f.power)));
       types.push_back(type);
       attrs.push_back(builder_.getDictionaryAttr(a));
     };

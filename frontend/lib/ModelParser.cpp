@@ -242,13 +242,13 @@ Feature readFeature(const JsonNode &node) {
   std::string type =
       node.getEnum("type", {"dense", "sparse", "negatives", "label"});
   if (type == "dense") {
-    node.expectObject("a dense feature", {"name", "type", "dim"});
+    node.expectObject("a dense feature", {"name", "type", "dim", "source"});
     f.kind = FeatureKind::Dense;
     f.dim = node.getInt("dim", 1, kMaxDim);
   } else if (type == "sparse") {
     node.expectObject("a sparse feature", {"name", "type", "table", "vocab",
                                            "hotness", "pooling", "hash",
-                                           "weighted"});
+                                           "weighted", "source"});
     f.kind = FeatureKind::Sparse;
     f.table = node.getIdentifier("table");
     f.vocab = node.getInt("vocab", 1, kMaxRows);
@@ -261,7 +261,8 @@ Feature readFeature(const JsonNode &node) {
                               "'mean' with per-id weights)");
   } else if (type == "negatives") {
     node.expectObject("a negatives feature",
-                      {"name", "type", "table", "count", "power"});
+                      {"name", "type", "table", "count", "power",
+                       "source"});
     f.kind = FeatureKind::Negatives;
     f.table = node.getIdentifier("table");
     f.count = node.getInt("count", 1, kMaxNegatives);
@@ -269,11 +270,13 @@ Feature readFeature(const JsonNode &node) {
     if (!(f.power >= 0 && f.power <= 1))
       node.failAt("power", "'power' must be in [0, 1]");
   } else {
-    node.expectObject("a label feature", {"name", "type", "kind"});
+    node.expectObject("a label feature", {"name", "type", "kind", "source"});
     f.kind = FeatureKind::Label;
     f.labelKind = node.getEnum("kind", {"binary", "real", "class"}, "binary");
   }
   f.name = node.getIdentifier("name");
+  // The data column the feature reads; by default the one named like it.
+  f.source = node.has("source") ? node.getIdentifier("source") : f.name;
   return f;
 }
 

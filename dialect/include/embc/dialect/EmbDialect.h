@@ -47,6 +47,13 @@ void printReal(mlir::AsmPrinter &printer, Real r);
 
 #include "embc/dialect/EmbInterfaces.h.inc"
 
+namespace embc::emb {
+/// Marks the ops of the backward pass and the optimizer step (EmbGradOps.td):
+/// a training step's forward prefix is everything before its first such op.
+template <typename ConcreteType>
+class BackwardOp : public mlir::OpTrait::TraitBase<ConcreteType, BackwardOp> {};
+} // namespace embc::emb
+
 #define GET_OP_CLASSES
 #include "embc/dialect/EmbOps.h.inc"
 
@@ -62,6 +69,17 @@ constexpr llvm::StringLiteral kFeatureArgAttrName = "emb.feature";
 constexpr llvm::StringLiteral kRoleArgAttrName = "emb.role";
 /// Function argument attribute: upper bound on the number of ids per batch.
 constexpr llvm::StringLiteral kMaxIdsArgAttrName = "emb.max_ids";
+/// Function argument attribute: the data column a feature reads (absent:
+/// the column named like the feature).
+constexpr llvm::StringLiteral kSourceArgAttrName = "emb.source";
+/// Function argument attribute: the raw id range of a sparse feature.
+constexpr llvm::StringLiteral kVocabArgAttrName = "emb.vocab";
+/// Function argument attribute: the max ids per example of a sparse feature.
+constexpr llvm::StringLiteral kHotnessArgAttrName = "emb.hotness";
+/// Function argument attribute: binary, real or class, for a label.
+constexpr llvm::StringLiteral kLabelKindArgAttrName = "emb.label_kind";
+/// Function argument attribute: the unigram exponent of sampled negatives.
+constexpr llvm::StringLiteral kPowerArgAttrName = "emb.power";
 /// Name of the forward function the frontend emits.
 constexpr llvm::StringLiteral kForwardFuncName = "forward";
 
@@ -72,6 +90,11 @@ mlir::LogicalResult verifySameFloatElementType(mlir::Operation *op);
 /// Bytes of one element of the tensor `v` (2 for f16/bf16, 4 for f32); the
 /// cost model multiplies element counts by it.
 int64_t getElementBytes(mlir::Value v);
+
+/// Finds the emb.table named by `table` or reports on `op` that it is missing.
+mlir::FailureOr<TableOp> lookupTable(mlir::Operation *op,
+                                     mlir::FlatSymbolRefAttr table,
+                                     mlir::SymbolTableCollection &symbolTable);
 
 /// Bytes of one element of a table stored as `storage` (int8 rows carry a
 /// float scale and bias on top; see TableOp::getStorageBytes).

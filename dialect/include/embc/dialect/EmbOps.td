@@ -13,6 +13,8 @@ include "embc/dialect/EmbInterfaces.td"
 def Emb_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def Emb_IdTensor : RankedTensorOf<[AnySignlessInteger]>;
 def Emb_Cost : DeclareOpInterfaceMethods<Emb_CostOpInterface>;
+// Ops with a backward rule (see GradientOpInterface).
+def Emb_Differentiable : DeclareOpInterfaceMethods<Emb_GradientOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Module-level symbols
@@ -68,7 +70,7 @@ def Emb_ParamOp : Emb_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let hasVerifier = 1;
 }
 
-def Emb_GetOp : Emb_Op<"get", [Pure,
+def Emb_GetOp : Emb_Op<"get", [Emb_Differentiable, Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read a dense parameter as a tensor";
   let description = [{
@@ -88,7 +90,7 @@ def Emb_GetOp : Emb_Op<"get", [Pure,
 // Embedding access
 //===----------------------------------------------------------------------===//
 
-def Emb_LookupOp : Emb_Op<"lookup", [
+def Emb_LookupOp : Emb_Op<"lookup", [Emb_Differentiable,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
     MemoryEffects<[MemRead]>]> {
   let summary = "pooled lookup of jagged bags of ids";
@@ -118,7 +120,7 @@ def Emb_LookupOp : Emb_Op<"lookup", [
   let hasVerifier = 1;
 }
 
-def Emb_GatherOp : Emb_Op<"gather", [
+def Emb_GatherOp : Emb_Op<"gather", [Emb_Differentiable,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
     MemoryEffects<[MemRead]>]> {
   let summary = "unpooled lookup of a fixed-shape tensor of ids";
@@ -162,7 +164,7 @@ def Emb_HashOp : Emb_Op<"hash", [Pure, SameOperandsAndResultType]> {
 // Dense layers
 //===----------------------------------------------------------------------===//
 
-def Emb_DenseOp : Emb_Op<"dense", [Pure, Emb_Cost]> {
+def Emb_DenseOp : Emb_Op<"dense", [Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "fully connected layer: input x weight + bias";
   let description = [{
     `input` is B x K, `weight` is K x N, the optional `bias` has N entries;
@@ -184,7 +186,7 @@ def Emb_DenseOp : Emb_Op<"dense", [Pure, Emb_Cost]> {
 }
 
 def Emb_ActivationOp : Emb_Op<"activation",
-    [Pure, SameOperandsAndResultType, Emb_Cost]> {
+    [Emb_Differentiable, Pure, SameOperandsAndResultType, Emb_Cost]> {
   let summary = "elementwise activation";
   let description = [{
     Applies `relu`, `sigmoid`, `tanh` or `gelu` (tanh approximation)
@@ -199,7 +201,7 @@ def Emb_ActivationOp : Emb_Op<"activation",
   let assemblyFormat = "`` $kind $input attr-dict `:` type($input)";
 }
 
-def Emb_ConcatOp : Emb_Op<"concat", [Pure, Emb_Cost]> {
+def Emb_ConcatOp : Emb_Op<"concat", [Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "concatenate B x N_i tensors along the feature axis";
   let description = [{
     ```mlir
@@ -212,7 +214,8 @@ def Emb_ConcatOp : Emb_Op<"concat", [Pure, Emb_Cost]> {
   let hasVerifier = 1;
 }
 
-def Emb_AddOp : Emb_Op<"add", [Pure, AttrSizedOperandSegments, Emb_Cost]> {
+def Emb_AddOp : Emb_Op<"add", [Emb_Differentiable, Pure,
+    AttrSizedOperandSegments, Emb_Cost]> {
   let summary = "elementwise sum of same-shaped tensors, plus an optional bias";
   let description = [{
     Sums its `inputs` (all B x N); `bias` (N entries) is broadcast over the
@@ -238,7 +241,7 @@ def Emb_AddOp : Emb_Op<"add", [Pure, AttrSizedOperandSegments, Emb_Cost]> {
 // Feature interactions
 //===----------------------------------------------------------------------===//
 
-def Emb_InteractionOp : Emb_Op<"interaction", [Pure, Emb_Cost]> {
+def Emb_InteractionOp : Emb_Op<"interaction", [Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "DLRM pairwise dot-product interaction";
   let description = [{
     Given F feature vectors (each B x D), returns the dot products of every
@@ -258,7 +261,7 @@ def Emb_InteractionOp : Emb_Op<"interaction", [Pure, Emb_Cost]> {
   let hasVerifier = 1;
 }
 
-def Emb_CrossOp : Emb_Op<"cross", [Pure, Emb_Cost,
+def Emb_CrossOp : Emb_Op<"cross", [Emb_Differentiable, Pure, Emb_Cost,
     AllTypesMatch<["x0", "xl", "result"]>]> {
   let summary = "DCN-v2 cross layer: x0 * (xl W + b) + xl";
   let description = [{
@@ -279,7 +282,7 @@ def Emb_CrossOp : Emb_Op<"cross", [Pure, Emb_Cost,
   let hasVerifier = 1;
 }
 
-def Emb_DotOp : Emb_Op<"dot", [Pure, Emb_Cost]> {
+def Emb_DotOp : Emb_Op<"dot", [Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "row-wise dot products";
   let description = [{
     With `lhs` and `rhs` both B x D, returns B x 1 (matrix factorisation,
@@ -303,7 +306,7 @@ def Emb_DotOp : Emb_Op<"dot", [Pure, Emb_Cost]> {
 // Loss
 //===----------------------------------------------------------------------===//
 
-def Emb_LossOp : Emb_Op<"loss", [Pure, Emb_Cost]> {
+def Emb_LossOp : Emb_Op<"loss", [Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "mean training loss over the batch";
   let description = [{
     The mean over the batch of:
@@ -329,5 +332,7 @@ def Emb_LossOp : Emb_Op<"loss", [Pure, Emb_Cost]> {
   }];
   let hasVerifier = 1;
 }
+
+include "embc/dialect/EmbGradOps.td"
 
 #endif // EMBC_DIALECT_EMBOPS_TD

@@ -38,6 +38,7 @@ enum class FeatureKind { Dense, Sparse, Negatives, Label };
 struct Feature {
   std::string name;
   std::string pointer; ///< JSON pointer of the feature object
+  std::string source;  ///< data column it reads (default: its name)
   FeatureKind kind = FeatureKind::Dense;
   int64_t dim = 0;        ///< dense: width
   std::string table;      ///< sparse, negatives

@@ -1,0 +1,205 @@
+//===- GradOps.cpp - verifiers of the backward and update ops -------------===//
+//
+// The ops -emb-autodiff builds (EmbGradOps.td). Their verifiers catch a
+// gradient rule that builds mismatched shapes, so a broken rule fails at its
+// own op instead of in the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/dialect/EmbDialect.h"
+
+using namespace mlir;
+using namespace embc::emb;
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that `v` is a static 2-D tensor; names it `what` in the error.
+static LogicalResult verifyMatrix(Operation *op, Value v, StringRef what) {
+  RankedTensorType type = tensorType(v);
+  if (type.getRank() != 2 || !type.hasStaticShape())
+    return op->emitOpError() << what << " must be a static 2-D tensor, got "
+                             << type;
+  return success();
+}
+
+LogicalResult LossGradOp::verify() {
+  unsigned expected = getKind() == LossKind::neg_sampling ? 2 : 1;
+  if (getGrads().size() != expected)
+    return emitOpError("'") << stringifyLossKind(getKind()) << "' has "
+                            << expected << " gradient result(s), got "
+                            << getGrads().size();
+  if (getGrads()[0].getType() != getInput().getType())
+    return emitOpError("gradient type ")
+           << getGrads()[0].getType() << " must match the input type "
+           << getInput().getType();
+  if (expected == 2 && getGrads()[1].getType() != getTarget().getType())
+    return emitOpError("gradient type ")
+           << getGrads()[1].getType() << " must match the target type "
+           << getTarget().getType();
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult DenseGradInputOp::verify() {
+  if (failed(verifyMatrix(*this, getGrad(), "'grad'")) ||
+      failed(verifyMatrix(*this, getWeight(), "'weight'")) ||
+      failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  auto dy = tensorType(getGrad()).getShape();
+  auto w = tensorType(getWeight()).getShape();
+  auto dx = tensorType(getResult()).getShape();
+  if (dy[1] != w[1] || dx[0] != dy[0] || dx[1] != w[0])
+    return emitOpError("expected grad B x N, weight K x N and result B x K, "
+                       "got ")
+           << getGrad().getType() << ", " << getWeight().getType() << ", "
+           << getResult().getType();
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult DenseGradWeightOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "'input'")) ||
+      failed(verifyMatrix(*this, getGrad(), "'grad'")) ||
+      failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  auto x = tensorType(getInput()).getShape();
+  auto dy = tensorType(getGrad()).getShape();
+  auto dw = tensorType(getResult()).getShape();
+  if (x[0] != dy[0] || dw[0] != x[1] || dw[1] != dy[1])
+    return emitOpError("expected input B x K, grad B x N and result K x N, "
+                       "got ")
+           << getInput().getType() << ", " << getGrad().getType() << ", "
+           << getResult().getType();
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult BiasGradOp::verify() {
+  if (failed(verifyMatrix(*this, getGrad(), "'grad'")))
+    return failure();
+  RankedTensorType result = tensorType(getResult());
+  if (result.getRank() != 1 ||
+      result.getDimSize(0) != tensorType(getGrad()).getDimSize(1))
+    return emitOpError("result must have one entry per column of 'grad' (")
+           << tensorType(getGrad()).getDimSize(1) << "), got " << result;
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "'input'")) ||
+      failed(verifyMatrix(*this, getResult(), "result")))
+    return failure();
+  auto in = tensorType(getInput()).getShape();
+  auto out = tensorType(getResult()).getShape();
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (in[0] != out[0] || offset + out[1] > in[1])
+    return emitOpError("columns [")
+           << offset << ", " << offset + out[1] << ") of "
+           << getInput().getType() << " do not fit";
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult InteractionGradOp::verify() {
+  if (getResults().size() != getInputs().size())
+    return emitOpError("expected one gradient per input (")
+           << getInputs().size() << "), got " << getResults().size();
+  for (auto [in, out] : llvm::zip(getInputs(), getResults()))
+    if (in.getType() != out.getType())
+      return emitOpError("gradient type ")
+             << out.getType() << " must match its input type "
+             << in.getType();
+  int64_t f = getInputs().size();
+  int64_t pairs = getSelf() ? f * (f + 1) / 2 : f * (f - 1) / 2;
+  if (failed(verifyMatrix(*this, getGrad(), "'grad'")))
+    return failure();
+  if (tensorType(getGrad()).getDimSize(1) != pairs)
+    return emitOpError("'grad' must have ")
+           << pairs << " columns for " << f << " inputs, got "
+           << getGrad().getType();
+  return verifySameFloatElementType(*this);
+}
+
+LogicalResult DotGradOp::verify() { return verifySameFloatElementType(*this); }
+
+LogicalResult LookupGradOp::verify() {
+  RankedTensorType ids = tensorType(getIds());
+  RankedTensorType result = tensorType(getResult());
+  if (ids.getRank() != 1)
+    return emitOpError("'ids' must be 1-D, got ") << ids;
+  if (result.getRank() != 2 || result.getDimSize(0) != ids.getDimSize(0))
+    return emitOpError("result must have one row per id (")
+           << ids << "), got " << result;
+  if (failed(verifyMatrix(*this, getGrad(), "'grad'")))
+    return failure();
+  if (tensorType(getOffsets()).getDimSize(0) !=
+      tensorType(getGrad()).getDimSize(0) + 1)
+    return emitOpError("'offsets' must have batch + 1 entries");
+  if (tensorType(getGrad()).getDimSize(1) != result.getDimSize(1))
+    return emitOpError("result width must match 'grad' width");
+  return success();
+}
+
+LogicalResult
+LookupGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbolTable);
+  if (failed(table))
+    return failure();
+  if (tensorType(getResult()).getDimSize(1) != int64_t(table->getDim()))
+    return emitOpError("result width != dim of table @") << getTable();
+  return success();
+}
+
+LogicalResult
+AccumulateGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
+                                                            getParamAttr());
+  if (!param)
+    return emitOpError("'") << getParam()
+                            << "' does not name an emb.param in this module";
+  if (param.getType() != getGrad().getType())
+    return emitOpError("gradient type ")
+           << getGrad().getType() << " != type of @" << getParam() << " ("
+           << param.getType() << ")";
+  return success();
+}
+
+LogicalResult AccumulateRowsOp::verify() {
+  auto ids = tensorType(getIds()).getShape();
+  auto values = tensorType(getValues()).getShape();
+  if (values.size() != ids.size() + 1 || values.drop_back() != ids)
+    if (!(ids.size() == 1 && values.size() == 2 && ids[0] == values[0]))
+      return emitOpError("'values' must have the shape of 'ids' followed by "
+                         "the table dim, got ")
+             << getIds().getType() << " and " << getValues().getType();
+  return success();
+}
+
+LogicalResult
+AccumulateRowsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbolTable);
+  if (failed(table))
+    return failure();
+  if (tensorType(getValues()).getShape().back() != int64_t(table->getDim()))
+    return emitOpError("row width != dim of table @") << getTable();
+  return success();
+}
+
+LogicalResult
+CoalesceRowsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return lookupTable(*this, getTableAttr(), symbolTable);
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  if (!(getMaxNorm().convertToDouble() > 0))
+    return emitOpError("max_norm must be positive, got ")
+           << getMaxNorm().convertToDouble();
+  return success();
+}
+
+LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *target =
+      symbolTable.lookupNearestSymbolFrom(*this, getTargetAttr());
+  if (!target || !isa<ParamOp, TableOp>(target))
+    return emitOpError("'") << getTarget()
+                            << "' does not name an emb.param or emb.table";
+  return success();
+}

@@ -1,0 +1,26 @@
+//===- ToPlan.h - lowering a training module to a runtime plan --*- C++ -*-===//
+//
+// The codegen behind -emb-to-plan, callable from embc without a pass
+// manager. The result is the runtime's own Plan struct, so the compiler and
+// the runtime share one definition of the format.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_PASSES_TOPLAN_H
+#define EMBC_PASSES_TOPLAN_H
+
+#include "embc/runtime/Plan.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace embc {
+
+/// Lowers a module holding @train_step and @update (after -emb-autodiff) to
+/// a plan. Reports errors on the offending op and returns failure.
+mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module);
+
+/// A human-readable report of a plan: buffers by role, the arena, kernels.
+std::string formatPlanReport(const runtime::Plan &plan);
+
+} // namespace embc
+
+#endif // EMBC_PASSES_TOPLAN_H

@@ -1,0 +1,173 @@
+//===- Autodiff.cpp - -emb-autodiff -----------------------------------------===//
+//
+// Reverse-mode differentiation of @forward into @train_step, plus the
+// optimizer step @update. The pass knows no op's derivative: it walks the
+// forward ops backwards and asks each one (GradientOpInterface) to build its
+// own backward, summing the gradients of values used more than once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/Passes.h"
+
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "emb-autodiff"
+
+namespace embc {
+#define GEN_PASS_DEF_EMBAUTODIFFPASS
+#include "embc/passes/Passes.h.inc"
+} // namespace embc
+
+using namespace mlir;
+using namespace embc;
+using namespace embc::emb;
+
+namespace {
+
+constexpr StringLiteral kTrainStepName = "train_step";
+constexpr StringLiteral kUpdateName = "update";
+
+/// Whether a table's optimizer can honour its weight-decay mode with a
+/// sparse (touched rows only) update. Global decay of an untouched row is a
+/// pure scaling for SGD without momentum and for AdamW; for the others it
+/// would also move the row's optimizer state, i.e. a dense update.
+LogicalResult checkSparseDecay(TableOp table) {
+  OptimizerAttr opt = table.getOptimizer();
+  if (opt.getWeightDecay() == 0.0 ||
+      opt.getWeightDecayMode() != WeightDecayMode::global)
+    return success();
+  bool scalable = (opt.getKind() == OptimizerKind::sgd &&
+                   opt.getMomentum() == 0.0) ||
+                  opt.getKind() == OptimizerKind::adamw;
+  if (scalable)
+    return success();
+  return table.emitOpError("global weight decay with optimizer '")
+         << stringifyOptimizerKind(opt.getKind())
+         << (opt.getKind() == OptimizerKind::sgd ? "' with momentum" : "'")
+         << " would update every row's optimizer state each step (a dense "
+            "update of the table); use weight_decay_mode 'lazy', or sgd "
+            "without momentum or adamw";
+}
+
+struct AutodiffPass : embc::impl::EmbAutodiffPassBase<AutodiffPass> {
+  void runOnOperation() override;
+
+private:
+  LogicalResult buildBackward(func::FuncOp func);
+  void buildUpdate(ModuleOp module, func::FuncOp step);
+};
+
+/// Adds `grad` to the gradient recorded for `value` (summing with emb.add
+/// when the value already has one: it is used more than once).
+void accumulate(OpBuilder &b, Location loc, DenseMap<Value, Value> &grads,
+                Value value, Value grad) {
+  auto [it, inserted] = grads.try_emplace(value, grad);
+  if (!inserted)
+    it->second = AddOp::create(b, loc, value.getType(),
+                               ValueRange{it->second, grad}, Value());
+}
+
+LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() == 0)
+    return func.emitOpError("@forward must return the loss first");
+  Value loss = ret.getOperand(0);
+  if (!loss.getDefiningOp<LossOp>())
+    return func.emitOpError(
+        "the first result of @forward must be produced by emb.loss");
+
+  // Values that depend on something trainable (a parameter or a table).
+  DenseSet<Value> trainable;
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator()) {
+    forwardOps.push_back(&op);
+    bool reads = isa<GetOp, LookupOp, GatherOp>(op) ||
+                 llvm::any_of(op.getOperands(), [&](Value v) {
+                   return trainable.contains(v);
+                 });
+    if (reads && isa<GradientOpInterface>(op))
+      for (Value r : op.getResults())
+        trainable.insert(r);
+  }
+
+  OpBuilder b(ret);
+  DenseMap<Value, Value> grads;
+  grads[loss] = loss; // the loss's own value marks "d loss / d loss = 1"
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults())
+      resultGrads.push_back(grads.lookup(r));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(op);
+    if (!rule)
+      return op->emitOpError("has no gradient rule (GradientOpInterface) but "
+                             "lies between a trainable value and the loss");
+    SmallVector<bool> need;
+    for (Value operand : op->getOperands())
+      need.push_back(trainable.contains(operand));
+    SmallVector<Value> operandGrads;
+    size_t opsBefore = body.getOperations().size();
+    if (failed(rule.buildGradient(b, resultGrads, need, operandGrads)))
+      return failure();
+    numGradOps += body.getOperations().size() - opsBefore;
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
+      if (grad)
+        accumulate(b, op->getLoc(), grads, operand, grad);
+  }
+  func.setSymName(kTrainStepName);
+  return success();
+}
+
+void AutodiffPass::buildUpdate(ModuleOp module, func::FuncOp step) {
+  // Targets in the order their gradients first appear: deterministic plans.
+  llvm::SetVector<StringRef> params, tables;
+  step.walk([&](Operation *op) {
+    if (auto acc = dyn_cast<AccumulateGradOp>(op))
+      params.insert(acc.getParam());
+    else if (auto rows = dyn_cast<AccumulateRowsOp>(op))
+      tables.insert(rows.getTable());
+  });
+
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = step.getLoc();
+  auto update = func::FuncOp::create(b, loc, kUpdateName,
+                                     b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(update.addEntryBlock());
+  for (StringRef t : tables)
+    CoalesceRowsOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(), t));
+  Value scale;
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  if (training && training.getGradClipNorm() > 0.0)
+    scale = ClipGradNormOp::create(
+        b, loc, RankedTensorType::get({}, b.getF32Type()),
+        b.getF64FloatAttr(training.getGradClipNorm()));
+  for (StringRef p : params)
+    UpdateOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(), p), scale);
+  for (StringRef t : tables)
+    UpdateOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(), t), scale);
+  func::ReturnOp::create(b, loc);
+}
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto forward = module.lookupSymbol<func::FuncOp>(kForwardFuncName);
+  if (!forward) {
+    module.emitError("-emb-autodiff needs a func.func @forward");
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol(kTrainStepName) || module.lookupSymbol(kUpdateName)) {
+    module.emitError("the module already has @train_step or @update: "
+                     "-emb-autodiff runs once");
+    return signalPassFailure();
+  }
+  bool ok = true;
+  for (auto table : module.getOps<TableOp>())
+    ok &= succeeded(checkSparseDecay(table));
+  if (!ok || failed(buildBackward(forward)))
+    return signalPassFailure();
+  buildUpdate(module, forward);
+}
+
+} // namespace

@@ -1,0 +1,536 @@
+//===- ToPlan.cpp - -emb-to-plan ---------------------------------------------===//
+//
+// Codegen for the CPU runtime: every value of @train_step gets a buffer in
+// one arena, every op becomes a kernel of the plan's catalogue
+// (docs/plan-format.md), and the plan records the data inputs, parameters,
+// tables and their optimizer state. Buffers are laid out one after another;
+// -emb-plan-memory will later reuse memory between values whose lifetimes do
+// not overlap, and the report will show it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/Passes.h"
+#include "embc/passes/ToPlan.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#define DEBUG_TYPE "emb-to-plan"
+
+namespace embc {
+#define GEN_PASS_DEF_EMBTOPLANPASS
+#include "embc/passes/Passes.h.inc"
+} // namespace embc
+
+using namespace mlir;
+using namespace embc;
+using namespace embc::emb;
+namespace rt = embc::runtime;
+
+#ifndef EMBC_VERSION
+#define EMBC_VERSION "unknown"
+#endif
+
+namespace {
+
+rt::Initializer convertInit(InitializerAttr init) {
+  rt::Initializer out;
+  out.kind = stringifyInitKind(init.getKind()).str();
+  out.value = init.getValue();
+  out.low = init.getLow();
+  out.high = init.getHigh();
+  out.mean = init.getMean();
+  out.std = init.getStd();
+  out.gain = init.getGain();
+  return out;
+}
+
+rt::Optimizer convertOptimizer(OptimizerAttr opt) {
+  rt::Optimizer out;
+  out.kind = stringifyOptimizerKind(opt.getKind()).str();
+  out.lr = opt.getLr();
+  out.momentum = opt.getMomentum();
+  out.beta1 = opt.getBeta1();
+  out.beta2 = opt.getBeta2();
+  out.eps = opt.getEps();
+  out.weightDecay = opt.getWeightDecay();
+  out.initialAccumulator = opt.getInitialAccumulator();
+  out.weightDecayMode = stringifyWeightDecayMode(opt.getWeightDecayMode()).str();
+  return out;
+}
+
+/// Optimizer state buffers (shape of each) for a value of `shape`; rowwise
+/// Adagrad keeps one accumulator per row (leading dimension).
+SmallVector<std::vector<int64_t>> stateShapes(const rt::Optimizer &opt,
+                                             const std::vector<int64_t> &shape) {
+  if (opt.kind == "sgd")
+    return opt.momentum != 0.0 ? SmallVector<std::vector<int64_t>>{shape}
+                               : SmallVector<std::vector<int64_t>>{};
+  if (opt.kind == "adagrad")
+    return {shape};
+  if (opt.kind == "rowwise_adagrad")
+    return {{shape.size() > 1 ? shape.front() : 1}};
+  return {shape, shape}; // adam, adamw, lamb: first and second moments
+}
+
+class PlanBuilder {
+public:
+  explicit PlanBuilder(ModuleOp module) : module(module) {}
+  FailureOr<rt::Plan> build();
+
+private:
+  ModuleOp module;
+  rt::Plan plan;
+  DenseMap<Value, int32_t> bufferOf;
+  llvm::StringMap<int32_t> paramIndex, tableIndex;
+  int64_t idsCapacityFallback = 0;
+
+  int32_t addBuffer(std::string name, rt::BufferRole role, rt::DType dtype,
+                    std::vector<int64_t> shape, bool dynamic = false);
+  FailureOr<int32_t> valueBuffer(Operation *op, Value v, rt::BufferRole role,
+                                 StringRef name);
+  int64_t idCapacity(Value ids);
+  LogicalResult addParamsAndTables(func::FuncOp step, int64_t accumulation);
+  LogicalResult addInputs(func::FuncOp step);
+  LogicalResult lowerStep(func::FuncOp step);
+  LogicalResult lowerUpdate(func::FuncOp update);
+  FailureOr<rt::Kernel> lowerOp(Operation *op);
+  void layout();
+};
+
+int32_t PlanBuilder::addBuffer(std::string name, rt::BufferRole role,
+                               rt::DType dtype, std::vector<int64_t> shape,
+                               bool dynamic) {
+  rt::Buffer buffer;
+  buffer.name = std::move(name);
+  buffer.role = role;
+  buffer.dtype = dtype;
+  if (shape.empty())
+    shape.push_back(1); // scalars are one-element buffers
+  buffer.shape = std::move(shape);
+  buffer.dynamic = dynamic;
+  buffer.bytes = rt::dtypeBytes(dtype);
+  for (int64_t d : buffer.shape)
+    buffer.bytes *= d;
+  plan.buffers.push_back(std::move(buffer));
+  return int32_t(plan.buffers.size() - 1);
+}
+
+/// Upper bound on the number of ids a value holds in one batch.
+int64_t PlanBuilder::idCapacity(Value ids) {
+  auto type = cast<RankedTensorType>(ids.getType());
+  if (type.hasStaticShape())
+    return type.getNumElements();
+  if (auto arg = dyn_cast<BlockArgument>(ids)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (auto max = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                      kMaxIdsArgAttrName))
+      return max.getInt();
+  }
+  if (Operation *def = ids.getDefiningOp())
+    if (isa<HashOp>(def))
+      return idCapacity(def->getOperand(0));
+  return -1;
+}
+
+/// The buffer of `v`, created on first use as an activation. Dynamic 1-D
+/// id tensors and per-id gradient rows are sized by their id capacity.
+FailureOr<int32_t> PlanBuilder::valueBuffer(Operation *op, Value v,
+                                            rt::BufferRole role,
+                                            StringRef name) {
+  auto it = bufferOf.find(v);
+  if (it != bufferOf.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return op->emitOpError("produces a non-tensor value; the plan has no "
+                           "buffer for ")
+           << v.getType();
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  bool dynamic = !type.hasStaticShape();
+  if (dynamic) {
+    int64_t capacity = -1;
+    if (auto grad = dyn_cast_or_null<LookupGradOp>(v.getDefiningOp()))
+      capacity = idCapacity(grad.getIds());
+    else
+      capacity = idCapacity(v);
+    if (capacity < 0 || !type.isDynamicDim(0) || type.getNumDynamicDims() != 1)
+      return op->emitOpError("cannot bound the size of ")
+             << v.getType()
+             << ": a dynamic tensor needs an emb.max_ids bound on its ids";
+    shape[0] = capacity;
+  }
+  Type element = type.getElementType();
+  rt::DType dtype;
+  if (element.isF32())
+    dtype = rt::DType::F32;
+  else if (element.isF64())
+    dtype = rt::DType::F64;
+  else if (element.isSignlessInteger(64))
+    dtype = rt::DType::I64;
+  else
+    return op->emitOpError("element type ")
+           << element << " has no CPU kernels (f32, f64 and i64 do)";
+  int32_t id = addBuffer(name.str(), role, dtype, std::move(shape), dynamic);
+  bufferOf[v] = id;
+  return id;
+}
+
+LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
+                                              int64_t accumulation) {
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  rt::Optimizer dense = convertOptimizer(training.getDenseOptimizer());
+  for (auto param : module.getOps<ParamOp>()) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (!type.getElementType().isF32())
+      return param.emitOpError("has element type ")
+             << type.getElementType()
+             << "; the CPU runtime trains f32 parameters";
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    rt::Param p;
+    p.name = param.getSymName().str();
+    p.init = convertInit(param.getInit());
+    p.optimizer = dense;
+    p.buffer = addBuffer("param/" + p.name, rt::BufferRole::Param,
+                         rt::DType::F32, shape);
+    p.grad = addBuffer("grad/" + p.name, rt::BufferRole::Grad, rt::DType::F32,
+                       shape);
+    for (auto [i, s] : llvm::enumerate(stateShapes(dense, shape)))
+      p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
+                                  rt::BufferRole::OptimizerState,
+                                  rt::DType::F32, s));
+    paramIndex[p.name] = int32_t(plan.params.size());
+    plan.params.push_back(std::move(p));
+  }
+
+  // Each table's sparse gradient holds one row per id looked up in it, over
+  // all the micro-batches of an optimizer step.
+  llvm::StringMap<int64_t> gradCapacity;
+  WalkResult walk = step.walk([&](AccumulateRowsOp acc) {
+    int64_t ids = idCapacity(acc.getIds());
+    if (ids < 0) {
+      acc.emitOpError("cannot bound the number of ids");
+      return WalkResult::interrupt();
+    }
+    gradCapacity[acc.getTable()] += ids * accumulation;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  for (auto table : module.getOps<TableOp>()) {
+    if (table.getStorage() != StorageType::f32)
+      return table.emitOpError("is stored as ")
+             << stringifyStorageType(table.getStorage())
+             << "; the CPU runtime trains f32 tables (quantised storage "
+                "comes with -emb-quantize)";
+    rt::Table t;
+    t.name = table.getSymName().str();
+    t.rows = int64_t(table.getRows());
+    t.dim = int64_t(table.getDim());
+    t.init = convertInit(table.getInit());
+    t.optimizer = convertOptimizer(table.getOptimizer());
+    std::vector<int64_t> shape = {t.rows, t.dim};
+    t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table,
+                         rt::DType::F32, shape);
+    int64_t capacity = std::max<int64_t>(gradCapacity.lookup(t.name), 1);
+    t.gradRows = addBuffer("grad_rows/" + t.name, rt::BufferRole::Grad,
+                           rt::DType::I64, {capacity}, /*dynamic=*/true);
+    t.gradValues = addBuffer("grad_values/" + t.name, rt::BufferRole::Grad,
+                             rt::DType::F32, {capacity, t.dim},
+                             /*dynamic=*/true);
+    for (auto [i, s] : llvm::enumerate(stateShapes(t.optimizer, shape)))
+      t.state.push_back(addBuffer("state/" + t.name + "/" + std::to_string(i),
+                                  rt::BufferRole::OptimizerState,
+                                  rt::DType::F32, s));
+    tableIndex[t.name] = int32_t(plan.tables.size());
+    plan.tables.push_back(std::move(t));
+  }
+  return success();
+}
+
+LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
+  for (BlockArgument arg : step.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto feature = step.getArgAttrOfType<StringAttr>(i, kFeatureArgAttrName);
+    auto role = step.getArgAttrOfType<StringAttr>(i, kRoleArgAttrName);
+    if (!feature || !role)
+      return step.emitOpError("argument ")
+             << i << " has no emb.feature / emb.role: the plan cannot bind "
+             << "it to data";
+    rt::Input input;
+    input.feature = feature.str();
+    input.role = role.str();
+    auto source = step.getArgAttrOfType<StringAttr>(i, kSourceArgAttrName);
+    input.source = source ? source.str() : input.feature;
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (type.getRank() == 2)
+      input.width = type.getDimSize(1);
+    if (auto vocab = step.getArgAttrOfType<IntegerAttr>(i, kVocabArgAttrName))
+      input.vocab = vocab.getInt();
+    if (auto hot = step.getArgAttrOfType<IntegerAttr>(i, kHotnessArgAttrName))
+      input.hotness = hot.getInt();
+    if (auto kind = step.getArgAttrOfType<StringAttr>(i, kLabelKindArgAttrName))
+      input.labelKind = kind.str();
+    if (auto power = step.getArgAttrOfType<FloatAttr>(i, kPowerArgAttrName))
+      input.power = power.getValueAsDouble();
+    FailureOr<int32_t> buffer =
+        valueBuffer(step, arg, rt::BufferRole::Input,
+                    "input/" + input.feature + "/" + input.role);
+    if (failed(buffer))
+      return failure();
+    input.buffer = *buffer;
+    plan.inputs.push_back(std::move(input));
+  }
+  return success();
+}
+
+/// Kernel name: the op's name without the dialect prefix.
+rt::Kernel kernelFor(Operation *op) {
+  rt::Kernel k;
+  k.op = op->getName().stripDialect().str();
+  return k;
+}
+
+FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
+  rt::Kernel k = kernelFor(op);
+  auto tableAttr = [&](StringRef name) { k.attrs["table"] = tableIndex.lookup(name); };
+  // Attributes each kernel needs beyond its buffers' shapes.
+  if (auto lookup = dyn_cast<LookupOp>(op)) {
+    tableAttr(lookup.getTable());
+    k.attrs["pooling"] = stringifyPooling(lookup.getPooling()).str();
+  } else if (auto grad = dyn_cast<LookupGradOp>(op)) {
+    tableAttr(grad.getTable());
+    k.attrs["pooling"] = stringifyPooling(grad.getPooling()).str();
+  } else if (auto gather = dyn_cast<GatherOp>(op)) {
+    tableAttr(gather.getTable());
+  } else if (auto hash = dyn_cast<HashOp>(op)) {
+    k.attrs["buckets"] = int64_t(hash.getBuckets());
+    k.attrs["seed"] = int64_t(hash.getSeed());
+  } else if (auto act = dyn_cast<ActivationOp>(op)) {
+    k.attrs["kind"] = stringifyActivation(act.getKind()).str();
+  } else if (auto act = dyn_cast<ActivationGradOp>(op)) {
+    k.attrs["kind"] = stringifyActivation(act.getKind()).str();
+  } else if (auto loss = dyn_cast<LossOp>(op)) {
+    k.attrs["kind"] = stringifyLossKind(loss.getKind()).str();
+  } else if (auto loss = dyn_cast<LossGradOp>(op)) {
+    k.attrs["kind"] = stringifyLossKind(loss.getKind()).str();
+  } else if (auto inter = dyn_cast<InteractionOp>(op)) {
+    k.attrs["self"] = bool(inter.getSelf());
+  } else if (auto inter = dyn_cast<InteractionGradOp>(op)) {
+    k.attrs["self"] = bool(inter.getSelf());
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    k.attrs["offset"] = int64_t(slice.getOffset());
+  } else if (auto add = dyn_cast<AddOp>(op)) {
+    k.attrs["bias"] = bool(add.getBias());
+  } else if (auto dense = dyn_cast<DenseOp>(op)) {
+    k.attrs["bias"] = bool(dense.getBias());
+  } else if (auto acc = dyn_cast<AccumulateGradOp>(op)) {
+    int32_t p = paramIndex.lookup(acc.getParam());
+    k.attrs["param"] = p;
+    k.inputs.push_back(bufferOf.lookup(acc.getGrad()));
+    k.outputs.push_back(plan.params[p].grad);
+    return k;
+  } else if (auto acc = dyn_cast<AccumulateRowsOp>(op)) {
+    int32_t t = tableIndex.lookup(acc.getTable());
+    k.attrs["table"] = t;
+    k.inputs = {bufferOf.lookup(acc.getIds()), bufferOf.lookup(acc.getValues())};
+    k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
+    return k;
+  } else if (!isa<DenseGradInputOp, DenseGradWeightOp, BiasGradOp, ConcatOp,
+                  CrossOp, CrossGradOp, DotOp, DotGradOp, InteractionOp>(op)) {
+    return op->emitOpError("has no kernel in the plan's catalogue");
+  }
+  for (Value v : op->getOperands())
+    k.inputs.push_back(bufferOf.lookup(v));
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    FailureOr<int32_t> buffer =
+        valueBuffer(op, r, rt::BufferRole::Activation,
+                    "act/" + std::to_string(plan.buffers.size()) + "/" + k.op);
+    if (failed(buffer))
+      return failure();
+    k.outputs.push_back(*buffer);
+  }
+  return k;
+}
+
+LogicalResult PlanBuilder::lowerStep(func::FuncOp step) {
+  bool inBackward = false;
+  for (Operation &op : step.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      plan.lossBuffer = bufferOf.lookup(ret.getOperand(0));
+      if (ret.getNumOperands() > 1)
+        plan.predictionBuffer = bufferOf.lookup(ret.getOperand(1));
+      continue;
+    }
+    if (auto get = dyn_cast<GetOp>(op)) { // a read of the parameter itself
+      bufferOf[get.getResult()] = plan.params[paramIndex.lookup(get.getParam())].buffer;
+      continue;
+    }
+    if (op.hasTrait<BackwardOp>() && !inBackward) {
+      inBackward = true;
+      plan.forwardKernels = int64_t(plan.step.size());
+    }
+    FailureOr<rt::Kernel> kernel = lowerOp(&op);
+    if (failed(kernel))
+      return failure();
+    plan.step.push_back(std::move(*kernel));
+  }
+  if (!inBackward)
+    plan.forwardKernels = int64_t(plan.step.size());
+  return success();
+}
+
+LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
+  double gradScale = 1.0 / double(plan.config.gradAccumulation);
+  int32_t scaleBuffer = -1;
+  for (Operation &op : update.getBody().front()) {
+    rt::Kernel k = kernelFor(&op);
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (auto coalesce = dyn_cast<CoalesceRowsOp>(op)) {
+      int32_t t = tableIndex.lookup(coalesce.getTable());
+      k.attrs["table"] = t;
+      k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
+    } else if (auto clip = dyn_cast<ClipGradNormOp>(op)) {
+      k.attrs["max_norm"] = clip.getMaxNorm().convertToDouble();
+      k.attrs["grad_scale"] = gradScale;
+      for (const rt::Param &p : plan.params)
+        k.inputs.push_back(p.grad);
+      for (const rt::Table &t : plan.tables)
+        k.inputs.push_back(t.gradValues);
+      scaleBuffer = addBuffer("clip_scale", rt::BufferRole::Workspace,
+                              rt::DType::F32, {1});
+      bufferOf[clip.getScale()] = scaleBuffer;
+      k.outputs = {scaleBuffer};
+    } else if (auto upd = dyn_cast<UpdateOp>(op)) {
+      k.attrs["grad_scale"] = gradScale;
+      auto param = paramIndex.find(upd.getTarget());
+      if (param != paramIndex.end()) {
+        const rt::Param &p = plan.params[param->second];
+        k.op = "update_param";
+        k.attrs["param"] = param->second;
+        k.inputs = {p.grad};
+        k.outputs = {p.buffer};
+        k.outputs.insert(k.outputs.end(), p.state.begin(), p.state.end());
+      } else {
+        int32_t t = tableIndex.lookup(upd.getTarget());
+        const rt::Table &table = plan.tables[t];
+        k.op = "update_table";
+        k.attrs["table"] = t;
+        k.inputs = {table.gradRows, table.gradValues};
+        k.outputs = {table.buffer};
+        k.outputs.insert(k.outputs.end(), table.state.begin(), table.state.end());
+      }
+      if (upd.getScale())
+        k.inputs.push_back(bufferOf.lookup(upd.getScale()));
+    } else {
+      return op.emitOpError("has no kernel in the plan's update catalogue");
+    }
+    plan.update.push_back(std::move(k));
+  }
+  return success();
+}
+
+void PlanBuilder::layout() {
+  int64_t offset = 0;
+  for (rt::Buffer &b : plan.buffers) {
+    b.offset = offset;
+    offset += (b.bytes + 63) / 64 * 64;
+  }
+  plan.arenaBytes = offset;
+}
+
+FailureOr<rt::Plan> PlanBuilder::build() {
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  auto update = module.lookupSymbol<func::FuncOp>("update");
+  if (!step || !update)
+    return module.emitError("-emb-to-plan needs @train_step and @update: run "
+                            "-emb-autodiff first");
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  if (!training)
+    return module.emitError("the module has no emb.training attribute");
+
+  plan.model = module.getSymName() ? module.getSymName()->str() : "model";
+  plan.compiler = std::string("embc ") + EMBC_VERSION;
+  rt::TrainingConfig &config = plan.config;
+  config.batchSize = training.getBatchSize();
+  config.gradAccumulation = training.getGradAccumulation();
+  config.gradClipNorm = training.getGradClipNorm();
+  config.lrSchedule = stringifyLrSchedule(training.getLrSchedule()).str();
+  config.warmupSteps = training.getWarmupSteps();
+  config.decaySteps = training.getDecaySteps();
+  config.seed = uint64_t(training.getSeed());
+  config.precision = stringifyPrecision(training.getPrecision()).str();
+  step.walk([&](LossOp loss) {
+    config.loss = stringifyLossKind(loss.getKind()).str();
+  });
+  if (config.precision != "fp32")
+    return module.emitError("precision '")
+           << config.precision
+           << "' needs -emb-quantize; the CPU runtime computes in fp32";
+
+  if (failed(addParamsAndTables(step, config.gradAccumulation)) ||
+      failed(addInputs(step)) || failed(lowerStep(step)) ||
+      failed(lowerUpdate(update)))
+    return failure();
+  layout();
+  plan.notes.push_back("-emb-autodiff: " +
+                       std::to_string(plan.step.size() - plan.forwardKernels) +
+                       " backward kernels, " +
+                       std::to_string(plan.update.size()) + " update kernels");
+  plan.notes.push_back("-emb-to-plan: buffers laid out without reuse "
+                       "(-emb-plan-memory not run)");
+  return plan;
+}
+
+struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    FailureOr<rt::Plan> plan = buildPlan(getOperation());
+    if (failed(plan))
+      return signalPassFailure();
+    std::string error;
+    auto output = openOutputFile(outputFile, &error);
+    if (!output) {
+      getOperation().emitError(error);
+      return signalPassFailure();
+    }
+    if (emitJson)
+      output->os() << rt::planToJson(*plan).dump(2) << "\n";
+    else
+      output->os() << rt::serializePlan(*plan);
+    output->keep();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+
+FailureOr<rt::Plan> embc::buildPlan(ModuleOp module) {
+  return PlanBuilder(module).build();
+}
+
+std::string embc::formatPlanReport(const rt::Plan &plan) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto mib = [](int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
+  os << "plan for '" << plan.model << "': " << plan.buffers.size()
+     << " buffers, " << plan.step.size() << " step kernels ("
+     << plan.forwardKernels << " forward), " << plan.update.size()
+     << " update kernels\n";
+  const rt::BufferRole roles[] = {
+      rt::BufferRole::Table,  rt::BufferRole::Param,
+      rt::BufferRole::Grad,   rt::BufferRole::OptimizerState,
+      rt::BufferRole::Input,  rt::BufferRole::Activation,
+      rt::BufferRole::Workspace};
+  for (rt::BufferRole role : roles)
+    if (int64_t bytes = plan.bytesWithRole(role))
+      os << llvm::format("  %-16s %10.2f MiB\n", rt::roleName(role), mib(bytes));
+  os << llvm::format("  %-16s %10.2f MiB (one arena, allocated by embrun)\n",
+                     "arena", mib(plan.arenaBytes));
+  for (const std::string &note : plan.notes)
+    os << "  note: " << note << "\n";
+  return s;
+}

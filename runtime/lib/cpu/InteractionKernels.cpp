@@ -1,0 +1,164 @@
+//===- InteractionKernels.cpp - feature interactions, DCN cross, dot ------===//
+//
+// The kernels that combine embeddings: DLRM's pairwise dot interaction, the
+// DCN-v2 cross layer and the batched dot product of skip-gram / matrix
+// factorisation. Work is parallel over the batch; each output row is written
+// by one thread in a fixed order (deterministic). The cross layer's D x D
+// products go to BLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/cpu/Kernels.h"
+
+#include "Gemm.h"
+#include "KernelSupport.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace embc::runtime::cpu {
+
+using detail::kParallelWork;
+
+// --- Pairwise interaction -----------------------------------------------------
+
+template <class T>
+void interactionForward(const std::vector<const T *> &xs, T *y, int64_t B, int64_t D, bool self) {
+  const int64_t F = int64_t(xs.size());
+  const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+#pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
+  for (int64_t b = 0; b < B; ++b) {
+    T *out = y + b * P;
+    int64_t p = 0;
+    for (int64_t i = 0; i < F; ++i)
+      for (int64_t j = self ? i : i + 1; j < F; ++j)
+        out[p++] = detail::dot(xs[i] + b * D, xs[j] + b * D, D);
+  }
+}
+
+template <class T>
+void interactionGrad(const T *dy, const std::vector<const T *> &xs, const std::vector<T *> &dxs,
+                     int64_t B, int64_t D, bool self) {
+  const int64_t F = int64_t(xs.size());
+  if (dxs.size() != xs.size())
+    throw std::invalid_argument("interactionGrad: " + std::to_string(xs.size()) +
+                                " inputs but " + std::to_string(dxs.size()) + " gradients");
+  const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+#pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t i = 0; i < F; ++i)
+      detail::fillZero(dxs[i] + b * D, D);
+    const T *g = dy + b * P;
+    int64_t p = 0;
+    for (int64_t i = 0; i < F; ++i) {
+      const T *xi = xs[i] + b * D;
+      T *dxi = dxs[i] + b * D;
+      for (int64_t j = self ? i : i + 1; j < F; ++j, ++p) {
+        if (i == j) { // d<x, x>/dx = 2x
+          detail::axpy(T(2) * g[p], xi, dxi, D);
+          continue;
+        }
+        const T *xj = xs[j] + b * D;
+        detail::axpy(g[p], xj, dxi, D);
+        detail::axpy(g[p], xi, dxs[j] + b * D, D);
+      }
+    }
+  }
+}
+
+// --- DCN-v2 cross layer -------------------------------------------------------
+
+// y must not alias x0 or xl: the GEMM writes xl * w into y first.
+template <class T>
+void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D) {
+  detail::gemm<T>(false, false, B, D, D, T(1), xl, w, T(0), y);
+#pragma omp parallel for schedule(static) if (B * D > kParallelWork)
+  for (int64_t r = 0; r < B; ++r) {
+    const T *__restrict a = x0 + r * D;
+    const T *__restrict l = xl + r * D;
+    T *__restrict out = y + r * D;
+    for (int64_t j = 0; j < D; ++j)
+      out[j] = a[j] * (out[j] + b[j]) + l[j];
+  }
+}
+
+// With u = xl w + b and y = x0 * u + xl:
+//   du = dy * x0,  dx0 = dy * u,  dxl = du w^T + dy,  dw = xl^T du,  db = sum_rows du.
+// dx0 first holds du (so no scratch is needed), then is overwritten by dy * u.
+template <class T>
+void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
+               T *dw, T *db, int64_t B, int64_t D) {
+  const int64_t n = B * D;
+#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
+  for (int64_t i = 0; i < n; ++i)
+    dx0[i] = dy[i] * x0[i];
+  detail::gemm<T>(true, false, D, D, B, T(1), xl, dx0, T(0), dw);
+  biasGrad(dx0, db, B, D);
+#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
+  for (int64_t i = 0; i < n; ++i)
+    dxl[i] = dy[i];
+  detail::gemm<T>(false, true, B, D, D, T(1), dx0, w, T(1), dxl);
+
+  detail::gemm<T>(false, false, B, D, D, T(1), xl, w, T(0), dx0);
+#pragma omp parallel for schedule(static) if (n > kParallelWork)
+  for (int64_t r = 0; r < B; ++r) {
+    const T *__restrict g = dy + r * D;
+    T *__restrict out = dx0 + r * D;
+    for (int64_t j = 0; j < D; ++j)
+      out[j] = g[j] * (out[j] + b[j]);
+  }
+}
+
+// --- Batched dot ------------------------------------------------------------
+
+template <class T>
+void dotForward(const T *lhs, const T *rhs, T *y, int64_t B, int64_t K, int64_t D) {
+  const int64_t perRow = K == 0 ? 1 : K;
+#pragma omp parallel for schedule(static) if (B * perRow * D > kParallelWork)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < perRow; ++k)
+      y[b * perRow + k] = detail::dot(lhs + b * D, rhs + (b * perRow + k) * D, D);
+}
+
+// K == 0 is the one-column case of K == 1 (rhs is B x D either way).
+template <class T>
+void dotGrad(const T *dy, const T *lhs, const T *rhs, T *dlhs, T *drhs, int64_t B, int64_t K,
+             int64_t D) {
+  const int64_t perRow = K == 0 ? 1 : K;
+#pragma omp parallel for schedule(static) if (B * perRow * D > kParallelWork)
+  for (int64_t b = 0; b < B; ++b) {
+    const T *__restrict l = lhs + b * D;
+    T *__restrict dl = dlhs + b * D;
+    detail::fillZero(dl, D);
+    for (int64_t k = 0; k < perRow; ++k) {
+      const T g = dy[b * perRow + k];
+      const T *__restrict r = rhs + (b * perRow + k) * D;
+      T *__restrict dr = drhs + (b * perRow + k) * D;
+      for (int64_t j = 0; j < D; ++j) {
+        dl[j] += g * r[j];
+        dr[j] = g * l[j];
+      }
+    }
+  }
+}
+
+// --- Explicit instantiations ------------------------------------------------
+
+#define EMBC_INSTANTIATE_INTERACTION(T)                                                            \
+  template void interactionForward<T>(const std::vector<const T *> &, T *, int64_t, int64_t,      \
+                                      bool);                                                       \
+  template void interactionGrad<T>(const T *, const std::vector<const T *> &,                     \
+                                   const std::vector<T *> &, int64_t, int64_t, bool);             \
+  template void crossForward<T>(const T *, const T *, const T *, const T *, T *, int64_t,         \
+                                int64_t);                                                          \
+  template void crossGrad<T>(const T *, const T *, const T *, const T *, const T *, T *, T *, T *, \
+                             T *, int64_t, int64_t);                                               \
+  template void dotForward<T>(const T *, const T *, T *, int64_t, int64_t, int64_t);              \
+  template void dotGrad<T>(const T *, const T *, const T *, T *, T *, int64_t, int64_t, int64_t);
+
+EMBC_INSTANTIATE_INTERACTION(float)
+EMBC_INSTANTIATE_INTERACTION(double)
+
+#undef EMBC_INSTANTIATE_INTERACTION
+
+} // namespace embc::runtime::cpu

@@ -1,0 +1,200 @@
+//===- LossKernels.cpp - training losses and their input gradients --------===//
+//
+// bce_with_logits, mse, softmax_ce and neg_sampling, each the mean over the
+// batch. Written in numerically stable forms: softplus(x) =
+// max(x, 0) + log1p(exp(-|x|)) for the logistic losses and log-sum-exp with
+// the row maximum subtracted for softmax, so large logits neither overflow
+// nor lose the loss to cancellation. The batch sum goes through the fixed
+// chunked reduction, so the loss is the same whatever the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/cpu/Kernels.h"
+
+#include "KernelSupport.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace embc::runtime::cpu {
+
+using detail::kParallelWork;
+
+namespace {
+
+/// log(1 + exp(x)) without overflow.
+inline double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
+
+/// 1 / (1 + exp(-x)) without overflow in exp for large |x|.
+template <class T> inline T stableSigmoid(T x) {
+  if (x >= T(0))
+    return T(1) / (T(1) + std::exp(-x));
+  const T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+/// The class index of a softmax_ce target, checked against the class count.
+template <class T> int64_t classIndex(const T *target, int64_t b, int64_t C, const char *where) {
+  const T raw = target[b];
+  const int64_t c = static_cast<int64_t>(raw);
+  if (!(raw >= T(0)) || static_cast<T>(c) != raw || c >= C)
+    throw std::invalid_argument(std::string(where) + ": softmax_ce target of row " +
+                                std::to_string(b) + " is " + std::to_string(double(raw)) +
+                                ", not a class index in [0, " + std::to_string(C) + ")");
+  return c;
+}
+
+template <class T> void checkClasses(const T *target, int64_t B, int64_t C, const char *where) {
+  for (int64_t b = 0; b < B; ++b)
+    classIndex(target, b, C, where);
+}
+
+const char *lossName(LossKind kind) {
+  switch (kind) {
+  case LossKind::BceWithLogits:
+    return "bce_with_logits";
+  case LossKind::Mse:
+    return "mse";
+  case LossKind::SoftmaxCe:
+    return "softmax_ce";
+  case LossKind::NegSampling:
+    return "neg_sampling";
+  }
+  throw std::invalid_argument("unknown loss kind " + std::to_string(static_cast<int>(kind)));
+}
+
+/// The loss of one batch row.
+template <class T>
+double rowLoss(LossKind kind, const T *input, const T *target, int64_t b, int64_t C) {
+  switch (kind) {
+  case LossKind::BceWithLogits: {
+    // Per column: softplus(x) - x y  (= -y log s(x) - (1-y) log(1 - s(x))).
+    double sum = 0;
+    for (int64_t j = 0; j < C; ++j) {
+      const double x = input[b * C + j], y = target[b * C + j];
+      sum += softplus(x) - x * y;
+    }
+    return sum;
+  }
+  case LossKind::Mse: {
+    double sum = 0;
+    for (int64_t j = 0; j < C; ++j) {
+      const double d = double(input[b * C + j]) - double(target[b * C + j]);
+      sum += d * d;
+    }
+    return sum;
+  }
+  case LossKind::SoftmaxCe: {
+    const T *row = input + b * C;
+    double mx = row[0];
+    for (int64_t j = 1; j < C; ++j)
+      mx = std::max(mx, double(row[j]));
+    double sumExp = 0;
+    for (int64_t j = 0; j < C; ++j)
+      sumExp += std::exp(double(row[j]) - mx);
+    const int64_t c = static_cast<int64_t>(target[b]);
+    return mx + std::log(sumExp) - double(row[c]);
+  }
+  case LossKind::NegSampling: {
+    // -log s(pos) - sum_k log s(-neg_k) = softplus(-pos) + sum_k softplus(neg_k).
+    double sum = softplus(-double(input[b]));
+    for (int64_t k = 0; k < C; ++k)
+      sum += softplus(double(target[b * C + k]));
+    return sum;
+  }
+  }
+  return 0;
+}
+
+} // namespace
+
+// For bce and mse a row's loss is the sum over its C columns (C is 1 in the
+// plans the compiler writes), and the batch mean divides by B only.
+template <class T>
+T lossForward(LossKind kind, const T *input, const T *target, int64_t B, int64_t C) {
+  if (B <= 0)
+    throw std::invalid_argument(std::string("lossForward(") + lossName(kind) +
+                                "): empty batch, the mean is undefined");
+  if (C <= 0 && kind != LossKind::NegSampling)
+    throw std::invalid_argument(std::string("lossForward(") + lossName(kind) + "): input width " +
+                                std::to_string(C) + " must be positive");
+  lossName(kind); // rejects an out-of-range kind before the parallel region
+  if (kind == LossKind::SoftmaxCe)
+    checkClasses(target, B, C, "lossForward");
+  const double total = detail::chunkedSum(B, std::max<int64_t>(C, 1) * 16, [&](int64_t lo, int64_t hi) {
+    double sum = 0;
+    for (int64_t b = lo; b < hi; ++b)
+      sum += rowLoss(kind, input, target, b, C);
+    return sum;
+  });
+  return static_cast<T>(total / double(B));
+}
+
+template <class T>
+void lossGrad(LossKind kind, const T *input, const T *target, T *dinput, T *dtarget, int64_t B,
+              int64_t C) {
+  if (B <= 0)
+    throw std::invalid_argument(std::string("lossGrad(") + lossName(kind) +
+                                "): empty batch, the mean is undefined");
+  if (kind == LossKind::SoftmaxCe)
+    checkClasses(target, B, C, "lossGrad");
+  if (kind == LossKind::NegSampling && !dtarget && C > 0)
+    throw std::invalid_argument("lossGrad(neg_sampling): the negative-score gradient is null");
+  const T invB = T(1) / T(B);
+  const int64_t work = B * std::max<int64_t>(C, 1) * 16;
+  switch (kind) {
+  case LossKind::BceWithLogits:
+#pragma omp parallel for schedule(static) if (work > kParallelWork)
+    for (int64_t i = 0; i < B * C; ++i)
+      dinput[i] = (stableSigmoid(input[i]) - target[i]) * invB;
+    return;
+  case LossKind::Mse:
+#pragma omp parallel for schedule(static) if (work > kParallelWork)
+    for (int64_t i = 0; i < B * C; ++i)
+      dinput[i] = T(2) * (input[i] - target[i]) * invB;
+    return;
+  case LossKind::SoftmaxCe:
+#pragma omp parallel for schedule(static) if (work > kParallelWork)
+    for (int64_t b = 0; b < B; ++b) {
+      const T *row = input + b * C;
+      T *out = dinput + b * C;
+      T mx = row[0];
+      for (int64_t j = 1; j < C; ++j)
+        mx = std::max(mx, row[j]);
+      T sumExp = T(0);
+      for (int64_t j = 0; j < C; ++j) {
+        out[j] = std::exp(row[j] - mx);
+        sumExp += out[j];
+      }
+      const T scale = invB / sumExp;
+      for (int64_t j = 0; j < C; ++j)
+        out[j] *= scale;
+      out[static_cast<int64_t>(target[b])] -= invB;
+    }
+    return;
+  case LossKind::NegSampling:
+    // d/dpos softplus(-pos) = -s(-pos) (= s(pos) - 1 without the cancellation);
+    // d/dneg softplus(neg) = s(neg).
+#pragma omp parallel for schedule(static) if (work > kParallelWork)
+    for (int64_t b = 0; b < B; ++b) {
+      dinput[b] = -stableSigmoid(-input[b]) * invB;
+      for (int64_t k = 0; k < C; ++k)
+        dtarget[b * C + k] = stableSigmoid(target[b * C + k]) * invB;
+    }
+    return;
+  }
+  throw std::invalid_argument("lossGrad: unknown loss kind " +
+                              std::to_string(static_cast<int>(kind)));
+}
+
+// --- Explicit instantiations ------------------------------------------------
+
+template float lossForward<float>(LossKind, const float *, const float *, int64_t, int64_t);
+template double lossForward<double>(LossKind, const double *, const double *, int64_t, int64_t);
+template void lossGrad<float>(LossKind, const float *, const float *, float *, float *, int64_t,
+                              int64_t);
+template void lossGrad<double>(LossKind, const double *, const double *, double *, double *,
+                               int64_t, int64_t);
+
+} // namespace embc::runtime::cpu

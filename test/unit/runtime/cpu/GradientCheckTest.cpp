@@ -1,0 +1,312 @@
+//===- GradientCheckTest.cpp - finite-difference checks of every backward ===//
+//
+// Each differentiable kernel's gradient, computed in double by the kernel's
+// grad function, must match central finite differences of the forward
+// (GradientCheck.h). Shapes are small so the whole file runs in milliseconds;
+// they still cover the cases that differ in code: bias / no bias, self and
+// non-self interaction, dot with K == 0 and K > 0, every pooling mode with and
+// without per-id weights, empty bags and repeated ids.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientCheck.h"
+
+#include "embc/runtime/cpu/Kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace embc::runtime::cpu {
+namespace {
+
+using testing::expectGradientMatches;
+using testing::randomAwayFromZero;
+using testing::randomVector;
+using testing::weightedSum;
+using Vec = std::vector<double>;
+
+// --- Dense layers -------------------------------------------------------------
+
+TEST(CpuGradientCheck, DenseInputWeightAndBias) {
+  const int64_t B = 3, K = 4, N = 5;
+  Vec x = randomVector(B * K, 1), w = randomVector(K * N, 2), b = randomVector(N, 3);
+  const Vec r = randomVector(B * N, 4);
+  auto objective = [&] {
+    Vec y(B * N);
+    denseForward(x.data(), w.data(), b.data(), y.data(), B, K, N);
+    return weightedSum(r, y);
+  };
+  Vec dx(B * K), dw(K * N), db(N);
+  denseGradInput(r.data(), w.data(), dx.data(), B, K, N);
+  denseGradWeight(x.data(), r.data(), dw.data(), B, K, N);
+  biasGrad(r.data(), db.data(), B, N);
+  expectGradientMatches("dense dx", x, dx, objective);
+  expectGradientMatches("dense dw", w, dw, objective);
+  expectGradientMatches("dense db", b, db, objective);
+}
+
+TEST(CpuGradientCheck, DenseWithoutBias) {
+  const int64_t B = 2, K = 3, N = 2;
+  Vec x = randomVector(B * K, 5), w = randomVector(K * N, 6);
+  const Vec r = randomVector(B * N, 7);
+  auto objective = [&] {
+    Vec y(B * N);
+    denseForward<double>(x.data(), w.data(), nullptr, y.data(), B, K, N);
+    return weightedSum(r, y);
+  };
+  Vec dx(B * K), dw(K * N);
+  denseGradInput(r.data(), w.data(), dx.data(), B, K, N);
+  denseGradWeight(x.data(), r.data(), dw.data(), B, K, N);
+  expectGradientMatches("dense (no bias) dx", x, dx, objective);
+  expectGradientMatches("dense (no bias) dw", w, dw, objective);
+}
+
+TEST(CpuGradientCheck, EveryActivation) {
+  const struct {
+    Activation f;
+    const char *name;
+  } cases[] = {{Activation::None, "none"},
+               {Activation::Relu, "relu"},
+               {Activation::Sigmoid, "sigmoid"},
+               {Activation::Tanh, "tanh"},
+               {Activation::Gelu, "gelu"}};
+  const int64_t n = 24;
+  for (const auto &c : cases) {
+    // Away from 0 so relu's kink is never inside [x - h, x + h].
+    Vec x = randomAwayFromZero(n, 11, 0.1, 2.5);
+    const Vec r = randomVector(n, 12);
+    auto objective = [&] {
+      Vec y(n);
+      activationForward(c.f, x.data(), y.data(), n);
+      return weightedSum(r, y);
+    };
+    Vec dx(n);
+    activationGrad(c.f, r.data(), x.data(), dx.data(), n);
+    expectGradientMatches(std::string("activation ") + c.name, x, dx, objective);
+  }
+}
+
+// The gradient of concat w.r.t. input i is the slice of dy at its columns.
+TEST(CpuGradientCheck, ConcatThroughSlice) {
+  const int64_t B = 3;
+  const std::vector<int64_t> widths = {2, 3, 1};
+  const int64_t N = 6;
+  std::vector<Vec> xs = {randomVector(B * 2, 21), randomVector(B * 3, 22),
+                         randomVector(B * 1, 23)};
+  const Vec r = randomVector(B * N, 24);
+  auto objective = [&] {
+    Vec y(B * N);
+    concatForward<double>({xs[0].data(), xs[1].data(), xs[2].data()}, widths, y.data(), B);
+    return weightedSum(r, y);
+  };
+  int64_t offset = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    Vec dxi(B * widths[i]);
+    sliceColumns(r.data(), dxi.data(), B, N, offset, widths[i]);
+    expectGradientMatches("concat input " + std::to_string(i), xs[i], dxi, objective);
+    offset += widths[i];
+  }
+}
+
+// Every addend and the bias receive dy (the bias summed over rows).
+TEST(CpuGradientCheck, AddWithBias) {
+  const int64_t B = 3, N = 4;
+  std::vector<Vec> xs = {randomVector(B * N, 31), randomVector(B * N, 32),
+                         randomVector(B * N, 33)};
+  Vec bias = randomVector(N, 34);
+  const Vec r = randomVector(B * N, 35);
+  auto objective = [&] {
+    Vec y(B * N);
+    addForward<double>({xs[0].data(), xs[1].data(), xs[2].data()}, bias.data(), y.data(), B, N);
+    return weightedSum(r, y);
+  };
+  for (size_t i = 0; i < xs.size(); ++i)
+    expectGradientMatches("add input " + std::to_string(i), xs[i], r, objective);
+  Vec dbias(N);
+  biasGrad(r.data(), dbias.data(), B, N);
+  expectGradientMatches("add bias", bias, dbias, objective);
+}
+
+// --- Interactions -------------------------------------------------------------
+
+void checkInteraction(int64_t F, bool self, uint32_t seed) {
+  const int64_t B = 2, D = 5;
+  const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+  std::vector<Vec> xs;
+  for (int64_t i = 0; i < F; ++i)
+    xs.push_back(randomVector(B * D, seed + uint32_t(i)));
+  const Vec r = randomVector(B * P, seed + 100);
+  auto pointers = [&] {
+    std::vector<const double *> ps;
+    for (auto &x : xs)
+      ps.push_back(x.data());
+    return ps;
+  };
+  auto objective = [&] {
+    Vec y(B * P);
+    interactionForward(pointers(), y.data(), B, D, self);
+    return weightedSum(r, y);
+  };
+  std::vector<Vec> dxs(F, Vec(B * D));
+  std::vector<double *> dptrs;
+  for (auto &d : dxs)
+    dptrs.push_back(d.data());
+  interactionGrad(r.data(), pointers(), dptrs, B, D, self);
+  for (int64_t i = 0; i < F; ++i)
+    expectGradientMatches("interaction F=" + std::to_string(F) + (self ? " self" : "") +
+                              " input " + std::to_string(i),
+                          xs[i], dxs[i], objective);
+}
+
+TEST(CpuGradientCheck, InteractionSelf) { checkInteraction(3, true, 40); }
+TEST(CpuGradientCheck, InteractionNonSelf) { checkInteraction(4, false, 50); }
+
+TEST(CpuGradientCheck, CrossAllFourGradients) {
+  const int64_t B = 3, D = 4;
+  Vec x0 = randomVector(B * D, 61), xl = randomVector(B * D, 62);
+  Vec w = randomVector(D * D, 63), b = randomVector(D, 64);
+  const Vec r = randomVector(B * D, 65);
+  auto objective = [&] {
+    Vec y(B * D);
+    crossForward(x0.data(), xl.data(), w.data(), b.data(), y.data(), B, D);
+    return weightedSum(r, y);
+  };
+  Vec dx0(B * D), dxl(B * D), dw(D * D), db(D);
+  crossGrad(r.data(), x0.data(), xl.data(), w.data(), b.data(), dx0.data(), dxl.data(), dw.data(),
+            db.data(), B, D);
+  expectGradientMatches("cross dx0", x0, dx0, objective);
+  expectGradientMatches("cross dxl", xl, dxl, objective);
+  expectGradientMatches("cross dw", w, dw, objective);
+  expectGradientMatches("cross db", b, db, objective);
+}
+
+void checkDot(int64_t K, uint32_t seed) {
+  const int64_t B = 3, D = 4;
+  const int64_t outs = K == 0 ? 1 : K;
+  Vec lhs = randomVector(B * D, seed), rhs = randomVector(B * outs * D, seed + 1);
+  const Vec r = randomVector(B * outs, seed + 2);
+  auto objective = [&] {
+    Vec y(B * outs);
+    dotForward(lhs.data(), rhs.data(), y.data(), B, K, D);
+    return weightedSum(r, y);
+  };
+  Vec dlhs(lhs.size()), drhs(rhs.size());
+  dotGrad(r.data(), lhs.data(), rhs.data(), dlhs.data(), drhs.data(), B, K, D);
+  expectGradientMatches("dot K=" + std::to_string(K) + " lhs", lhs, dlhs, objective);
+  expectGradientMatches("dot K=" + std::to_string(K) + " rhs", rhs, drhs, objective);
+}
+
+TEST(CpuGradientCheck, DotPairwise) { checkDot(0, 70); }
+TEST(CpuGradientCheck, DotAgainstKCandidates) { checkDot(3, 80); }
+
+// --- Losses ---------------------------------------------------------------------
+
+TEST(CpuGradientCheck, BceWithLogits) {
+  const int64_t B = 5;
+  Vec input = randomVector(B, 91, -3, 3);
+  const Vec target = {0, 1, 1, 0, 0.3}; // soft labels are allowed
+  auto objective = [&] { return lossForward(LossKind::BceWithLogits, input.data(), target.data(), B, 1); };
+  Vec d(B);
+  lossGrad<double>(LossKind::BceWithLogits, input.data(), target.data(), d.data(), nullptr, B, 1);
+  expectGradientMatches("bce_with_logits", input, d, objective);
+}
+
+TEST(CpuGradientCheck, Mse) {
+  const int64_t B = 4;
+  Vec input = randomVector(B, 92, -2, 2);
+  const Vec target = randomVector(B, 93, -2, 2);
+  auto objective = [&] { return lossForward(LossKind::Mse, input.data(), target.data(), B, 1); };
+  Vec d(B);
+  lossGrad<double>(LossKind::Mse, input.data(), target.data(), d.data(), nullptr, B, 1);
+  expectGradientMatches("mse", input, d, objective);
+}
+
+TEST(CpuGradientCheck, SoftmaxCrossEntropy) {
+  const int64_t B = 3, C = 4;
+  Vec input = randomVector(B * C, 94, -3, 3);
+  const Vec target = {2, 0, 3};
+  auto objective = [&] { return lossForward(LossKind::SoftmaxCe, input.data(), target.data(), B, C); };
+  Vec d(B * C);
+  lossGrad<double>(LossKind::SoftmaxCe, input.data(), target.data(), d.data(), nullptr, B, C);
+  expectGradientMatches("softmax_ce", input, d, objective);
+}
+
+TEST(CpuGradientCheck, NegativeSamplingBothInputs) {
+  const int64_t B = 3, C = 4;
+  Vec pos = randomVector(B, 95, -3, 3), neg = randomVector(B * C, 96, -3, 3);
+  auto objective = [&] { return lossForward(LossKind::NegSampling, pos.data(), neg.data(), B, C); };
+  Vec dpos(B), dneg(B * C);
+  lossGrad(LossKind::NegSampling, pos.data(), neg.data(), dpos.data(), dneg.data(), B, C);
+  expectGradientMatches("neg_sampling positive", pos, dpos, objective);
+  expectGradientMatches("neg_sampling negatives", neg, dneg, objective);
+}
+
+// --- Embeddings -----------------------------------------------------------------
+
+// Bags of a 6 x 3 table: a repeated id, an empty bag, a single-id bag.
+struct Bags {
+  static constexpr int64_t rows = 6, D = 3, B = 4;
+  std::vector<int64_t> ids = {1, 4, 4, 0, 2, 5, 3};
+  std::vector<int64_t> offsets = {0, 2, 2, 6, 7};
+};
+
+/// Scatters per-id gradient rows back into a table-shaped gradient.
+Vec scatterRows(const std::vector<int64_t> &ids, const Vec &dvals, int64_t rows, int64_t D) {
+  Vec grad(rows * D, 0.0);
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t j = 0; j < D; ++j)
+      grad[ids[i] * D + j] += dvals[i * D + j];
+  return grad;
+}
+
+void checkLookup(Pooling pooling, bool weighted, const std::string &name) {
+  Bags bags;
+  Vec table = randomVector(Bags::rows * Bags::D, 101);
+  const Vec weights = randomVector(bags.ids.size(), 102, 0.5, 2.0);
+  const double *w = weighted ? weights.data() : nullptr;
+  const Vec r = randomVector(Bags::B * Bags::D, 103);
+  auto objective = [&] {
+    Vec y(Bags::B * Bags::D);
+    lookupForward(table.data(), Bags::D, bags.ids.data(), bags.offsets.data(), w, Bags::B,
+                  pooling, y.data());
+    return weightedSum(r, y);
+  };
+  Vec dvals(bags.ids.size() * Bags::D);
+  lookupGrad(table.data(), Bags::D, bags.ids.data(), bags.offsets.data(), w, Bags::B, pooling,
+             r.data(), dvals.data());
+  expectGradientMatches("lookup " + name + (weighted ? " weighted" : ""), table,
+                        scatterRows(bags.ids, dvals, Bags::rows, Bags::D), objective);
+}
+
+TEST(CpuGradientCheck, LookupSum) {
+  checkLookup(Pooling::Sum, false, "sum");
+  checkLookup(Pooling::Sum, true, "sum");
+}
+TEST(CpuGradientCheck, LookupMean) {
+  checkLookup(Pooling::Mean, false, "mean");
+  checkLookup(Pooling::Mean, true, "mean");
+}
+TEST(CpuGradientCheck, LookupMax) {
+  checkLookup(Pooling::Max, false, "max");
+  checkLookup(Pooling::Max, true, "max");
+}
+
+// Gather has no dedicated backward: the per-id gradient rows are dy itself.
+TEST(CpuGradientCheck, Gather) {
+  const int64_t rows = 5, D = 3;
+  const std::vector<int64_t> ids = {3, 0, 3, 4};
+  const int64_t n = int64_t(ids.size());
+  Vec table = randomVector(rows * D, 111);
+  const Vec r = randomVector(n * D, 112);
+  auto objective = [&] {
+    Vec y(n * D);
+    gatherForward(table.data(), D, ids.data(), n, y.data());
+    return weightedSum(r, y);
+  };
+  expectGradientMatches("gather", table, scatterRows(ids, r, rows, D), objective);
+}
+
+} // namespace
+} // namespace embc::runtime::cpu
