@@ -1,10 +1,12 @@
 //===- embc.cpp - the embc compiler driver ---------------------------------===//
 //
-// embc model.json [-o FILE] [--emit=ir|summary]
+// embc model.json -o model.plan [--emit=plan|plan-json|report|train-ir|ir|summary]
 //
-// Reads and checks a model file, builds its emb IR and prints what --emit
-// asks for. A bad model file gets one error naming its JSON pointer and exit
-// code 1; embc never crashes on input.
+// Reads and checks a model file, builds its emb IR, runs the training
+// pipeline (-emb-autodiff, then -emb-to-plan) and writes what --emit asks
+// for: by default the executable plan, with its report on stdout. A bad
+// model file gets one error naming its JSON pointer and exit code 1; embc
+// never crashes on input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include "embc/frontend/ModelImporter.h"
 #include "embc/passes/InitAll.h"
 #include "embc/passes/Passes.h"
+#include "embc/passes/ToPlan.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #ifndef EMBC_VERSION
@@ -32,7 +36,7 @@
 using namespace llvm;
 
 namespace {
-enum class Emit { IR, Summary };
+enum class Emit { Plan, PlanJson, Report, TrainIR, IR, Summary };
 
 cl::OptionCategory embcCategory("embc options");
 
@@ -42,10 +46,18 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(embcCategory));
 cl::opt<Emit> emitKind(
-    "emit", cl::desc("What to produce"), cl::init(Emit::IR),
-    cl::values(clEnumValN(Emit::IR, "ir", "the verified emb IR"),
-               clEnumValN(Emit::Summary, "summary",
-                          "the model summary: tables, parameters, FLOPs")),
+    "emit", cl::desc("What to produce"), cl::init(Emit::Plan),
+    cl::values(
+        clEnumValN(Emit::Plan, "plan",
+                   "the executable plan for embrun (default; report on stdout)"),
+        clEnumValN(Emit::PlanJson, "plan-json", "the plan as indented JSON"),
+        clEnumValN(Emit::Report, "report",
+                   "the plan report: memory by role, kernels, notes"),
+        clEnumValN(Emit::TrainIR, "train-ir",
+                   "the IR after -emb-autodiff (@train_step, @update)"),
+        clEnumValN(Emit::IR, "ir", "the verified emb IR of the model"),
+        clEnumValN(Emit::Summary, "summary",
+                   "the model summary: tables, parameters, FLOPs")),
     cl::cat(embcCategory));
 } // namespace
 
@@ -69,6 +81,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "embc: compile an embedding model (model.json) for training\n\n"
+      "  embc model.json -o model.plan    compile; train with embrun model.plan\n"
+      "  embc model.json --emit=report    memory by role, kernels, notes\n"
       "  embc model.json --emit=ir        print the verified emb IR\n"
       "  embc model.json --emit=summary   print tables, parameters, FLOPs\n");
 
@@ -104,14 +118,53 @@ int main(int argc, char **argv) {
     return failed(printSummary(*module, outputFile)) ? 1 : 0;
 
   std::string message;
+  if (emitKind == Emit::Plan && outputFile == "-" &&
+      sys::Process::StandardOutIsDisplayed()) {
+    errs() << "embc: error: refusing to write a binary plan to a terminal; "
+              "use -o FILE.plan (or --emit=plan-json)\n";
+    return 1;
+  }
   std::unique_ptr<ToolOutputFile> out =
       mlir::openOutputFile(outputFile, &message);
   if (!out) {
     errs() << "embc: error: " << message << "\n";
     return 1;
   }
-  module->print(out->os());
-  out->os() << "\n";
+  if (emitKind == Emit::IR) {
+    module->print(out->os());
+    out->os() << "\n";
+    out->keep();
+    return 0;
+  }
+
+  mlir::PassManager pm(&context);
+  pm.addPass(embc::createEmbAutodiffPass());
+  if (failed(pm.run(*module)))
+    return 1;
+  if (emitKind == Emit::TrainIR) {
+    module->print(out->os());
+    out->os() << "\n";
+    out->keep();
+    return 0;
+  }
+  FailureOr<embc::runtime::Plan> plan = embc::buildPlan(*module);
+  if (failed(plan))
+    return 1;
+  switch (emitKind) {
+  case Emit::PlanJson:
+    out->os() << embc::runtime::planToJson(*plan).dump(2) << "\n";
+    break;
+  case Emit::Report:
+    out->os() << embc::formatPlanReport(*plan);
+    break;
+  default:
+    out->os() << embc::runtime::serializePlan(*plan);
+    // The report goes where it does not mix with a plan written to stdout.
+    (outputFile == "-" ? errs() : outs())
+        << "embc: wrote " << (outputFile == "-" ? std::string("<stdout>") : std::string(outputFile))
+        << "\n" << embc::formatPlanReport(*plan);
+    break;
+  }
   out->keep();
   return 0;
 }

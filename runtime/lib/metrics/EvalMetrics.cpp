@@ -1,0 +1,105 @@
+//===- EvalMetrics.cpp - AUC, RMSE and accuracy ---------------------------===//
+//
+// Exact metrics over a whole evaluation set. AUC is computed by sorting once
+// and counting, per group of equal scores, the negatives ranked below each
+// positive; equal scores count one half. That is the Mann-Whitney /
+// average-rank formula, kept in integers (doubled to avoid the half) so the
+// result does not drift with the size of the evaluation set.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/Metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+using namespace embc::runtime;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void checkSizes(const char *metric, size_t first, size_t second,
+                const char *firstName, const char *secondName) {
+  if (first != second)
+    throw std::invalid_argument(
+        std::string(metric) + ": " + std::to_string(first) + " " + firstName +
+        " but " + std::to_string(second) + " " + secondName);
+}
+
+void checkBinaryLabels(const char *metric, const std::vector<float> &labels) {
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] != 0.0f && labels[i] != 1.0f)
+      throw std::invalid_argument(
+          std::string(metric) + ": label " + std::to_string(i) + " is " +
+          std::to_string(labels[i]) + ", expected 0 or 1");
+}
+
+} // namespace
+
+double embc::runtime::computeAuc(const std::vector<float> &scores,
+                                 const std::vector<float> &labels) {
+  checkSizes("computeAuc", scores.size(), labels.size(), "scores", "labels");
+  checkBinaryLabels("computeAuc", labels);
+  std::vector<std::pair<float, bool>> ranked;
+  ranked.reserve(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (std::isnan(scores[i]))
+      return kNaN; // a diverged model has no ranking to measure
+    ranked.emplace_back(scores[i], labels[i] == 1.0f);
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+
+  // Twice the count of (positive, negative) pairs ordered correctly, ties
+  // counting one: fits 64 bits for fewer than 2^32 samples.
+  uint64_t twiceCorrectPairs = 0;
+  uint64_t negativesBelow = 0, positives = 0;
+  for (size_t begin = 0; begin < ranked.size();) {
+    size_t end = begin;
+    uint64_t groupPositives = 0, groupNegatives = 0;
+    for (; end < ranked.size() && ranked[end].first == ranked[begin].first;
+         ++end)
+      (ranked[end].second ? groupPositives : groupNegatives) += 1;
+    twiceCorrectPairs +=
+        2 * negativesBelow * groupPositives + groupPositives * groupNegatives;
+    negativesBelow += groupNegatives;
+    positives += groupPositives;
+    begin = end;
+  }
+  uint64_t negatives = negativesBelow;
+  if (positives == 0 || negatives == 0)
+    return kNaN;
+  return static_cast<double>(static_cast<long double>(twiceCorrectPairs) /
+                             (2.0L * positives * negatives));
+}
+
+double embc::runtime::computeRmse(const std::vector<float> &pred,
+                                  const std::vector<float> &target) {
+  checkSizes("computeRmse", pred.size(), target.size(), "predictions",
+             "targets");
+  if (pred.empty())
+    return kNaN;
+  double sum = 0;
+  for (size_t i = 0; i < pred.size(); ++i) {
+    double error = static_cast<double>(pred[i]) - target[i];
+    sum += error * error;
+  }
+  return std::sqrt(sum / static_cast<double>(pred.size()));
+}
+
+double embc::runtime::computeAccuracy(const std::vector<float> &logits,
+                                      const std::vector<float> &labels) {
+  checkSizes("computeAccuracy", logits.size(), labels.size(), "scores",
+             "labels");
+  checkBinaryLabels("computeAccuracy", labels);
+  if (logits.empty())
+    return kNaN;
+  size_t correct = 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    correct += (logits[i] > 0.0f) == (labels[i] == 1.0f);
+  return static_cast<double>(correct) / static_cast<double>(logits.size());
+}

@@ -1,0 +1,361 @@
+//===- SafetensorsTest.cpp - safetensors layout, round trip, validation ---===//
+//
+// The writer must produce exactly the Hugging Face layout (other tools read
+// our embeddings), the reader must accept files from other tools, and every
+// kind of damage must be refused with a message that says what is wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ErrorText.h"
+#include "TestFiles.h"
+
+#include "embc/runtime/checkpoint/Safetensors.h"
+
+#include <xxhash.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include <sys/resource.h>
+
+using namespace embc::runtime::checkpoint;
+using namespace embc::test;
+
+namespace {
+
+using SafetensorsTest = ScratchDirTest;
+
+template <typename T> std::vector<T> valuesOf(const TensorData &tensor) {
+  std::vector<T> values(tensor.bytes.size() / sizeof(T));
+  std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+  return values;
+}
+
+template <typename T>
+TensorView viewOf(const std::string &name, const std::string &dtype,
+                  std::vector<int64_t> shape, const std::vector<T> &values) {
+  return TensorView{name, dtype, std::move(shape), values.data(),
+                    values.size() * sizeof(T)};
+}
+
+/// A valid two-tensor file written by writeSafetensors, for damaging.
+std::string writeSample(const std::string &path) {
+  static const std::vector<float> weights = {1, 2, 3, 4, 5, 6};
+  static const std::vector<int64_t> counts = {7, 8, 9};
+  writeSafetensors(path,
+                   {viewOf("weights", "F32", {2, 3}, weights),
+                    viewOf("counts", "I64", {3}, counts)},
+                   {{"model", "sample"}});
+  return readBytes(path);
+}
+
+uint64_t headerLengthOf(const std::string &file) {
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i)
+    length |= static_cast<uint64_t>(static_cast<unsigned char>(file[i]))
+              << (8 * i);
+  return length;
+}
+
+TEST_F(SafetensorsTest, RoundTripsDtypesShapesAndMetadata) {
+  std::vector<float> f32 = {1.5f, -2.25f, 3.0f, 0.0f, 1e-7f, -1e7f};
+  std::vector<double> f64 = {3.141592653589793, -2.718281828459045};
+  std::vector<int64_t> i64 = {0, -1, INT64_MAX, INT64_MIN};
+  std::vector<uint16_t> bf16 = {0x3f80, 0xc000, 0x0000};
+  std::vector<uint8_t> u8 = {0, 127, 255, 1};
+  std::vector<float> scalar = {42.0f};
+  std::vector<float> empty;
+  std::map<std::string, std::string> metadata = {
+      {"model", "dlrm"},
+      {"step", "1200"},
+      {"note", "quotes \" and \\ survive"}};
+  std::string file = path("round.safetensors");
+  writeSafetensors(
+      file,
+      {viewOf("f32", "F32", {2, 3}, f32), viewOf("f64", "F64", {2}, f64),
+       viewOf("i64", "I64", {2, 1, 2}, i64), viewOf("bf16", "BF16", {3}, bf16),
+       viewOf("u8", "U8", {2, 2}, u8), viewOf("scalar", "F32", {}, scalar),
+       viewOf("empty", "F32", {0, 16}, empty)},
+      metadata);
+
+  SafetensorsFile read = readSafetensors(file);
+  ASSERT_EQ(read.tensors.size(), 7u);
+  EXPECT_EQ(read.tensors.at("f32").dtype, "F32");
+  EXPECT_EQ(read.tensors.at("f32").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(valuesOf<float>(read.tensors.at("f32")), f32);
+  EXPECT_EQ(valuesOf<double>(read.tensors.at("f64")), f64);
+  EXPECT_EQ(valuesOf<int64_t>(read.tensors.at("i64")), i64);
+  EXPECT_EQ(read.tensors.at("i64").shape, (std::vector<int64_t>{2, 1, 2}));
+  EXPECT_EQ(valuesOf<uint16_t>(read.tensors.at("bf16")), bf16);
+  EXPECT_EQ(valuesOf<uint8_t>(read.tensors.at("u8")), u8);
+  EXPECT_EQ(read.tensors.at("scalar").shape, std::vector<int64_t>{});
+  EXPECT_EQ(valuesOf<float>(read.tensors.at("scalar")), scalar);
+  EXPECT_EQ(read.tensors.at("empty").shape, (std::vector<int64_t>{0, 16}));
+  EXPECT_TRUE(read.tensors.at("empty").bytes.empty());
+  for (const auto &[key, value] : metadata)
+    EXPECT_EQ(read.metadata.at(key), value) << key;
+  EXPECT_EQ(read.metadata.size(), metadata.size() + 1); // + the checksum
+  EXPECT_EQ(read.metadata.at(kChecksumKey).size(), 16u);
+}
+
+TEST_F(SafetensorsTest, ByteLayoutMatchesTheSpecification) {
+  std::vector<float> values = {1.0f, -2.0f};
+  std::string file = path("tiny.safetensors");
+  writeSafetensors(file, {viewOf("w", "F32", {2}, values)}, {{"note", "hi"}});
+
+  // Built by hand: length prefix, JSON header padded with spaces to a
+  // multiple of 8, then the little-endian floats.
+  std::string data("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8);
+  char checksum[17];
+  std::snprintf(
+      checksum, sizeof checksum, "%016llx",
+      static_cast<unsigned long long>(XXH64(data.data(), data.size(), 0)));
+  std::string header = std::string("{\"__metadata__\":{\"embc.xxh64\":\"") +
+                       checksum +
+                       "\",\"note\":\"hi\"},\"w\":{\"dtype\":\"F32\","
+                       "\"shape\":[2],\"data_offsets\":[0,8]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string expected = lengthPrefix(header.size()) + header + data;
+
+  std::string actual = readBytes(file);
+  EXPECT_EQ(actual, expected);
+  EXPECT_EQ(headerLengthOf(actual) % 8, 0u);
+  EXPECT_EQ(headerLengthOf(actual), header.size());
+}
+
+TEST_F(SafetensorsTest, ChecksumIsXxh64InSixteenHexDigits) {
+  // XXH64 of no bytes with seed 0 is the published ef46db3751d8e999.
+  std::vector<float> none;
+  std::string file = path("empty.safetensors");
+  writeSafetensors(file, {viewOf("nothing", "F32", {0}, none)}, {});
+  EXPECT_EQ(readSafetensors(file).metadata.at(kChecksumKey),
+            "ef46db3751d8e999");
+}
+
+TEST_F(SafetensorsTest, ReplacesAStaleChecksumPassedInMetadata) {
+  std::vector<float> values = {1, 2};
+  std::string file = path("stale.safetensors");
+  writeSafetensors(file, {viewOf("w", "F32", {2}, values)},
+                   {{kChecksumKey, "0000000000000000"}});
+  EXPECT_NE(readSafetensors(file).metadata.at(kChecksumKey),
+            "0000000000000000");
+}
+
+TEST_F(SafetensorsTest, ReadsFilesFromOtherToolsWithoutChecksum) {
+  // Header order differs from buffer order, no metadata, padding spaces:
+  // all allowed by the format.
+  std::vector<float> a = {1, 2};
+  std::vector<int64_t> b = {3};
+  std::string header =
+      "{\"b\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[8,16]},"
+      "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}    ";
+  std::string file = path("foreign.safetensors");
+  writeBytes(file, rawSafetensors(header, bytesOf(a) + bytesOf(b)));
+
+  SafetensorsFile read = readSafetensors(file);
+  EXPECT_TRUE(read.metadata.empty());
+  EXPECT_EQ(valuesOf<float>(read.tensors.at("a")), a);
+  EXPECT_EQ(valuesOf<int64_t>(read.tensors.at("b")), b);
+}
+
+TEST_F(SafetensorsTest, MissingFileNamesThePath) {
+  std::string file = path("absent.safetensors");
+  std::string message = checkpointErrorOf([&] { readSafetensors(file); });
+  EXPECT_CONTAINS(message, file);
+  EXPECT_CONTAINS(message, "No such file or directory");
+}
+
+TEST_F(SafetensorsTest, TruncationAnywhereIsRefused) {
+  std::string file = path("whole.safetensors");
+  std::string whole = writeSample(file);
+  uint64_t headerEnd = 8 + headerLengthOf(whole);
+  struct Cut {
+    size_t size;
+    const char *expected;
+  } cuts[] = {
+      {0, "too short for the 8-byte header length"},
+      {5, "too short for the 8-byte header length"},
+      {8, "header length"},
+      {headerEnd / 2, "header length"},
+      {headerEnd, "truncated: tensor"},
+      {headerEnd + 3, "truncated: tensor"},
+      {whole.size() - 1, "truncated: tensor"},
+  };
+  for (const Cut &cut : cuts) {
+    std::string cutFile = path("cut.safetensors");
+    writeBytes(cutFile, whole.substr(0, cut.size));
+    std::string message = checkpointErrorOf([&] { readSafetensors(cutFile); });
+    EXPECT_CONTAINS(message, cut.expected) << " (cut at " << cut.size << ")";
+    EXPECT_CONTAINS(message, "truncated") << " (cut at " << cut.size << ")";
+    EXPECT_CONTAINS(message, cutFile);
+  }
+}
+
+TEST_F(SafetensorsTest, FlippedDataByteFailsTheChecksum) {
+  std::string file = path("flipped.safetensors");
+  std::string bytes = writeSample(file);
+  bytes[bytes.size() - 5] ^= 0x10;
+  writeBytes(file, bytes);
+  std::string message = checkpointErrorOf([&] { readSafetensors(file); });
+  EXPECT_CONTAINS(message, "checksum mismatch: the file is corrupt");
+  EXPECT_CONTAINS(message, file);
+}
+
+TEST_F(SafetensorsTest, HeaderLengthLargerThanTheFileIsRefused) {
+  std::string file = path("long-header.safetensors");
+  std::string bytes = writeSample(file);
+  writeBytes(file, lengthPrefix(bytes.size()) + bytes.substr(8));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "is larger than the rest of the file");
+}
+
+TEST_F(SafetensorsTest, AbsurdHeaderLengthIsRefused) {
+  std::string file = path("absurd.safetensors");
+  writeBytes(file, lengthPrefix(uint64_t(1) << 40) + "{}");
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "header length 1099511627776 is absurd");
+}
+
+TEST_F(SafetensorsTest, BadHeaderJsonIsRefused) {
+  std::string file = path("bad-json.safetensors");
+  writeBytes(file, rawSafetensors("{\"w\": {\"dtype\": ", ""));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "bad header JSON");
+  writeBytes(file, rawSafetensors("[1, 2, 3]", ""));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "not a JSON object");
+}
+
+/// Header entries that parse as JSON but break the format, each with the
+/// part of the message that says what is wrong.
+TEST_F(SafetensorsTest, InvalidHeaderEntriesAreRefused) {
+  std::string eight(8, '\x01');
+  struct Case {
+    std::string header;
+    std::string data;
+    const char *expected;
+  } cases[] = {
+      {R"({"w":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", eight,
+       "tensor 'w' has unknown dtype 'Q7'"},
+      {R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight,
+       "tensor 'w' is F32 [3] = 12 bytes, but its data_offsets [0,8] span 8 "
+       "bytes"},
+      {R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight,
+       "is not a list of non-negative integers"},
+      {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", eight,
+       "end before they begin"},
+      {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})",
+       eight, "unexpected field 'extra'"},
+      {R"({"w":{"dtype":"F32","shape":[2]}})", eight, "missing 'data_offsets'"},
+      {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+       std::string(12, '\0'), "gap in the data buffer: bytes 4..8"},
+      {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       eight, "overlaps tensor 'a'"},
+      {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+       std::string(12, '\0'), "gap in the data buffer: bytes 0..4"},
+      {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+       eight + "xyz", "3 trailing bytes after the last tensor"},
+      {R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", eight,
+       "truncated: tensor 'w' ends at byte 16"},
+      {R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+       R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       eight, "duplicate tensor name 'w'"},
+      {R"({"__metadata__":{"step":12},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+       eight, "__metadata__ value of 'step' is not a string"},
+  };
+  std::string file = path("invalid.safetensors");
+  for (const Case &c : cases) {
+    writeBytes(file, rawSafetensors(c.header, c.data));
+    std::string message = checkpointErrorOf([&] { readSafetensors(file); });
+    EXPECT_CONTAINS(message, c.expected) << " header: " << c.header;
+    EXPECT_CONTAINS(message, file);
+  }
+}
+
+TEST_F(SafetensorsTest, WriterRefusesInconsistentViewsAndWritesNothing) {
+  std::vector<float> values = {1, 2, 3};
+  std::string file = path("refused.safetensors");
+  struct Case {
+    std::vector<TensorView> views;
+    const char *expected;
+  } cases[] = {
+      {{viewOf("w", "F32", {2}, values)},
+       "tensor 'w' is F32 [2] = 8 bytes, but 12 bytes were given"},
+      {{viewOf("w", "F32", {3}, values), viewOf("w", "F32", {3}, values)},
+       "tensor 'w' appears twice"},
+      {{viewOf("w", "F31", {3}, values)}, "unknown dtype 'F31'"},
+      {{viewOf("__metadata__", "F32", {3}, values)}, "reserved"},
+      {{viewOf("w", "F32", {-3}, values)}, "invalid shape [-3]"},
+      {{TensorView{"w", "F32", {3}, nullptr, 12}}, "tensor 'w' has no data"},
+  };
+  for (const Case &c : cases) {
+    std::string message =
+        checkpointErrorOf([&] { writeSafetensors(file, c.views, {}); });
+    EXPECT_CONTAINS(message, c.expected);
+    EXPECT_CONTAINS(message, file);
+    EXPECT_FALSE(std::filesystem::exists(file));
+    EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
+  }
+}
+
+TEST_F(SafetensorsTest, FailedWriteLeavesThePreviousFileIntact) {
+  std::string file = path("atomic.safetensors");
+  std::vector<float> first = {1, 2, 3};
+  writeSafetensors(file, {viewOf("w", "F32", {3}, first)}, {{"version", "1"}});
+  std::string before = readBytes(file);
+
+  // A directory where the temp file must go makes the write fail.
+  std::filesystem::create_directory(file + ".tmp");
+  std::vector<float> second = {4, 5, 6};
+  std::string message = checkpointErrorOf([&] {
+    writeSafetensors(file, {viewOf("w", "F32", {3}, second)},
+                     {{"version", "2"}});
+  });
+  EXPECT_CONTAINS(message, file);
+  EXPECT_CONTAINS(message, "Is a directory");
+  EXPECT_TRUE(std::filesystem::is_directory(file + ".tmp"));
+  EXPECT_EQ(readBytes(file), before);
+  SafetensorsFile read = readSafetensors(file);
+  EXPECT_EQ(read.metadata.at("version"), "1");
+  EXPECT_EQ(valuesOf<float>(read.tensors.at("w")), first);
+}
+
+TEST_F(SafetensorsTest, WriteFailingMidwayRemovesTheTempFile) {
+  std::string file = path("midway.safetensors");
+  std::vector<float> first = {1, 2, 3};
+  writeSafetensors(file, {viewOf("w", "F32", {3}, first)}, {});
+  std::string before = readBytes(file);
+
+  // A file-size limit makes write() fail with EFBIG part way through the
+  // data, like a full disk would.
+  std::vector<float> big(4096, 1.0f);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = 1024;
+  auto savedHandler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string message = checkpointErrorOf(
+      [&] { writeSafetensors(file, {viewOf("w", "F32", {4096}, big)}, {}); });
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, savedHandler);
+
+  EXPECT_CONTAINS(message, "File too large");
+  EXPECT_CONTAINS(message, file);
+  EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
+  EXPECT_EQ(readBytes(file), before);
+}
+
+TEST_F(SafetensorsTest, MissingParentDirectoryNamesThePath) {
+  std::string file = path("no/such/dir/x.safetensors");
+  std::vector<float> values = {1};
+  std::string message = checkpointErrorOf(
+      [&] { writeSafetensors(file, {viewOf("w", "F32", {1}, values)}, {}); });
+  EXPECT_CONTAINS(message, file);
+  EXPECT_CONTAINS(message, "No such file or directory");
+}
+
+} // namespace
