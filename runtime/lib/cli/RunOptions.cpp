@@ -57,8 +57,14 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
       ->needs(evalOpt);
   auto *seedOpt = app.add_option("--seed", seed,
                                  "Overrides the model's seed");
+  app.add_option("--report-every", o.reportEvery,
+                 "Report training metrics every N steps (0: about 20 reports)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--log", o.logPath, "Write JSON-lines metrics to FILE");
-  app.add_option("--save", o.saveDir, "Write checkpoints to DIR");
+  app.add_option("--save", o.saveDir,
+                 "Write a checkpoint to DIR at the end (and with --save-every)");
+  app.add_option("--save-every", o.saveEvery, "Also checkpoint every N steps")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
   app.add_option("--export-embeddings", o.exportEmbeddings,
                  "Write the trained tables to FILE.safetensors");

@@ -29,6 +29,8 @@ struct RunOptions {
   DataSource data;
   std::optional<DataSource> eval;
   int64_t evalEvery = 0;
+  int64_t reportEvery = 0; ///< 0: about 20 reports per run
+  int64_t saveEvery = 0;   ///< 0: checkpoint only at the end
   std::optional<uint64_t> seed;
   std::string logPath;
   std::string saveDir;

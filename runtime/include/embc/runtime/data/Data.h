@@ -1,0 +1,140 @@
+//===- Data.h - batch streams for training and evaluation -------*- C++ -*-===//
+//
+// What the executor reads its inputs from: a BatchStream that hands out fixed
+// size batches of the plan's features, from the built-in synthetic generator
+// or from a Criteo TSV, MovieLens ratings or plain text file.
+//
+// Every stream is a pure function of (kind, file, features, seed, batch size):
+// the same arguments give the same batches bit for bit, whatever the thread
+// count, and openStream(..., startPosition) resumes exactly where an
+// uninterrupted stream would be after `startPosition` examples. Training
+// streams are infinite (epoch after epoch, each in a fresh order); evaluation
+// streams make one pass in file order.
+//
+// Readers and their columns (a feature reads the column named by `source`):
+//   criteo     label (binary), I1..I13 (dense 1: log(1 + max(x, 0))),
+//              dense (dense 13: all of I1..I13), C1..C26 (sparse, 0 or 1 id)
+//   movielens  user, item (sparse, 1 id), rating (label: real),
+//              timestamp (dense 1: raw seconds)
+//   text       center, context (sparse, 1 id: word ids by frequency rank),
+//              negatives (ids drawn from unigram^power)
+//   synthetic  any column name, any kind (a planted signal; see Synthetic.h)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_DATA_DATA_H
+#define EMBC_RUNTIME_DATA_DATA_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace embc::runtime::data {
+
+enum class FeatureKind { Dense, Sparse, Negatives, Label };
+const char *featureKindName(FeatureKind kind);
+
+/// One model feature, as the plan describes it.
+struct FeatureSpec {
+  std::string name;   ///< feature name
+  std::string source; ///< column of the data source to read (empty: `name`)
+  FeatureKind kind = FeatureKind::Dense;
+  int64_t width = 0;   ///< Dense: floats per example
+  int64_t vocab = 0;   ///< Sparse/Negatives: ids must be < vocab; 0 = unbounded (the model hashes them)
+  int64_t hotness = 1; ///< Sparse: max ids per example (a bag with more ids is malformed)
+  bool weighted = false; ///< Sparse: the batch carries one weight per id
+  int64_t count = 0;   ///< Negatives: ids per example
+  double power = 0.75; ///< Negatives: sampling distribution is unigram^power
+  std::string labelKind; ///< Label: binary, real or class (empty: binary)
+  int64_t classes = 0;   ///< Label of kind class: number of classes (0: 10)
+
+  /// The column this feature reads: `source`, or `name` when that is empty.
+  const std::string &column() const { return source.empty() ? name : source; }
+};
+
+/// One feature of a batch; only the fields of its kind are filled.
+struct FeatureBatch {
+  std::vector<float> dense;            ///< Dense: B * width, row-major
+  std::vector<int64_t> ids, offsets;   ///< Sparse: jagged bags; offsets has B+1 entries, offsets[0] = 0
+  std::vector<float> weights;          ///< weighted Sparse: one weight per id (aligned with ids)
+  std::vector<int64_t> negatives;      ///< Negatives: B * count
+  std::vector<float> label;            ///< Label: B (0/1, a real value, or a class index)
+};
+
+/// B examples of every feature.
+struct Batch {
+  int64_t size = 0;  ///< B: always the requested batch size
+  int64_t valid = 0; ///< rows holding real examples; < size only for the last
+                     ///< evaluation batch, padded by repeating its last example
+  std::vector<FeatureBatch> features; ///< index-aligned with the FeatureSpecs
+  uint64_t position = 0; ///< examples consumed from the stream after this batch
+};
+
+enum class BadDataPolicy { Fail, Skip };
+
+/// What a source holds and what it had to drop.
+struct DataStats {
+  int64_t examples = 0; ///< examples in one pass (synthetic: the nominal epoch)
+  int64_t skipped = 0;  ///< malformed lines dropped (BadDataPolicy::Skip)
+  std::map<std::string, int64_t> skippedByReason; ///< e.g. "wrong field count" -> 3
+  std::string firstProblem; ///< "file:line: reason" of the first dropped line
+  std::string description;  ///< one line for logs: what was read and how
+};
+
+/// A problem with the data or its binding to the features. Messages about a
+/// line read "PATH:LINE: what is wrong (line: "...")".
+class DataError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct StreamOptions {
+  std::string kind = "synthetic"; ///< synthetic, criteo, movielens, text
+  std::string path;               ///< the file (not for synthetic)
+  int64_t batchSize = 0;          ///< B, >= 1
+  uint64_t seed = 0;
+  /// Training: infinite stream over epochs, reshuffled each epoch.
+  /// Evaluation: one pass in file order, the last batch padded.
+  bool training = true;
+  BadDataPolicy onBadData = BadDataPolicy::Fail;
+  int threads = 0;  ///< parsing and batch assembly threads; 0 = all cores
+  /// Batches assembled ahead of next(), >= 1; raised to `threads` so that
+  /// every assembly thread has a batch to work on.
+  int prefetch = 4;
+  /// Synthetic evaluation: examples in the one pass (0: 16 * batchSize).
+  int64_t evalExamples = 0;
+  /// Text: the largest skip-gram window on each side of the centre word.
+  int textWindow = 5;
+};
+
+/// Batches of one data source. next() is called from one thread.
+class BatchStream {
+public:
+  virtual ~BatchStream();
+  /// Fills `out` with the next batch; false at the end (evaluation only).
+  /// Throws DataError.
+  virtual bool next(Batch &out) = 0;
+  /// Examples in one pass. Synthetic training data has a nominal epoch of
+  /// 1,000,000 examples (every example is new; the epoch only paces logs).
+  virtual uint64_t examplesPerEpoch() const = 0;
+  virtual const DataStats &stats() const = 0;
+  /// The words of a text source in id order; null for other sources.
+  virtual const std::vector<std::string> *vocabulary() const { return nullptr; }
+};
+
+/// Opens a stream of `options.kind` for `features`. `startPosition` resumes:
+/// the stream yields exactly the batches an uninterrupted stream would yield
+/// after `startPosition` examples. Throws DataError for unreadable or
+/// malformed data (BadDataPolicy::Fail) and for binding errors: a feature
+/// whose column the reader does not have, a width mismatch, a label kind the
+/// data cannot provide.
+std::unique_ptr<BatchStream> openStream(const StreamOptions &options,
+                                        const std::vector<FeatureSpec> &features,
+                                        uint64_t startPosition = 0);
+
+} // namespace embc::runtime::data
+
+#endif // EMBC_RUNTIME_DATA_DATA_H

@@ -1,0 +1,113 @@
+//===- Executor.h - runs a plan's kernels on a backend ----------*- C++ -*-===//
+//
+// The executor owns the arena a plan lays out, initialises parameters and
+// tables, copies batches into the input buffers, and runs the plan's three
+// schedules (forward, step, update) on a Backend. Everything it knows about
+// the model comes from the plan; nothing here depends on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_EXEC_EXECUTOR_H
+#define EMBC_RUNTIME_EXEC_EXECUTOR_H
+
+#include "embc/runtime/Plan.h"
+#include "embc/runtime/data/Data.h"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace embc::runtime {
+
+/// A plan the runtime cannot execute (an unknown kernel, wrong operand
+/// count or shapes), found before anything runs.
+class PlanError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Mutable state of a plan's buffers: the arena and the filled length of
+/// each dynamic buffer (ids, sparse-gradient rows).
+struct ExecState {
+  const Plan *plan = nullptr;
+  std::byte *arena = nullptr;
+  std::vector<int64_t> length; ///< leading-dimension fill per buffer
+  int64_t optimizerStep = 0;   ///< 1-based step of the update being run
+  double lrScale = 1.0;        ///< learning-rate schedule factor
+
+  template <class T> T *data(int32_t buffer) const {
+    return reinterpret_cast<T *>(arena + plan->buffers[buffer].offset);
+  }
+  const Buffer &buffer(int32_t id) const { return plan->buffers[id]; }
+};
+
+/// A kernel bound to its buffers, ready to run.
+using BoundKernel = std::function<void(ExecState &)>;
+
+/// One device: allocates the arena and binds plan kernels to its code.
+class Backend {
+public:
+  virtual ~Backend();
+  virtual const char *name() const = 0;
+  /// Allocates `bytes` of zeroed, 64-byte aligned memory for the arena.
+  virtual std::byte *allocateArena(size_t bytes) = 0;
+  /// Binds a kernel; throws PlanError when it cannot run it.
+  virtual BoundKernel bind(const Kernel &kernel, const Plan &plan) = 0;
+};
+
+/// The CPU backend (OpenMP + BLAS); `threads` 0 means all cores.
+std::unique_ptr<Backend> createCpuBackend(int threads);
+
+class Executor {
+public:
+  /// Binds every kernel of the plan (PlanError if one cannot run) and
+  /// allocates the arena.
+  Executor(const Plan &plan, std::unique_ptr<Backend> backend);
+  ~Executor();
+
+  const Plan &plan() const { return plan_; }
+  size_t arenaBytes() const { return size_t(plan_.arenaBytes); }
+
+  /// Fills parameters and tables from their initialisers and the optimizer
+  /// state from its initial values; a pure function of `seed`.
+  void initialize(uint64_t seed);
+
+  /// The data features the plan's inputs read, in input order.
+  std::vector<data::FeatureSpec> featureSpecs() const;
+  /// Copies a batch (from a stream opened with featureSpecs()) into the
+  /// input buffers. Throws data::DataError for ids outside a table.
+  void loadBatch(const data::Batch &batch);
+
+  /// Zeroes gradient accumulators (start of an optimizer step).
+  void zeroGradients();
+  /// Runs the forward kernels; returns the batch loss.
+  float forward();
+  /// Runs forward and backward (accumulating gradients); returns the loss.
+  float forwardBackward();
+  /// Runs the optimizer update as step `step` (1-based) at `lrScale`.
+  void update(int64_t step, double lrScale);
+
+  /// Predictions of the last forward (B x width, row-major).
+  const float *predictions() const;
+  int64_t predictionWidth() const;
+
+  template <class T> T *data(int32_t buffer) { return state_.data<T>(buffer); }
+
+private:
+  Plan plan_;
+  std::unique_ptr<Backend> backend_;
+  ExecState state_;
+  std::vector<BoundKernel> step_, update_;
+  std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
+};
+
+/// The learning-rate factor of 0-based step `step`: linear warmup, then the
+/// schedule (constant, linear or cosine decay to 0 over decaySteps).
+double learningRateScale(const TrainingConfig &config, int64_t step);
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_EXEC_EXECUTOR_H

@@ -1,0 +1,117 @@
+//===- PrefetchStream.cpp - batches assembled ahead, in order -------------===//
+
+#include "PrefetchStream.h"
+
+#include "embc/runtime/data/Permutation.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace embc::runtime::data;
+
+PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
+                               std::vector<FeatureSpec> features,
+                               const StreamOptions &options, uint64_t startPosition)
+    : source_(std::move(source)), features_(std::move(features)),
+      batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
+      start_(startPosition), training_(options.training) {
+  // Every worker may hold a batch in the making, so at least one per worker.
+  int workers = resolveThreads(options.threads);
+  capacity_ = static_cast<uint64_t>(std::max(options.prefetch, workers));
+  for (int w = 0; w < workers; ++w)
+    workers_.emplace_back([this] { work(); });
+}
+
+PrefetchStream::~PrefetchStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread &worker : workers_)
+    worker.join();
+}
+
+bool PrefetchStream::assemble(uint64_t number, Batch &out) const {
+  uint64_t examples = source_->size();
+  uint64_t first = start_ + number * batchSize_;
+  uint64_t valid = batchSize_;
+  if (!training_) {
+    if (first >= examples)
+      return false;
+    valid = std::min(batchSize_, examples - first);
+  }
+  bool shuffled = training_ && source_->shufflesEpochs();
+  std::vector<uint64_t> rows(batchSize_), positions(batchSize_);
+  std::optional<EpochPermutation> order; // of epoch orderEpoch
+  uint64_t orderEpoch = 0;
+  for (uint64_t r = 0; r < batchSize_; ++r) {
+    uint64_t position = first + std::min(r, valid - 1); // padding repeats the last example
+    positions[r] = position;
+    if (!shuffled) {
+      rows[r] = position;
+      continue;
+    }
+    uint64_t epoch = position / examples;
+    if (!order || epoch != orderEpoch) { // a batch may span epochs
+      order.emplace(examples, seed_, epoch);
+      orderEpoch = epoch;
+    }
+    rows[r] = (*order)(position % examples);
+  }
+  prepareBatch(features_, static_cast<int64_t>(batchSize_), out);
+  source_->fill(rows, positions, out);
+  out.size = static_cast<int64_t>(batchSize_);
+  out.valid = static_cast<int64_t>(valid);
+  out.position = first + valid;
+  return true;
+}
+
+void PrefetchStream::work() {
+  while (true) {
+    uint64_t number;
+    Slot slot;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stopping_ || (!lastClaimed_ && nextToClaim_ < nextToDeliver_ + capacity_);
+      });
+      if (stopping_)
+        return;
+      number = nextToClaim_++;
+      if (!spare_.empty()) {
+        slot.batch = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    try {
+      slot.end = !assemble(number, slot.batch);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (slot.end || slot.error)
+        lastClaimed_ = true;
+      ready_.emplace(number, std::move(slot));
+    }
+    changed_.notify_all();
+  }
+}
+
+bool PrefetchStream::next(Batch &out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return ready_.count(nextToDeliver_) != 0; });
+  Slot &slot = ready_.at(nextToDeliver_);
+  if (slot.error)
+    std::rethrow_exception(slot.error); // kept: later calls fail the same way
+  if (slot.end)
+    return false;
+  std::swap(out, slot.batch);
+  spare_.push_back(std::move(slot.batch)); // the caller's previous batch, for reuse
+  ready_.erase(nextToDeliver_);
+  ++nextToDeliver_;
+  lock.unlock();
+  changed_.notify_all();
+  return true;
+}

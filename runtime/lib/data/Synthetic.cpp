@@ -1,0 +1,229 @@
+//===- Synthetic.cpp - generated examples with a planted signal -----------===//
+//
+// The generator of Synthetic.h and the stream source around it. Every value
+// is a counter-based draw keyed by (seed, purpose tag, column, example, slot),
+// so an example never depends on which examples were made before it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/data/Synthetic.h"
+
+#include "ExampleSource.h"
+
+#include "embc/runtime/data/CounterRandom.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace embc::runtime::data;
+
+namespace {
+
+// Purpose tags: distinct draws never share a key.
+enum Tag : uint64_t {
+  kTopicTag = 1, kDenseTag, kWeightTag, kBagTag, kIdTag, kLatentTag,
+  kNegativeTag, kLabelTag, kNoiseTag,
+};
+
+constexpr double kSameTopic = 0.75;    ///< chance that an id has the example's topic
+constexpr double kRealNoise = 0.1;     ///< std of the noise on real labels
+constexpr double kClassNoise = 0.3;    ///< std of the noise before class binning
+
+/// r in [0, range) with P(r) ~ log((r+2)/(r+1)), close to Zipf 1/(r+1);
+/// `logRange` is log(range + 1).
+int64_t zipfLike(int64_t range, double logRange, double u) {
+  double x = std::exp(u * logRange);
+  return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, range - 1);
+}
+
+/// id in [0, vocab) with P(id) ~ (id+1)^-power (inverse CDF of the
+/// continuous power law on [1, vocab+1)).
+int64_t powerLaw(int64_t vocab, double power, double u) {
+  double top = static_cast<double>(vocab) + 1.0, x;
+  double exponent = 1.0 - power;
+  if (std::abs(exponent) < 1e-9)
+    x = std::exp(u * std::log(top));
+  else
+    x = std::pow(1.0 + u * (std::pow(top, exponent) - 1.0), 1.0 / exponent);
+  return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, vocab - 1);
+}
+
+} // namespace
+
+int64_t SyntheticGenerator::idsOfTopic(const Column &column, int64_t topic) {
+  return (column.vocab - topic + column.topics - 1) / column.topics;
+}
+
+SyntheticGenerator::SyntheticGenerator(std::vector<FeatureSpec> features, uint64_t seed)
+    : features_(std::move(features)), seed_(seed) {
+  int signalFeatures = 0;
+  for (const FeatureSpec &spec : features_) {
+    int64_t vocab = spec.vocab > 0 ? spec.vocab : kDefaultVocab;
+    columns_.push_back({hashName(spec.column()), vocab, std::min(kTopics, vocab), {}});
+    Column &column = columns_.back();
+    if (spec.kind == FeatureKind::Dense) {
+      // A random direction of unit length: w . x is then exactly N(0, 1),
+      // however few columns the feature has.
+      double norm = 0;
+      for (int64_t j = 0; j < spec.width; ++j) {
+        column.denseWeights.push_back(standardNormal(hashOf(seed_, kWeightTag, column.key, j)));
+        norm += column.denseWeights.back() * column.denseWeights.back();
+      }
+      for (double &weight : column.denseWeights)
+        weight /= std::sqrt(norm);
+    }
+    if (spec.kind == FeatureKind::Sparse)
+      for (int64_t topic = 0; topic < column.topics; ++topic)
+        column.logTopicRange.push_back(
+            std::log(static_cast<double>(idsOfTopic(column, topic)) + 1.0));
+    if (spec.kind == FeatureKind::Dense || spec.kind == FeatureKind::Sparse)
+      ++signalFeatures;
+  }
+  scoreNorm_ = signalFeatures ? 1.0 / std::sqrt(static_cast<double>(signalFeatures)) : 0.0;
+}
+
+double SyntheticGenerator::denseValues(size_t f, uint64_t index, float *out) const {
+  const Column &column = columns_[f];
+  double contribution = 0;
+  for (size_t j = 0; j < column.denseWeights.size(); ++j) {
+    double x = standardNormal(hashOf(seed_, kDenseTag, column.key, index, j));
+    contribution += column.denseWeights[j] * x;
+    if (out)
+      out[j] = static_cast<float>(x);
+  }
+  return contribution;
+}
+
+double SyntheticGenerator::sparseBag(size_t f, uint64_t index, uint64_t topic,
+                                     FeatureBatch *out) const {
+  const FeatureSpec &spec = features_[f];
+  const Column &column = columns_[f];
+  int64_t bag = 1 + static_cast<int64_t>(hashOf(seed_, kBagTag, column.key, index) %
+                                         static_cast<uint64_t>(spec.hotness));
+  double sum = 0;
+  for (int64_t k = 0; k < bag; ++k) {
+    uint64_t h = hashOf(seed_, kIdTag, column.key, index, k);
+    int64_t idTopic = uniform01(mix64(h ^ 1)) < kSameTopic
+                          ? static_cast<int64_t>(topic) % column.topics
+                          : static_cast<int64_t>(mix64(h ^ 2) % column.topics);
+    int64_t r = zipfLike(idsOfTopic(column, idTopic), column.logTopicRange[idTopic],
+                         uniform01(mix64(h ^ 3)));
+    int64_t id = r * column.topics + idTopic;
+    double weight = spec.weighted ? 0.5 + uniform01(mix64(h ^ 4)) : 1.0;
+    sum += weight * standardNormal(hashOf(seed_, kLatentTag, column.key, id));
+    if (out) {
+      out->ids.push_back(id);
+      if (spec.weighted)
+        out->weights.push_back(static_cast<float>(weight));
+    }
+  }
+  if (out)
+    closeBag(*out);
+  return sum / static_cast<double>(bag);
+}
+
+void SyntheticGenerator::sampleNegatives(size_t f, uint64_t index, int64_t *out) const {
+  const FeatureSpec &spec = features_[f];
+  const Column &column = columns_[f];
+  for (int64_t j = 0; j < spec.count; ++j)
+    out[j] = powerLaw(column.vocab, spec.power,
+                      uniform01(hashOf(seed_, kNegativeTag, column.key, index, j)));
+}
+
+float SyntheticGenerator::labelFor(const FeatureSpec &label, double score,
+                                   uint64_t index) const {
+  uint64_t key = hashName(label.column());
+  if (label.labelKind == "real")
+    return static_cast<float>(score +
+                              kRealNoise * standardNormal(hashOf(seed_, kNoiseTag, key, index)));
+  if (label.labelKind == "class") {
+    int64_t classes = label.classes > 0 ? label.classes : kDefaultClasses;
+    double noisy = (score + kClassNoise * standardNormal(hashOf(seed_, kNoiseTag, key, index))) /
+                   std::sqrt(1.0 + kClassNoise * kClassNoise);
+    double quantile = 0.5 * std::erfc(-noisy / std::sqrt(2.0));
+    return static_cast<float>(std::clamp<int64_t>(
+        static_cast<int64_t>(quantile * static_cast<double>(classes)), 0, classes - 1));
+  }
+  double probability = 1.0 / (1.0 + std::exp(-kLogitScale * score));
+  return uniform01(hashOf(seed_, kLabelTag, key, index)) < probability ? 1.0f : 0.0f;
+}
+
+double SyntheticGenerator::score(uint64_t index, Batch *out, int64_t row) const {
+  uint64_t topic = hashOf(seed_, kTopicTag, index) % kTopics;
+  double sum = 0;
+  for (size_t f = 0; f < features_.size(); ++f) {
+    const FeatureSpec &spec = features_[f];
+    FeatureBatch *feature = out ? &out->features[f] : nullptr;
+    switch (spec.kind) {
+    case FeatureKind::Dense:
+      sum += denseValues(f, index, feature ? &feature->dense[row * spec.width] : nullptr);
+      break;
+    case FeatureKind::Sparse:
+      sum += sparseBag(f, index, topic, feature);
+      break;
+    case FeatureKind::Negatives:
+      if (feature)
+        sampleNegatives(f, index, &feature->negatives[row * spec.count]);
+      break;
+    case FeatureKind::Label:
+      break; // needs the score: below
+    }
+  }
+  double s = sum * scoreNorm_;
+  if (out)
+    for (size_t f = 0; f < features_.size(); ++f)
+      if (features_[f].kind == FeatureKind::Label)
+        out->features[f].label[row] = labelFor(features_[f], s, index);
+  return s;
+}
+
+void SyntheticGenerator::writeExample(uint64_t index, Batch &out, int64_t row) const {
+  score(index, &out, row);
+}
+
+double SyntheticGenerator::trueScore(uint64_t index) const {
+  return score(index, nullptr, 0);
+}
+
+namespace {
+
+class SyntheticSource final : public ExampleSource {
+public:
+  SyntheticSource(const StreamOptions &options, const std::vector<FeatureSpec> &features)
+      : generator_(features, options.seed), training_(options.training) {
+    examples_ = training_ ? SyntheticGenerator::kTrainingEpoch
+                : options.evalExamples > 0 ? static_cast<uint64_t>(options.evalExamples)
+                                           : 16 * static_cast<uint64_t>(options.batchSize);
+    stats_.examples = static_cast<int64_t>(examples_);
+    stats_.description = std::string("synthetic data (planted signal), seed ") +
+                         std::to_string(options.seed) + ", " +
+                         (training_ ? "training: a nominal epoch of "
+                                    : "evaluation: one pass of ") +
+                         std::to_string(examples_) + " examples";
+  }
+
+  uint64_t size() const override { return examples_; }
+  bool shufflesEpochs() const override { return false; }
+  const DataStats &stats() const override { return stats_; }
+
+  void fill(const std::vector<uint64_t> &examples, const std::vector<uint64_t> &,
+            Batch &out) const override {
+    uint64_t offset = training_ ? 0 : SyntheticGenerator::kEvalOffset;
+    for (size_t r = 0; r < examples.size(); ++r)
+      generator_.writeExample(offset + examples[r], out, static_cast<int64_t>(r));
+  }
+
+private:
+  SyntheticGenerator generator_;
+  bool training_;
+  uint64_t examples_;
+  DataStats stats_;
+};
+
+} // namespace
+
+std::shared_ptr<const ExampleSource>
+embc::runtime::data::openSyntheticSource(const StreamOptions &options,
+                                         const std::vector<FeatureSpec> &features) {
+  return std::make_shared<SyntheticSource>(options, features);
+}

@@ -1,0 +1,344 @@
+//===- TextReader.cpp - skip-gram pairs from plain text -------------------===//
+//
+// A first pass splits the file into words (runs of non-whitespace) and lines
+// (sentences: windows never cross a line end, as in word2vec) and counts the
+// words. The vocabulary is the words by descending count, ties by first
+// appearance, capped at the smallest nonzero `vocab` of the features that read
+// `center`, `context` or `negatives`; words outside it are dropped from the
+// text before windows are drawn (word2vec does the same with rare words).
+// There is no min-count and no frequent-word subsampling.
+//
+// Examples are (centre, context) pairs: centre word i sees the words up to
+// b_i places away on each side within its line, b_i in [1, window] drawn from
+// (seed, i), word2vec's shrinking window. The pairs are fixed for a seed and
+// numbered centre by centre; an example index finds its centre by binary
+// search in the running pair counts, so nothing per pair is stored.
+//
+// Negatives: `count` ids from unigram^power over the vocabulary (an alias
+// table), keyed by (seed, stream position, slot), so every epoch draws new
+// ones and a resumed stream draws the same. A draw equal to the context word
+// is redrawn, up to 8 times (only a vocabulary dominated by one word ends
+// with it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AliasTable.h"
+#include "ExampleSource.h"
+#include "FileInput.h"
+
+#include "embc/runtime/data/CounterRandom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+using namespace embc::runtime::data;
+
+namespace {
+
+enum Tag : uint64_t { kWindowTag = 101, kNegativeTag };
+constexpr int kNegativeAttempts = 8;
+
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+enum class TextColumn { Center, Context, Negatives };
+
+struct TextBinding {
+  size_t feature;
+  TextColumn column;
+  size_t aliasTable = 0; ///< Negatives: index into the source's tables
+};
+
+/// Words of one chunk of the file, before the vocabulary exists.
+struct WordChunk {
+  std::vector<std::string_view> words;
+  std::vector<size_t> lineStarts; ///< local word indices that begin a new line
+  struct Count {
+    uint64_t count = 0, first = 0; ///< first: local word index
+  };
+  std::unordered_map<std::string_view, Count> counts;
+};
+
+void splitWords(std::string_view text, WordChunk &chunk) {
+  bool newline = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (isSpace(text[pos])) {
+      newline |= text[pos] == '\n';
+      ++pos;
+      continue;
+    }
+    size_t start = pos;
+    while (pos < text.size() && !isSpace(text[pos]))
+      ++pos;
+    if (newline)
+      chunk.lineStarts.push_back(chunk.words.size());
+    newline = false;
+    std::string_view word = text.substr(start, pos - start);
+    WordChunk::Count &count = chunk.counts[word];
+    if (count.count++ == 0)
+      count.first = chunk.words.size();
+    chunk.words.push_back(word);
+  }
+  if (newline) // the next chunk's first word begins a line
+    chunk.lineStarts.push_back(chunk.words.size());
+}
+
+class TextSource final : public ExampleSource {
+public:
+  TextSource(const StreamOptions &options, const std::vector<FeatureSpec> &features)
+      : seed_(options.seed), window_(options.textWindow) {
+    int64_t vocabCap = bind(options.path, features);
+    read(options, vocabCap);
+    countPairs();
+    buildNegativeTables(features);
+    if (pairOffsets_.back() == 0)
+      throw DataError(options.path + ": no (center, context) pairs: no line has two "
+                                     "in-vocabulary words");
+    stats_.examples = static_cast<int64_t>(pairOffsets_.back());
+    stats_.description += ", " + std::to_string(stats_.examples) +
+                          " (center, context) pairs (window up to " +
+                          std::to_string(window_) + ")";
+  }
+
+  uint64_t size() const override { return pairOffsets_.back(); }
+  bool shufflesEpochs() const override { return true; }
+  const DataStats &stats() const override { return stats_; }
+  const std::vector<std::string> *vocabulary() const override { return &words_; }
+
+  void fill(const std::vector<uint64_t> &examples, const std::vector<uint64_t> &positions,
+            Batch &out) const override {
+    size_t rows = examples.size();
+    std::vector<uint32_t> centers(rows), contexts(rows);
+    for (size_t r = 0; r < rows; ++r)
+      pairAt(examples[r], centers[r], contexts[r]);
+    for (const TextBinding &binding : bindings_) {
+      FeatureBatch &feature = out.features[binding.feature];
+      switch (binding.column) {
+      case TextColumn::Center:
+      case TextColumn::Context:
+        for (size_t r = 0; r < rows; ++r) {
+          feature.ids.push_back(binding.column == TextColumn::Center ? centers[r] : contexts[r]);
+          closeBag(feature);
+        }
+        break;
+      case TextColumn::Negatives: {
+        const AliasTable &table = negativeTables_[binding.aliasTable];
+        size_t count = feature.negatives.size() / rows;
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t j = 0; j < count; ++j) {
+            uint32_t id = 0;
+            for (int attempt = 0; attempt < kNegativeAttempts; ++attempt) {
+              id = table.draw(hashOf(seed_, kNegativeTag, positions[r], binding.feature, j,
+                                     attempt));
+              if (id != contexts[r])
+                break;
+            }
+            feature.negatives[r * count + j] = id;
+          }
+        break;
+      }
+      }
+    }
+  }
+
+private:
+  /// Binds the features; returns the vocabulary cap (0: none).
+  int64_t bind(const std::string &path, const std::vector<FeatureSpec> &features) {
+    int64_t cap = 0;
+    for (size_t f = 0; f < features.size(); ++f) {
+      const FeatureSpec &spec = features[f];
+      const std::string &name = spec.column();
+      std::string feature = "feature '" + spec.name + "'";
+      std::string where = "text data " + path;
+      TextColumn column;
+      if (name == "center" || name == "context") {
+        column = name == "center" ? TextColumn::Center : TextColumn::Context;
+        if (spec.kind != FeatureKind::Sparse)
+          throw DataError(feature + " is " + featureKindName(spec.kind) + " but column '" +
+                          name + "' of " + where +
+                          " is sparse (1 id per example) (columns: center, context, "
+                          "negatives)");
+        if (spec.weighted)
+          throw DataError(feature + " is weighted but column '" + name + "' of " + where +
+                          " has no per-id weights");
+      } else if (name == "negatives") {
+        column = TextColumn::Negatives;
+        if (spec.kind != FeatureKind::Negatives)
+          throw DataError(feature + " is " + featureKindName(spec.kind) +
+                          " but column 'negatives' of " + where +
+                          " is negatives (sampled ids) (columns: center, context, negatives)");
+      } else {
+        throw DataError(feature + " reads column '" + name + "', which " + where +
+                        " does not have (columns: center, context, negatives)");
+      }
+      if (spec.vocab > 0 && (cap == 0 || spec.vocab < cap))
+        cap = spec.vocab;
+      bindings_.push_back({f, column});
+    }
+    return cap;
+  }
+
+  /// Reads the words, builds the vocabulary and the in-vocabulary text.
+  void read(const StreamOptions &options, int64_t vocabCap) {
+    const std::string &path = options.path;
+    std::string text = readWholeFile(path);
+    auto ranges = splitIntoChunks(text, resolveThreads(options.threads), isSpace);
+    std::vector<WordChunk> chunks(ranges.size());
+    runInParallel(static_cast<int>(ranges.size()), [&](int c) {
+      splitWords(std::string_view(text).substr(ranges[c].first,
+                                               ranges[c].second - ranges[c].first),
+                 chunks[c]);
+    });
+
+    // Merge the counts in file order, so "first appearance" is global.
+    std::unordered_map<std::string_view, WordChunk::Count> counts;
+    uint64_t wordsBefore = 0;
+    for (WordChunk &chunk : chunks) {
+      for (auto &[word, local] : chunk.counts) {
+        auto [it, inserted] = counts.try_emplace(word, WordChunk::Count{0, wordsBefore + local.first});
+        it->second.count += local.count;
+      }
+      chunk.counts.clear();
+      wordsBefore += chunk.words.size();
+    }
+    if (wordsBefore == 0)
+      throw DataError(path + ": no words (the file is only whitespace)");
+
+    std::vector<std::pair<std::string_view, WordChunk::Count>> ranked(counts.begin(),
+                                                                       counts.end());
+    std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+      return a.second.count != b.second.count ? a.second.count > b.second.count
+                                              : a.second.first < b.second.first;
+    });
+    size_t vocabSize = vocabCap > 0 ? std::min<size_t>(ranked.size(), vocabCap) : ranked.size();
+    std::unordered_map<std::string_view, uint32_t> ids;
+    ids.reserve(vocabSize);
+    std::vector<uint64_t> wordCounts;
+    for (size_t i = 0; i < vocabSize; ++i) {
+      words_.emplace_back(ranked[i].first);
+      ids.emplace(ranked[i].first, static_cast<uint32_t>(i));
+      wordCounts.push_back(ranked[i].second.count);
+    }
+    wordCounts_ = std::move(wordCounts);
+
+    // Map words to ids in parallel, then join the chunks in order, dropping
+    // out-of-vocabulary words and keeping line starts.
+    std::vector<std::vector<int64_t>> mapped(chunks.size());
+    runInParallel(static_cast<int>(chunks.size()), [&](int c) {
+      mapped[c].reserve(chunks[c].words.size());
+      for (std::string_view word : chunks[c].words) {
+        auto it = ids.find(word);
+        mapped[c].push_back(it == ids.end() ? -1 : static_cast<int64_t>(it->second));
+      }
+    });
+    uint64_t dropped = 0;
+    bool lineStartPending = false;
+    lineStarts_.push_back(0);
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const std::vector<size_t> &starts = chunks[c].lineStarts;
+      size_t next = 0;
+      for (size_t i = 0; i < mapped[c].size(); ++i) {
+        for (; next < starts.size() && starts[next] == i; ++next)
+          lineStartPending = true;
+        if (mapped[c][i] < 0) {
+          ++dropped;
+          continue;
+        }
+        if (lineStartPending && !tokens_.empty() && lineStarts_.back() != tokens_.size())
+          lineStarts_.push_back(tokens_.size());
+        lineStartPending = false;
+        tokens_.push_back(static_cast<uint32_t>(mapped[c][i]));
+      }
+      if (next < starts.size()) // a line end after the chunk's last word
+        lineStartPending = true;
+    }
+    stats_.description = "text " + path + ": " + std::to_string(wordsBefore) + " words, " +
+                         std::to_string(ranked.size()) + " distinct, vocabulary " +
+                         std::to_string(vocabSize) +
+                         (vocabCap > 0 ? " (capped at " + std::to_string(vocabCap) + ")" : "") +
+                         ", " + std::to_string(dropped) + " out-of-vocabulary words dropped";
+  }
+
+  /// The window of centre i: b in [1, window_].
+  uint64_t windowOf(uint64_t center) const {
+    return 1 + hashOf(seed_, kWindowTag, center) % static_cast<uint64_t>(window_);
+  }
+
+  /// [begin, end) of the line holding token i.
+  std::pair<uint64_t, uint64_t> lineOf(uint64_t i) const {
+    auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), i);
+    uint64_t end = it == lineStarts_.end() ? tokens_.size() : *it;
+    return {*(it - 1), end};
+  }
+
+  /// First context position of centre i (its window clipped to its line).
+  uint64_t firstContext(uint64_t i, uint64_t lineBegin) const {
+    uint64_t b = windowOf(i);
+    return i - lineBegin > b ? i - b : lineBegin;
+  }
+
+  void countPairs() {
+    pairOffsets_.assign(tokens_.size() + 1, 0);
+    for (size_t line = 0; line < lineStarts_.size(); ++line) {
+      uint64_t begin = lineStarts_[line];
+      uint64_t end = line + 1 < lineStarts_.size() ? lineStarts_[line + 1] : tokens_.size();
+      for (uint64_t i = begin; i < end; ++i) {
+        uint64_t b = windowOf(i);
+        uint64_t lo = firstContext(i, begin);
+        uint64_t hi = std::min(end - 1, i + b);
+        pairOffsets_[i + 1] = pairOffsets_[i] + (hi - lo);
+      }
+    }
+  }
+
+  /// The centre and context word ids of pair `k`.
+  void pairAt(uint64_t k, uint32_t &center, uint32_t &context) const {
+    uint64_t i = std::upper_bound(pairOffsets_.begin(), pairOffsets_.end(), k) -
+                 pairOffsets_.begin() - 1;
+    uint64_t position = firstContext(i, lineOf(i).first) + (k - pairOffsets_[i]);
+    if (position >= i)
+      ++position; // skip the centre itself
+    center = tokens_[i];
+    context = tokens_[position];
+  }
+
+  void buildNegativeTables(const std::vector<FeatureSpec> &features) {
+    std::vector<double> powers;
+    for (TextBinding &binding : bindings_) {
+      if (binding.column != TextColumn::Negatives)
+        continue;
+      double power = features[binding.feature].power;
+      auto it = std::find(powers.begin(), powers.end(), power);
+      binding.aliasTable = it - powers.begin();
+      if (it != powers.end())
+        continue;
+      powers.push_back(power);
+      std::vector<double> weights(wordCounts_.size());
+      for (size_t w = 0; w < weights.size(); ++w)
+        weights[w] = std::pow(static_cast<double>(wordCounts_[w]), power);
+      negativeTables_.emplace_back(weights);
+    }
+  }
+
+  uint64_t seed_;
+  int window_;
+  std::vector<TextBinding> bindings_;
+  std::vector<std::string> words_;      ///< id -> word
+  std::vector<uint64_t> wordCounts_;    ///< id -> occurrences
+  std::vector<uint32_t> tokens_;        ///< the in-vocabulary text, as ids
+  std::vector<uint64_t> lineStarts_;    ///< first token of each line, ascending, [0] = 0
+  std::vector<uint64_t> pairOffsets_;   ///< pairs of the centres before i; tokens + 1 entries
+  std::vector<AliasTable> negativeTables_; ///< one per distinct power
+  DataStats stats_;
+};
+
+} // namespace
+
+std::shared_ptr<const ExampleSource>
+embc::runtime::data::openTextSource(const StreamOptions &options,
+                                    const std::vector<FeatureSpec> &features) {
+  return std::make_shared<TextSource>(options, features);
+}

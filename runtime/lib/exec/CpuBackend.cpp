@@ -1,0 +1,585 @@
+//===- CpuBackend.cpp - plan kernels bound to the CPU kernels ------------===//
+//
+// Binds each kernel of the plan's catalogue (docs/plan-format.md) to the
+// float CPU kernels in cpu/Kernels.h: operand counts, dtypes and shapes are
+// checked once at bind time, so a step only calls functions on pointers.
+// Dynamic buffers (ids, sparse-gradient rows) carry their filled length in
+// ExecState::length.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/exec/Executor.h"
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+extern "C" void openblas_set_num_threads(int);
+
+using namespace embc::runtime;
+namespace cpu = embc::runtime::cpu;
+
+namespace {
+
+/// Checked view of one kernel's operands while binding it.
+class Binder {
+public:
+  Binder(const Kernel &k, const Plan &p) : k(k), p(p) {}
+
+  [[noreturn]] void fail(const std::string &why) const {
+    throw PlanError("kernel '" + k.op + "': " + why);
+  }
+  void expectCounts(size_t ins, size_t outs) const {
+    if (k.inputs.size() != ins || k.outputs.size() != outs)
+      fail("expected " + std::to_string(ins) + " inputs and " +
+           std::to_string(outs) + " outputs, got " +
+           std::to_string(k.inputs.size()) + " and " +
+           std::to_string(k.outputs.size()));
+  }
+  void expectMinInputs(size_t ins, size_t outs) const {
+    if (k.inputs.size() < ins || k.outputs.size() != outs)
+      fail("expected at least " + std::to_string(ins) + " inputs and " +
+           std::to_string(outs) + " outputs");
+  }
+  const Buffer &in(size_t i) const { return p.buffers.at(k.inputs.at(i)); }
+  const Buffer &out(size_t i) const { return p.buffers.at(k.outputs.at(i)); }
+  int64_t dim(const Buffer &b, size_t d) const {
+    if (d >= b.shape.size())
+      fail("buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()));
+    return b.shape[d];
+  }
+  static int64_t numel(const Buffer &b) {
+    int64_t n = 1;
+    for (int64_t d : b.shape)
+      n *= d;
+    return n;
+  }
+  std::string str(const char *key) const {
+    if (!k.attrs.contains(key) || !k.attrs[key].is_string())
+      fail(std::string("missing string attribute '") + key + "'");
+    return k.attrs[key].get<std::string>();
+  }
+  int64_t integer(const char *key) const {
+    if (!k.attrs.contains(key) || !k.attrs[key].is_number_integer())
+      fail(std::string("missing integer attribute '") + key + "'");
+    return k.attrs[key].get<int64_t>();
+  }
+  double real(const char *key) const {
+    if (!k.attrs.contains(key) || !k.attrs[key].is_number())
+      fail(std::string("missing number attribute '") + key + "'");
+    return k.attrs[key].get<double>();
+  }
+  bool flag(const char *key) const {
+    return k.attrs.contains(key) && k.attrs[key].is_boolean() &&
+           k.attrs[key].get<bool>();
+  }
+  const Table &table() const {
+    int64_t t = integer("table");
+    if (t < 0 || t >= int64_t(p.tables.size()))
+      fail("table index " + std::to_string(t) + " out of range");
+    return p.tables[t];
+  }
+  const Param &param() const {
+    int64_t i = integer("param");
+    if (i < 0 || i >= int64_t(p.params.size()))
+      fail("param index " + std::to_string(i) + " out of range");
+    return p.params[i];
+  }
+
+  const Kernel &k;
+  const Plan &p;
+};
+
+cpu::Activation activationOf(const Binder &b) {
+  static const std::map<std::string, cpu::Activation> kinds = {
+      {"relu", cpu::Activation::Relu}, {"sigmoid", cpu::Activation::Sigmoid},
+      {"tanh", cpu::Activation::Tanh}, {"gelu", cpu::Activation::Gelu}};
+  auto it = kinds.find(b.str("kind"));
+  if (it == kinds.end())
+    b.fail("unknown activation '" + b.str("kind") + "'");
+  return it->second;
+}
+
+cpu::Pooling poolingOf(const Binder &b) {
+  std::string pooling = b.str("pooling");
+  if (pooling == "sum")
+    return cpu::Pooling::Sum;
+  if (pooling == "mean")
+    return cpu::Pooling::Mean;
+  if (pooling == "max")
+    return cpu::Pooling::Max;
+  b.fail("unknown pooling '" + pooling + "'");
+}
+
+cpu::LossKind lossOf(const Binder &b) {
+  static const std::map<std::string, cpu::LossKind> kinds = {
+      {"bce_with_logits", cpu::LossKind::BceWithLogits},
+      {"mse", cpu::LossKind::Mse},
+      {"softmax_ce", cpu::LossKind::SoftmaxCe},
+      {"neg_sampling", cpu::LossKind::NegSampling}};
+  auto it = kinds.find(b.str("kind"));
+  if (it == kinds.end())
+    b.fail("unknown loss '" + b.str("kind") + "'");
+  return it->second;
+}
+
+cpu::OptimizerParams optimizerOf(const Binder &b, const Optimizer &o) {
+  static const std::map<std::string, cpu::OptimizerKind> kinds = {
+      {"sgd", cpu::OptimizerKind::Sgd},
+      {"adagrad", cpu::OptimizerKind::Adagrad},
+      {"rowwise_adagrad", cpu::OptimizerKind::RowwiseAdagrad},
+      {"adam", cpu::OptimizerKind::Adam},
+      {"adamw", cpu::OptimizerKind::AdamW},
+      {"lamb", cpu::OptimizerKind::Lamb}};
+  auto it = kinds.find(o.kind);
+  if (it == kinds.end())
+    b.fail("unknown optimizer '" + o.kind + "'");
+  cpu::OptimizerParams params;
+  params.kind = it->second;
+  params.lr = o.lr;
+  params.momentum = o.momentum;
+  params.beta1 = o.beta1;
+  params.beta2 = o.beta2;
+  params.eps = o.eps;
+  params.weightDecay = o.weightDecay;
+  params.globalDecay = o.weightDecayMode == "global";
+  return params;
+}
+
+/// Number of ids a (possibly dynamic) id buffer holds in this step.
+int64_t idCount(const ExecState &s, int32_t buffer) {
+  return s.buffer(buffer).dynamic ? s.length[buffer] : Binder::numel(s.buffer(buffer));
+}
+
+/// Throws when an id is outside [0, rows): never read or write outside a table.
+void checkIds(const int64_t *ids, int64_t n, int64_t rows, const Table &t) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= rows)
+      throw embc::runtime::data::DataError(
+          "id " + std::to_string(ids[i]) + " is outside table '" + t.name +
+          "' (rows 0.." + std::to_string(rows - 1) + ")");
+}
+
+std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count) {
+  std::vector<int64_t> widths;
+  for (size_t i = first; i < first + count; ++i)
+    widths.push_back(b.dim(b.in(i), 1));
+  return widths;
+}
+
+BoundKernel bindForward(const Binder &b) {
+  const Kernel &k = b.k;
+  const std::string &op = k.op;
+  if (op == "hash") {
+    b.expectCounts(1, 1);
+    int64_t buckets = b.integer("buckets");
+    uint64_t seed = uint64_t(b.integer("seed"));
+    int32_t in = k.inputs[0], out = k.outputs[0];
+    return [=](ExecState &s) {
+      int64_t n = idCount(s, in);
+      cpu::hashIds(s.data<int64_t>(in), s.data<int64_t>(out), n, buckets, seed);
+      s.length[out] = n;
+    };
+  }
+  if (op == "lookup") {
+    bool weighted = k.inputs.size() == 3;
+    b.expectCounts(weighted ? 3 : 2, 1);
+    const Table &t = b.table();
+    cpu::Pooling pooling = poolingOf(b);
+    int64_t B = b.dim(b.out(0), 0), D = t.dim, rows = t.rows;
+    int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
+    int32_t weights = weighted ? k.inputs[2] : -1, table = t.buffer;
+    return [=, &t](ExecState &s) {
+      checkIds(s.data<int64_t>(ids), idCount(s, ids), rows, t);
+      cpu::lookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
+                         s.data<int64_t>(offsets),
+                         weights >= 0 ? s.data<float>(weights) : nullptr, B,
+                         pooling, s.data<float>(y));
+    };
+  }
+  if (op == "gather") {
+    b.expectCounts(1, 1);
+    const Table &t = b.table();
+    int64_t n = Binder::numel(b.in(0)), D = t.dim, rows = t.rows;
+    int32_t ids = k.inputs[0], y = k.outputs[0], table = t.buffer;
+    return [=, &t](ExecState &s) {
+      checkIds(s.data<int64_t>(ids), n, rows, t);
+      cpu::gatherForward(s.data<float>(table), D, s.data<int64_t>(ids), n,
+                         s.data<float>(y));
+    };
+  }
+  if (op == "dense") {
+    bool bias = k.inputs.size() == 3;
+    b.expectCounts(bias ? 3 : 2, 1);
+    int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+    if (b.dim(b.in(1), 0) != K)
+      b.fail("weight rows != input columns");
+    int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1,
+            y = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::denseForward(s.data<float>(x), s.data<float>(w),
+                        bb >= 0 ? s.data<float>(bb) : nullptr, s.data<float>(y),
+                        B, K, N);
+    };
+  }
+  if (op == "activation") {
+    b.expectCounts(1, 1);
+    cpu::Activation f = activationOf(b);
+    int64_t n = Binder::numel(b.in(0));
+    int32_t x = k.inputs[0], y = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::activationForward(f, s.data<float>(x), s.data<float>(y), n);
+    };
+  }
+  if (op == "concat") {
+    b.expectMinInputs(1, 1);
+    std::vector<int64_t> widths = widthsOf(b, 0, k.inputs.size());
+    int64_t B = b.dim(b.out(0), 0);
+    std::vector<int32_t> ins = k.inputs;
+    int32_t y = k.outputs[0];
+    return [=](ExecState &s) {
+      std::vector<const float *> xs;
+      for (int32_t i : ins)
+        xs.push_back(s.data<float>(i));
+      cpu::concatForward(xs, widths, s.data<float>(y), B);
+    };
+  }
+  if (op == "add") {
+    bool bias = b.flag("bias");
+    b.expectMinInputs(bias ? 2 : 1, 1);
+    int64_t B = b.dim(b.out(0), 0), N = b.dim(b.out(0), 1);
+    std::vector<int32_t> ins(k.inputs.begin(), k.inputs.end() - (bias ? 1 : 0));
+    int32_t bb = bias ? k.inputs.back() : -1, y = k.outputs[0];
+    return [=](ExecState &s) {
+      std::vector<const float *> xs;
+      for (int32_t i : ins)
+        xs.push_back(s.data<float>(i));
+      cpu::addForward(xs, bb >= 0 ? s.data<float>(bb) : nullptr,
+                      s.data<float>(y), B, N);
+    };
+  }
+  if (op == "interaction") {
+    b.expectMinInputs(2, 1);
+    bool self = b.flag("self");
+    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+    std::vector<int32_t> ins = k.inputs;
+    int32_t y = k.outputs[0];
+    return [=](ExecState &s) {
+      std::vector<const float *> xs;
+      for (int32_t i : ins)
+        xs.push_back(s.data<float>(i));
+      cpu::interactionForward(xs, s.data<float>(y), B, D, self);
+    };
+  }
+  if (op == "cross") {
+    b.expectCounts(4, 1);
+    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+    auto in = k.inputs;
+    int32_t y = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::crossForward(s.data<float>(in[0]), s.data<float>(in[1]),
+                        s.data<float>(in[2]), s.data<float>(in[3]),
+                        s.data<float>(y), B, D);
+    };
+  }
+  if (op == "dot") {
+    b.expectCounts(2, 1);
+    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+    int64_t K = b.in(1).shape.size() == 3 ? b.in(1).shape[1] : 0;
+    int32_t l = k.inputs[0], r = k.inputs[1], y = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::dotForward(s.data<float>(l), s.data<float>(r), s.data<float>(y), B,
+                      K, D);
+    };
+  }
+  if (op == "loss") {
+    b.expectCounts(2, 1);
+    cpu::LossKind kind = lossOf(b);
+    int64_t B = b.dim(b.in(0), 0);
+    int64_t C = kind == cpu::LossKind::NegSampling ? b.dim(b.in(1), 1)
+                                                   : b.dim(b.in(0), 1);
+    int32_t in = k.inputs[0], target = k.inputs[1], out = k.outputs[0];
+    return [=](ExecState &s) {
+      *s.data<float>(out) = cpu::lossForward(kind, s.data<float>(in),
+                                             s.data<float>(target), B, C);
+    };
+  }
+  return nullptr;
+}
+
+BoundKernel bindBackward(const Binder &b) {
+  const Kernel &k = b.k;
+  const std::string &op = k.op;
+  if (op == "loss_grad") {
+    cpu::LossKind kind = lossOf(b);
+    bool twoSided = kind == cpu::LossKind::NegSampling;
+    b.expectCounts(2, twoSided ? 2 : 1);
+    int64_t B = b.dim(b.in(0), 0);
+    int64_t C = twoSided ? b.dim(b.in(1), 1) : b.dim(b.in(0), 1);
+    int32_t in = k.inputs[0], target = k.inputs[1], din = k.outputs[0];
+    int32_t dtarget = twoSided ? k.outputs[1] : -1;
+    return [=](ExecState &s) {
+      cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target),
+                    s.data<float>(din),
+                    dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
+    };
+  }
+  if (op == "dense_grad_input") {
+    b.expectCounts(2, 1);
+    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1), K = b.dim(b.in(1), 0);
+    int32_t dy = k.inputs[0], w = k.inputs[1], dx = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::denseGradInput(s.data<float>(dy), s.data<float>(w),
+                          s.data<float>(dx), B, K, N);
+    };
+  }
+  if (op == "dense_grad_weight") {
+    b.expectCounts(2, 1);
+    int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+    int32_t x = k.inputs[0], dy = k.inputs[1], dw = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::denseGradWeight(s.data<float>(x), s.data<float>(dy),
+                           s.data<float>(dw), B, K, N);
+    };
+  }
+  if (op == "bias_grad") {
+    b.expectCounts(1, 1);
+    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
+    int32_t dy = k.inputs[0], db = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::biasGrad(s.data<float>(dy), s.data<float>(db), B, N);
+    };
+  }
+  if (op == "activation_grad") {
+    b.expectCounts(2, 1);
+    cpu::Activation f = activationOf(b);
+    int64_t n = Binder::numel(b.in(0));
+    int32_t dy = k.inputs[0], x = k.inputs[1], dx = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::activationGrad(f, s.data<float>(dy), s.data<float>(x),
+                          s.data<float>(dx), n);
+    };
+  }
+  if (op == "slice") {
+    b.expectCounts(1, 1);
+    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
+    int64_t offset = b.integer("offset"), width = b.dim(b.out(0), 1);
+    int32_t x = k.inputs[0], y = k.outputs[0];
+    return [=](ExecState &s) {
+      cpu::sliceColumns(s.data<float>(x), s.data<float>(y), B, N, offset, width);
+    };
+  }
+  if (op == "interaction_grad") {
+    b.expectMinInputs(3, k.inputs.size() - 1);
+    bool self = b.flag("self");
+    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+    int32_t dy = k.inputs[0];
+    std::vector<int32_t> xs(k.inputs.begin() + 1, k.inputs.end());
+    std::vector<int32_t> dxs = k.outputs;
+    return [=](ExecState &s) {
+      std::vector<const float *> x;
+      std::vector<float *> dx;
+      for (int32_t i : xs)
+        x.push_back(s.data<float>(i));
+      for (int32_t i : dxs)
+        dx.push_back(s.data<float>(i));
+      cpu::interactionGrad(s.data<float>(dy), x, dx, B, D, self);
+    };
+  }
+  if (op == "cross_grad") {
+    b.expectCounts(5, 4);
+    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+    auto in = k.inputs;
+    auto out = k.outputs;
+    return [=](ExecState &s) {
+      cpu::crossGrad(s.data<float>(in[0]), s.data<float>(in[1]),
+                     s.data<float>(in[2]), s.data<float>(in[3]),
+                     s.data<float>(in[4]), s.data<float>(out[0]),
+                     s.data<float>(out[1]), s.data<float>(out[2]),
+                     s.data<float>(out[3]), B, D);
+    };
+  }
+  if (op == "dot_grad") {
+    b.expectCounts(3, 2);
+    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+    int64_t K = b.in(2).shape.size() == 3 ? b.in(2).shape[1] : 0;
+    auto in = k.inputs;
+    auto out = k.outputs;
+    return [=](ExecState &s) {
+      cpu::dotGrad(s.data<float>(in[0]), s.data<float>(in[1]),
+                   s.data<float>(in[2]), s.data<float>(out[0]),
+                   s.data<float>(out[1]), B, K, D);
+    };
+  }
+  if (op == "lookup_grad") {
+    bool weighted = k.inputs.size() == 4;
+    b.expectCounts(weighted ? 4 : 3, 1);
+    const Table &t = b.table();
+    cpu::Pooling pooling = poolingOf(b);
+    int32_t ids = k.inputs[0], offsets = k.inputs[1];
+    int32_t weights = weighted ? k.inputs[2] : -1, dy = k.inputs.back();
+    int64_t B = b.dim(b.p.buffers[dy], 0), D = t.dim;
+    int32_t out = k.outputs[0], table = t.buffer;
+    return [=](ExecState &s) {
+      cpu::lookupGrad(s.data<float>(table), D, s.data<int64_t>(ids),
+                      s.data<int64_t>(offsets),
+                      weights >= 0 ? s.data<float>(weights) : nullptr, B,
+                      pooling, s.data<float>(dy), s.data<float>(out));
+      s.length[out] = idCount(s, ids);
+    };
+  }
+  if (op == "accumulate_grad") {
+    b.expectCounts(1, 1);
+    int64_t n = Binder::numel(b.in(0));
+    if (n != Binder::numel(b.out(0)))
+      b.fail("gradient size != accumulator size");
+    int32_t g = k.inputs[0], acc = k.outputs[0];
+    return [=](ExecState &s) {
+      float *a = s.data<float>(acc);
+      cpu::addTwo(a, s.data<float>(g), a, n);
+    };
+  }
+  if (op == "accumulate_rows") {
+    b.expectCounts(2, 2);
+    const Table &t = b.table();
+    int64_t D = t.dim, capacity = b.dim(b.out(0), 0);
+    int32_t ids = k.inputs[0], vals = k.inputs[1];
+    int32_t rows = k.outputs[0], values = k.outputs[1];
+    return [=, &t](ExecState &s) {
+      int64_t n = idCount(s, ids), at = s.length[rows];
+      if (at + n > capacity)
+        throw std::runtime_error("sparse gradient of table '" + t.name +
+                                 "' overflows its capacity of " +
+                                 std::to_string(capacity) + " rows");
+      std::memcpy(s.data<int64_t>(rows) + at, s.data<int64_t>(ids),
+                  size_t(n) * sizeof(int64_t));
+      std::memcpy(s.data<float>(values) + at * D, s.data<float>(vals),
+                  size_t(n * D) * sizeof(float));
+      s.length[rows] = s.length[values] = at + n;
+    };
+  }
+  return nullptr;
+}
+
+BoundKernel bindUpdate(const Binder &b) {
+  const Kernel &k = b.k;
+  const std::string &op = k.op;
+  if (op == "coalesce_rows") {
+    b.expectCounts(0, 2);
+    int64_t D = b.table().dim;
+    int32_t rows = k.outputs[0], values = k.outputs[1];
+    return [=](ExecState &s) {
+      int64_t n = cpu::coalesceRows(s.data<int64_t>(rows), s.data<float>(values),
+                                    s.length[rows], D);
+      s.length[rows] = s.length[values] = n;
+    };
+  }
+  if (op == "clip_grad_norm") {
+    b.expectMinInputs(1, 1);
+    double maxNorm = b.real("max_norm"), gradScale = b.real("grad_scale");
+    std::vector<int32_t> grads = k.inputs;
+    int32_t out = k.outputs[0];
+    return [=](ExecState &s) {
+      double sum = 0;
+      for (int32_t g : grads) {
+        const Buffer &buf = s.buffer(g);
+        int64_t n = Binder::numel(buf);
+        if (buf.dynamic) // sparse values: only the filled rows
+          n = s.length[g] * (n / buf.shape[0]);
+        sum += cpu::sumSquares(s.data<float>(g), n);
+      }
+      double norm = std::sqrt(sum) * gradScale;
+      *s.data<float>(out) = float(std::min(1.0, maxNorm / (norm + 1e-6)));
+    };
+  }
+  if (op == "update_param") {
+    const Param &p = b.param();
+    bool clipped = k.inputs.size() == 2;
+    b.expectCounts(clipped ? 2 : 1, 1 + p.state.size());
+    cpu::OptimizerParams opt = optimizerOf(b, p.optimizer);
+    const Buffer &w = b.out(0);
+    int64_t n = Binder::numel(w), rowLength = w.shape.back();
+    double gradScale = b.real("grad_scale");
+    int32_t g = k.inputs[0], scale = clipped ? k.inputs[1] : -1;
+    std::vector<int32_t> out = k.outputs;
+    return [=](ExecState &s) {
+      double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
+      cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor,
+                       s.data<float>(out[0]), s.data<float>(g),
+                       out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                       out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
+                       rowLength);
+    };
+  }
+  if (op == "update_table") {
+    const Table &t = b.table();
+    bool clipped = k.inputs.size() == 3;
+    b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
+    cpu::OptimizerParams opt = optimizerOf(b, t.optimizer);
+    double gradScale = b.real("grad_scale");
+    int64_t rowsCount = t.rows, D = t.dim;
+    int32_t rows = k.inputs[0], values = k.inputs[1];
+    int32_t scale = clipped ? k.inputs[2] : -1;
+    std::vector<int32_t> out = k.outputs;
+    return [=](ExecState &s) {
+      double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
+      cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor,
+                        s.data<float>(out[0]), rowsCount, D,
+                        s.data<int64_t>(rows), s.data<float>(values),
+                        s.length[rows],
+                        out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                        out.size() > 2 ? s.data<float>(out[2]) : nullptr);
+    };
+  }
+  return nullptr;
+}
+
+class CpuBackend final : public Backend {
+public:
+  explicit CpuBackend(int threads) {
+    if (threads > 0)
+      omp_set_num_threads(threads);
+    // GEMMs are called from the main thread; OpenBLAS then uses as many
+    // threads as OpenMP would.
+    openblas_set_num_threads(threads > 0 ? threads : omp_get_max_threads());
+  }
+  ~CpuBackend() override { std::free(arena_); }
+  const char *name() const override { return "cpu"; }
+
+  std::byte *allocateArena(size_t bytes) override {
+    size_t rounded = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;
+    arena_ = std::aligned_alloc(64, rounded);
+    if (!arena_)
+      throw std::runtime_error("cannot allocate the " + std::to_string(bytes) +
+                               "-byte arena");
+    std::memset(arena_, 0, rounded);
+    return static_cast<std::byte *>(arena_);
+  }
+
+  BoundKernel bind(const Kernel &kernel, const Plan &plan) override {
+    Binder binder(kernel, plan);
+    for (int32_t i : kernel.inputs)
+      if (i < 0 || i >= int32_t(plan.buffers.size()))
+        binder.fail("buffer index out of range");
+    for (auto bind : {bindForward, bindBackward, bindUpdate})
+      if (BoundKernel bound = bind(binder))
+        return bound;
+    binder.fail("not in the CPU backend's kernel catalogue");
+  }
+
+private:
+  void *arena_ = nullptr;
+};
+
+} // namespace
+
+Backend::~Backend() = default;
+
+std::unique_ptr<Backend> embc::runtime::createCpuBackend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
+}

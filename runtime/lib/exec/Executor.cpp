@@ -1,0 +1,228 @@
+//===- Executor.cpp - arena, initialisation, batches and schedules -------===//
+
+#include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/data/CounterRandom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace embc::runtime;
+namespace data = embc::runtime::data;
+
+Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
+    : plan_(plan), backend_(std::move(backend)) {
+  for (const Kernel &k : plan_.step)
+    step_.push_back(backend_->bind(k, plan_));
+  for (const Kernel &k : plan_.update)
+    update_.push_back(backend_->bind(k, plan_));
+  if (plan_.forwardKernels < 0 || plan_.forwardKernels > int64_t(step_.size()))
+    throw PlanError("forward_kernels out of range");
+  for (const Param &p : plan_.params)
+    gradBuffers_.push_back(p.grad);
+  for (const Table &t : plan_.tables) {
+    sparseGradBuffers_.push_back(t.gradRows);
+    sparseGradBuffers_.push_back(t.gradValues);
+  }
+  state_.plan = &plan_;
+  state_.arena = backend_->allocateArena(size_t(plan_.arenaBytes));
+  state_.length.resize(plan_.buffers.size());
+  for (size_t i = 0; i < plan_.buffers.size(); ++i)
+    state_.length[i] = plan_.buffers[i].dynamic ? 0 : plan_.buffers[i].shape[0];
+}
+
+Executor::~Executor() = default;
+
+namespace {
+
+/// Fills `n` floats from `init`, element i a pure function of (seed, name, i):
+/// the same on every machine and thread count.
+void fillInitial(float *out, int64_t n, const Initializer &init,
+                 const std::vector<int64_t> &shape, uint64_t seed,
+                 const std::string &name) {
+  uint64_t stream = data::hashName(name);
+  double fanIn = shape.size() >= 2 ? double(shape[0]) : double(n);
+  double fanOut = shape.size() >= 2 ? double(shape[1]) : double(n);
+  double a = 0, b = 0;
+  enum { Const, Uniform, Normal } mode = Const;
+  if (init.kind == "zeros") {
+    a = 0;
+  } else if (init.kind == "constant") {
+    a = init.value;
+  } else if (init.kind == "uniform") {
+    mode = Uniform, a = init.low, b = init.high;
+  } else if (init.kind == "normal") {
+    mode = Normal, a = init.mean, b = init.std;
+  } else if (init.kind == "xavier_uniform") {
+    double limit = init.gain * std::sqrt(6.0 / (fanIn + fanOut));
+    mode = Uniform, a = -limit, b = limit;
+  } else if (init.kind == "xavier_normal") {
+    mode = Normal, a = 0, b = init.gain * std::sqrt(2.0 / (fanIn + fanOut));
+  } else {
+    throw PlanError("unknown initializer '" + init.kind + "' for " + name);
+  }
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t h = data::hashOf(seed, stream, uint64_t(i));
+    double v = mode == Const     ? a
+               : mode == Uniform ? a + (b - a) * data::uniform01(h)
+                                 : a + b * data::standardNormal(h);
+    out[i] = float(v);
+  }
+}
+
+int64_t numel(const Buffer &b) {
+  int64_t n = 1;
+  for (int64_t d : b.shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+void Executor::initialize(uint64_t seed) {
+  auto initStates = [&](const std::vector<int32_t> &states, const Optimizer &o) {
+    float start = (o.kind == "adagrad" || o.kind == "rowwise_adagrad")
+                      ? float(o.initialAccumulator)
+                      : 0.0f;
+    for (int32_t s : states)
+      std::fill_n(data<float>(s), numel(plan_.buffers[s]), start);
+  };
+  for (const Param &p : plan_.params) {
+    const Buffer &b = plan_.buffers[p.buffer];
+    fillInitial(data<float>(p.buffer), numel(b), p.init, b.shape, seed, p.name);
+    initStates(p.state, p.optimizer);
+  }
+  for (const Table &t : plan_.tables) {
+    const Buffer &b = plan_.buffers[t.buffer];
+    fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
+    initStates(t.state, t.optimizer);
+  }
+  zeroGradients();
+}
+
+std::vector<data::FeatureSpec> Executor::featureSpecs() const {
+  std::vector<data::FeatureSpec> specs;
+  auto specFor = [&](const Input &in) -> data::FeatureSpec & {
+    for (data::FeatureSpec &s : specs)
+      if (s.name == in.feature)
+        return s;
+    data::FeatureSpec s;
+    s.name = in.feature;
+    s.source = in.source;
+    specs.push_back(s);
+    return specs.back();
+  };
+  for (const Input &in : plan_.inputs) {
+    data::FeatureSpec &s = specFor(in);
+    if (in.role == "dense") {
+      s.kind = data::FeatureKind::Dense;
+      s.width = in.width;
+    } else if (in.role == "ids") {
+      s.kind = data::FeatureKind::Sparse;
+      s.vocab = in.vocab;
+      s.hotness = in.hotness;
+    } else if (in.role == "weights") {
+      s.weighted = true;
+    } else if (in.role == "negatives") {
+      s.kind = data::FeatureKind::Negatives;
+      s.count = in.width;
+      s.vocab = in.vocab;
+      s.power = in.power;
+    } else if (in.role == "label") {
+      s.kind = data::FeatureKind::Label;
+      s.labelKind = in.labelKind;
+    }
+  }
+  return specs;
+}
+
+void Executor::loadBatch(const data::Batch &batch) {
+  std::vector<data::FeatureSpec> specs = featureSpecs();
+  if (batch.features.size() != specs.size())
+    throw data::DataError("batch has " + std::to_string(batch.features.size()) +
+                          " features, the plan reads " +
+                          std::to_string(specs.size()));
+  for (const Input &in : plan_.inputs) {
+    size_t f = 0;
+    while (specs[f].name != in.feature)
+      ++f;
+    const data::FeatureBatch &fb = batch.features[f];
+    const Buffer &buf = plan_.buffers[in.buffer];
+    auto copy = [&](const auto &values, auto *dst) {
+      int64_t capacity = numel(buf);
+      if (int64_t(values.size()) > capacity ||
+          (!buf.dynamic && int64_t(values.size()) != capacity))
+        throw data::DataError("feature '" + in.feature + "' (" + in.role +
+                              ") has " + std::to_string(values.size()) +
+                              " values; its buffer holds " +
+                              std::to_string(capacity));
+      std::copy(values.begin(), values.end(), dst);
+      state_.length[in.buffer] =
+          buf.dynamic ? int64_t(values.size()) : buf.shape[0];
+    };
+    if (in.role == "dense")
+      copy(fb.dense, data<float>(in.buffer));
+    else if (in.role == "ids")
+      copy(fb.ids, data<int64_t>(in.buffer));
+    else if (in.role == "offsets")
+      copy(fb.offsets, data<int64_t>(in.buffer));
+    else if (in.role == "weights")
+      copy(fb.weights, data<float>(in.buffer));
+    else if (in.role == "negatives")
+      copy(fb.negatives, data<int64_t>(in.buffer));
+    else if (in.role == "label")
+      copy(fb.label, data<float>(in.buffer));
+    else
+      throw PlanError("input '" + in.feature + "' has unknown role '" +
+                      in.role + "'");
+  }
+}
+
+void Executor::zeroGradients() {
+  for (int32_t g : gradBuffers_)
+    std::memset(data<float>(g), 0, size_t(plan_.buffers[g].bytes));
+  for (int32_t g : sparseGradBuffers_)
+    state_.length[g] = 0;
+}
+
+float Executor::forward() {
+  for (int64_t i = 0; i < plan_.forwardKernels; ++i)
+    step_[i](state_);
+  return *data<float>(plan_.lossBuffer);
+}
+
+float Executor::forwardBackward() {
+  for (BoundKernel &k : step_)
+    k(state_);
+  return *data<float>(plan_.lossBuffer);
+}
+
+void Executor::update(int64_t step, double lrScale) {
+  state_.optimizerStep = step;
+  state_.lrScale = lrScale;
+  for (BoundKernel &k : update_)
+    k(state_);
+}
+
+const float *Executor::predictions() const {
+  return state_.data<float>(plan_.predictionBuffer);
+}
+
+int64_t Executor::predictionWidth() const {
+  const Buffer &b = plan_.buffers[plan_.predictionBuffer];
+  return b.shape.size() > 1 ? b.shape[1] : 1;
+}
+
+double embc::runtime::learningRateScale(const TrainingConfig &config,
+                                        int64_t step) {
+  if (step < config.warmupSteps)
+    return double(step + 1) / double(config.warmupSteps);
+  if (config.lrSchedule == "constant" || config.decaySteps <= 0)
+    return 1.0;
+  double t = std::min(1.0, double(step - config.warmupSteps) /
+                               double(config.decaySteps));
+  if (config.lrSchedule == "linear")
+    return 1.0 - t;
+  return 0.5 * (1.0 + std::cos(3.14159265358979323846 * t)); // cosine
+}

@@ -1,0 +1,354 @@
+//===- Trainer.cpp - the training loop behind embrun ---------------------===//
+//
+// One optimizer step = gradAccumulation micro-batches of forward+backward,
+// then the update. Everything that decides the result (initial values, data
+// order, sampled negatives) is a pure function of the seed and the step, so
+// a run resumed from a checkpoint continues bit-identically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/exec/Trainer.h"
+#include "embc/runtime/Metrics.h"
+#include "embc/runtime/checkpoint/Checkpoint.h"
+#include "embc/runtime/exec/Executor.h"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+using namespace embc::runtime;
+namespace data = embc::runtime::data;
+namespace ckpt = embc::runtime::checkpoint;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Index of the label feature among the specs, or -1.
+int labelIndex(const std::vector<data::FeatureSpec> &specs) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].kind == data::FeatureKind::Label)
+      return int(i);
+  return -1;
+}
+
+/// Loss of one example from its prediction, for the losses whose per-example
+/// form is closed (evaluation must not count the padding of a last batch).
+std::optional<double> exampleLoss(const std::string &loss, float z, float y) {
+  if (loss == "bce_with_logits")
+    return std::max(double(z), 0.0) - double(z) * y +
+           std::log1p(std::exp(-std::abs(double(z))));
+  if (loss == "mse")
+    return (double(z) - y) * (double(z) - y);
+  return std::nullopt;
+}
+
+/// Predictions and labels collected over a report interval or an evaluation.
+struct Outcomes {
+  std::vector<float> scores, labels;
+  double lossSum = 0;
+  int64_t examples = 0;
+
+  void add(const Executor &ex, const data::Batch &batch, int label,
+           const std::string &labelKind, int64_t rows, double batchLoss,
+           const std::string &lossKind) {
+    const float *pred = ex.predictions();
+    int64_t width = ex.predictionWidth();
+    bool perExample = label >= 0 && width == 1 &&
+                      exampleLoss(lossKind, 0, 0).has_value();
+    if (!perExample)
+      lossSum += batchLoss * double(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (label < 0 || width != 1)
+        continue;
+      float y = batch.features[label].label[r];
+      if (perExample)
+        lossSum += *exampleLoss(lossKind, pred[r], y);
+      if (labelKind == "binary" || labelKind == "real") {
+        scores.push_back(pred[r]);
+        labels.push_back(y);
+      }
+    }
+    examples += rows;
+  }
+
+  /// loss, and auc (binary labels) or rmse (real labels).
+  std::map<std::string, double> metrics(const std::string &labelKind,
+                                        const std::string &prefix) const {
+    std::map<std::string, double> m;
+    m[prefix + "loss"] = examples ? lossSum / double(examples) : NAN;
+    if (!scores.empty() && labelKind == "binary")
+      m[prefix + "auc"] = computeAuc(scores, labels);
+    if (!scores.empty() && labelKind == "real")
+      m[prefix + "rmse"] = computeRmse(scores, labels);
+    return m;
+  }
+};
+
+std::string checkpointName(const std::string &kind, const std::string &name) {
+  return kind + "/" + name;
+}
+
+/// The tensors a checkpoint holds: parameters, tables, optimizer states.
+std::vector<std::pair<std::string, int32_t>> checkpointTensors(const Plan &plan) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (const Param &p : plan.params) {
+    out.push_back({checkpointName("param", p.name), p.buffer});
+    for (size_t i = 0; i < p.state.size(); ++i)
+      out.push_back({"state/" + p.name + "/" + std::to_string(i), p.state[i]});
+  }
+  for (const Table &t : plan.tables) {
+    out.push_back({checkpointName("table", t.name), t.buffer});
+    for (size_t i = 0; i < t.state.size(); ++i)
+      out.push_back({"state/" + t.name + "/" + std::to_string(i), t.state[i]});
+  }
+  return out;
+}
+
+std::string fingerprint(const Plan &plan) {
+  std::string f = plan.model;
+  for (auto &[name, buffer] : checkpointTensors(plan)) {
+    f += ";" + name;
+    for (int64_t d : plan.buffers[buffer].shape)
+      f += "," + std::to_string(d);
+  }
+  return std::to_string(std::hash<std::string>{}(f));
+}
+
+class Trainer {
+public:
+  Trainer(const Plan &plan, const RunOptions &options, std::ostream &console,
+          bool tty)
+      : plan_(plan), options_(options),
+        executor_(plan, createCpuBackend(options.threads)),
+        reporter_(console, tty, options.logPath) {
+    specs_ = executor_.featureSpecs();
+    label_ = labelIndex(specs_);
+    if (label_ >= 0)
+      labelKind_ = specs_[label_].labelKind;
+    seed_ = options.seed.value_or(plan.config.seed);
+  }
+
+  TrainSummary run();
+
+private:
+  data::StreamOptions streamOptions(const DataSource &source, bool training) const {
+    data::StreamOptions s;
+    s.kind = source.kind;
+    s.path = source.path;
+    s.batchSize = plan_.config.batchSize;
+    s.seed = seed_;
+    s.training = training;
+    s.onBadData = options_.onBadData == "skip" ? data::BadDataPolicy::Skip
+                                               : data::BadDataPolicy::Fail;
+    s.threads = options_.threads;
+    return s;
+  }
+  void resume();
+  void save(const std::string &dir) const;
+  void exportEmbeddings(const std::string &path) const;
+  std::map<std::string, double> evaluate();
+
+  const Plan &plan_;
+  const RunOptions &options_;
+  Executor executor_;
+  Reporter reporter_;
+  std::vector<data::FeatureSpec> specs_;
+  int label_ = -1;
+  std::string labelKind_;
+  uint64_t seed_ = 0;
+  int64_t step_ = 0;
+  uint64_t position_ = 0;
+  int64_t skipped_ = 0;
+};
+
+void Trainer::save(const std::string &dir) const {
+  ckpt::CheckpointContent content;
+  content.metadata = {{"model", plan_.model},
+                      {"fingerprint", fingerprint(plan_)},
+                      {"step", std::to_string(step_)},
+                      {"position", std::to_string(position_)},
+                      {"seed", std::to_string(seed_)}};
+  Executor &ex = const_cast<Executor &>(executor_);
+  for (auto &[name, buffer] : checkpointTensors(plan_)) {
+    const Buffer &b = plan_.buffers[buffer];
+    content.tensors.push_back(
+        {name, "F32", b.shape, ex.data<float>(buffer), size_t(b.bytes)});
+  }
+  ckpt::saveCheckpoint(dir, content);
+}
+
+void Trainer::resume() {
+  ckpt::SafetensorsFile file = ckpt::loadCheckpoint(options_.resumeDir);
+  auto meta = [&](const std::string &key) {
+    auto it = file.metadata.find(key);
+    if (it == file.metadata.end())
+      throw ckpt::CheckpointError(ckpt::checkpointFilePath(options_.resumeDir) +
+                                  ": metadata '" + key + "' is missing");
+    return it->second;
+  };
+  if (meta("model") != plan_.model)
+    throw ckpt::CheckpointError("checkpoint in '" + options_.resumeDir +
+                                "' is of model '" + meta("model") +
+                                "', the plan is '" + plan_.model + "'");
+  if (meta("fingerprint") != fingerprint(plan_))
+    throw ckpt::CheckpointError(
+        "checkpoint in '" + options_.resumeDir +
+        "' was written by a plan with other parameters, tables or optimizers");
+  uint64_t seed = std::stoull(meta("seed"));
+  if (options_.seed && *options_.seed != seed)
+    throw ckpt::CheckpointError(
+        "the checkpoint was trained with seed " + std::to_string(seed) +
+        "; --seed " + std::to_string(*options_.seed) +
+        " would change the data order of the resumed run");
+  seed_ = seed;
+  step_ = std::stoll(meta("step"));
+  position_ = std::stoull(meta("position"));
+  for (auto &[name, buffer] : checkpointTensors(plan_)) {
+    const Buffer &b = plan_.buffers[buffer];
+    ckpt::restoreTensor(file, name, "F32", b.shape,
+                        executor_.data<float>(buffer), size_t(b.bytes));
+  }
+}
+
+void Trainer::exportEmbeddings(const std::string &path) const {
+  std::vector<ckpt::TensorView> tables;
+  Executor &ex = const_cast<Executor &>(executor_);
+  for (const Table &t : plan_.tables) {
+    const Buffer &b = plan_.buffers[t.buffer];
+    tables.push_back({t.name, "F32", b.shape, ex.data<float>(t.buffer),
+                      size_t(b.bytes)});
+  }
+  ckpt::exportEmbeddings(path, tables,
+                         {{"model", plan_.model}, {"step", std::to_string(step_)}});
+}
+
+std::map<std::string, double> Trainer::evaluate() {
+  DataSource source = options_.eval.value_or(DataSource{"synthetic", ""});
+  auto stream = data::openStream(streamOptions(source, false), specs_);
+  Outcomes outcomes;
+  data::Batch batch;
+  while (stream->next(batch)) {
+    executor_.loadBatch(batch);
+    double loss = executor_.forward();
+    outcomes.add(executor_, batch, label_, labelKind_, batch.valid, loss,
+                 plan_.config.loss);
+  }
+  skipped_ += stream->stats().skipped;
+  return outcomes.metrics(labelKind_, "eval_");
+}
+
+TrainSummary Trainer::run() {
+  executor_.initialize(seed_);
+  if (!options_.resumeDir.empty())
+    resume();
+
+  const TrainingConfig &config = plan_.config;
+  auto stream = data::openStream(streamOptions(options_.data, true), specs_,
+                                 position_);
+  int64_t perStep = config.batchSize * config.gradAccumulation;
+  int64_t steps = 0;
+  if (options_.steps)
+    steps = *options_.steps;
+  else
+    steps = int64_t(std::ceil(double(options_.epochs.value_or(1)) *
+                              double(stream->examplesPerEpoch()) /
+                              double(perStep)));
+  int64_t reportEvery =
+      options_.reportEvery ? options_.reportEvery : std::max<int64_t>(1, steps / 20);
+  // Evaluate by default only where held-out data comes for free.
+  bool evaluates = options_.eval.has_value() || options_.data.kind == "synthetic";
+
+  TrainSummary summary;
+  Outcomes interval;
+  std::map<std::string, double> lastTrain, lastEval;
+  double trainSeconds = 0;
+  int64_t examplesRun = 0;
+  data::Batch batch;
+  auto t0 = Clock::now();
+  for (int64_t i = 0; i < steps; ++i) {
+    executor_.zeroGradients();
+    double stepLoss = 0;
+    for (int64_t m = 0; m < config.gradAccumulation; ++m) {
+      stream->next(batch);
+      executor_.loadBatch(batch);
+      double loss = executor_.forwardBackward();
+      stepLoss += loss;
+      interval.add(executor_, batch, label_, labelKind_, batch.size, loss,
+                   config.loss);
+      position_ = batch.position;
+    }
+    if (!std::isfinite(stepLoss))
+      throw std::runtime_error("the loss became " + std::to_string(stepLoss) +
+                               " at step " + std::to_string(step_ + 1) +
+                               ": training diverged (lower the learning rate "
+                               "or clip gradients)");
+    executor_.update(step_ + 1, learningRateScale(config, step_));
+    ++step_;
+    examplesRun += perStep;
+
+    bool last = i + 1 == steps;
+    if ((i + 1) % reportEvery == 0 || last) {
+      trainSeconds += secondsSince(t0);
+      lastTrain = interval.metrics(labelKind_, "");
+      ReportRecord r{"train", step_,
+                     double(position_) / double(stream->examplesPerEpoch()),
+                     lastTrain};
+      r.values["samples_per_s"] = double(examplesRun) / trainSeconds;
+      r.values["lr_scale"] = learningRateScale(config, step_ - 1);
+      reporter_.progress(r);
+      reporter_.record(r);
+      interval = Outcomes();
+      t0 = Clock::now();
+    }
+    if (evaluates && ((options_.evalEvery && step_ % options_.evalEvery == 0) ||
+                      last)) {
+      trainSeconds += secondsSince(t0);
+      lastEval = evaluate();
+      ReportRecord r{"eval", step_, 0, lastEval};
+      reporter_.progress(r);
+      reporter_.record(r);
+      t0 = Clock::now();
+    }
+    if (!options_.saveDir.empty() && options_.saveEvery &&
+        step_ % options_.saveEvery == 0 && !last)
+      save(options_.saveDir);
+  }
+  if (!options_.saveDir.empty())
+    save(options_.saveDir);
+  if (!options_.exportEmbeddings.empty())
+    exportEmbeddings(options_.exportEmbeddings);
+
+  skipped_ += stream->stats().skipped;
+  summary.steps = step_;
+  summary.trainLoss = lastTrain.count("loss") ? lastTrain["loss"] : NAN;
+  summary.eval = lastEval;
+  summary.samplesPerSecond = trainSeconds > 0 ? double(examplesRun) / trainSeconds : 0;
+  summary.peakMemoryBytes = int64_t(peakResidentBytes());
+  summary.skippedLines = skipped_;
+
+  ReportRecord r{"summary", step_,
+                 double(position_) / double(stream->examplesPerEpoch()), {}};
+  for (auto &[k, v] : lastTrain)
+    r.values[k] = v;
+  for (auto &[k, v] : lastEval)
+    r.values[k] = v;
+  r.values["samples_per_s"] = summary.samplesPerSecond;
+  r.values["peak_memory_bytes"] = double(summary.peakMemoryBytes);
+  r.values["arena_bytes"] = double(plan_.arenaBytes);
+  r.values["skipped_lines"] = double(skipped_);
+  reporter_.summary(r);
+  return summary;
+}
+
+} // namespace
+
+TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
+                                  std::ostream &console, bool tty) {
+  Trainer trainer(plan, options, console, tty);
+  return trainer.run();
+}

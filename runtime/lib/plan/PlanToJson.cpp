@@ -1,0 +1,159 @@
+//===- PlanToJson.cpp - a Plan as the JSON body of a plan file -------------===//
+//
+// Mirrors the structs of Plan.h with snake_case keys (docs/plan-format.md).
+// nlohmann::json keeps object keys sorted, so dump() of the result is the
+// same bytes for the same plan: the file is deterministic without an ordered
+// map. Every field is written, defaults included, so the reader can insist
+// on all of them and a missing field always means a damaged or foreign body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanInternal.h"
+
+#include <cmath>
+#include <stdexcept>
+
+using namespace embc::runtime;
+using namespace embc::runtime::detail;
+using nlohmann::json;
+
+namespace {
+
+/// JSON has no NaN or infinity (nlohmann would write `null`, which no reader
+/// accepts back), so a non-finite value is a bug in whoever built the plan.
+json finite(double value, const std::string &path) {
+  if (!std::isfinite(value))
+    throw std::invalid_argument(path + ": " + std::to_string(value) +
+                                " cannot be stored: a plan holds finite "
+                                "numbers only");
+  return value;
+}
+
+json initializerJson(const Initializer &init, const std::string &path) {
+  return {{"kind", init.kind},
+          {"value", finite(init.value, childPath(path, "value"))},
+          {"low", finite(init.low, childPath(path, "low"))},
+          {"high", finite(init.high, childPath(path, "high"))},
+          {"mean", finite(init.mean, childPath(path, "mean"))},
+          {"std", finite(init.std, childPath(path, "std"))},
+          {"gain", finite(init.gain, childPath(path, "gain"))}};
+}
+
+json optimizerJson(const Optimizer &opt, const std::string &path) {
+  return {{"kind", opt.kind},
+          {"lr", finite(opt.lr, childPath(path, "lr"))},
+          {"momentum", finite(opt.momentum, childPath(path, "momentum"))},
+          {"beta1", finite(opt.beta1, childPath(path, "beta1"))},
+          {"beta2", finite(opt.beta2, childPath(path, "beta2"))},
+          {"eps", finite(opt.eps, childPath(path, "eps"))},
+          {"weight_decay", finite(opt.weightDecay, childPath(path, "weight_decay"))},
+          {"initial_accumulator",
+           finite(opt.initialAccumulator, childPath(path, "initial_accumulator"))},
+          {"weight_decay_mode", opt.weightDecayMode}};
+}
+
+json configJson(const TrainingConfig &config) {
+  return {{"batch_size", config.batchSize},
+          {"grad_accumulation", config.gradAccumulation},
+          {"grad_clip_norm", finite(config.gradClipNorm, "config.grad_clip_norm")},
+          {"lr_schedule", config.lrSchedule},
+          {"warmup_steps", config.warmupSteps},
+          {"decay_steps", config.decaySteps},
+          {"seed", config.seed},
+          {"loss", config.loss},
+          {"precision", config.precision}};
+}
+
+json bufferJson(const Buffer &buffer) {
+  return {{"name", buffer.name},
+          {"role", roleName(buffer.role)},
+          {"dtype", dtypeName(buffer.dtype)},
+          {"shape", buffer.shape},
+          {"dynamic", buffer.dynamic},
+          {"offset", buffer.offset},
+          {"bytes", buffer.bytes}};
+}
+
+json paramJson(const Param &param, const std::string &path) {
+  return {{"name", param.name},
+          {"buffer", param.buffer},
+          {"grad", param.grad},
+          {"state", param.state},
+          {"init", initializerJson(param.init, childPath(path, "init"))},
+          {"optimizer", optimizerJson(param.optimizer, childPath(path, "optimizer"))}};
+}
+
+json tableJson(const Table &table, const std::string &path) {
+  return {{"name", table.name},
+          {"rows", table.rows},
+          {"dim", table.dim},
+          {"buffer", table.buffer},
+          {"grad_rows", table.gradRows},
+          {"grad_values", table.gradValues},
+          {"state", table.state},
+          {"init", initializerJson(table.init, childPath(path, "init"))},
+          {"optimizer", optimizerJson(table.optimizer, childPath(path, "optimizer"))}};
+}
+
+json inputJson(const Input &input, const std::string &path) {
+  return {{"feature", input.feature},
+          {"source", input.source},
+          {"role", input.role},
+          {"buffer", input.buffer},
+          {"width", input.width},
+          {"vocab", input.vocab},
+          {"hotness", input.hotness},
+          {"label_kind", input.labelKind},
+          {"power", finite(input.power, childPath(path, "power"))}};
+}
+
+json kernelsJson(const std::vector<Kernel> &kernels) {
+  json list = json::array();
+  for (const Kernel &kernel : kernels)
+    list.push_back({{"op", kernel.op},
+                    {"inputs", kernel.inputs},
+                    {"outputs", kernel.outputs},
+                    {"attrs", kernel.attrs}});
+  return list;
+}
+
+/// Builds a list with the path of each element, for the finite() messages.
+template <class T, class F>
+json listJson(const std::vector<T> &items, const std::string &path, F toJson) {
+  json list = json::array();
+  for (size_t i = 0; i < items.size(); ++i)
+    list.push_back(toJson(items[i], childPath(path, i)));
+  return list;
+}
+
+} // namespace
+
+json embc::runtime::detail::memoryReportJson(const Plan &plan) {
+  json byRole = json::object();
+  for (BufferRole role : allRoles())
+    byRole[roleName(role)] = plan.bytesWithRole(role);
+  return {{"arena_bytes", plan.arenaBytes}, {"by_role", byRole}};
+}
+
+json embc::runtime::planToJson(const Plan &plan) {
+  json buffers = json::array();
+  for (const Buffer &buffer : plan.buffers)
+    buffers.push_back(bufferJson(buffer));
+  return {{"format", kPlanFormatName},
+          {"version", plan.version},
+          {"model", plan.model},
+          {"compiler", plan.compiler},
+          {"config", configJson(plan.config)},
+          {"buffers", buffers},
+          {"params", listJson(plan.params, "params", paramJson)},
+          {"tables", listJson(plan.tables, "tables", tableJson)},
+          {"inputs", listJson(plan.inputs, "inputs", inputJson)},
+          {"step", kernelsJson(plan.step)},
+          {"update", kernelsJson(plan.update)},
+          {"forward_kernels", plan.forwardKernels},
+          {"loss_buffer", plan.lossBuffer},
+          {"prediction_buffer", plan.predictionBuffer},
+          {"arena_bytes", plan.arenaBytes},
+          {"notes", plan.notes},
+          {"memory", memoryReportJson(plan)}};
+}

@@ -1,0 +1,116 @@
+//===- PlanTypes.cpp - names of dtypes and roles, path helpers -------------===//
+//
+// The words the plan body uses for DType and BufferRole, in one place so the
+// writer, the reader and the messages cannot disagree, plus the small helpers
+// every stage of the reader uses to name where a problem is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanInternal.h"
+
+#include <stdexcept>
+
+using namespace embc::runtime;
+
+const char *embc::runtime::dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I64:
+    return "i64";
+  }
+  // Only a value cast from an out-of-range integer gets here.
+  throw std::invalid_argument("invalid DType value " +
+                              std::to_string(static_cast<int>(type)));
+}
+
+int64_t embc::runtime::dtypeBytes(DType type) {
+  switch (type) {
+  case DType::F32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  }
+  throw std::invalid_argument("invalid DType value " +
+                              std::to_string(static_cast<int>(type)));
+}
+
+const char *embc::runtime::roleName(BufferRole role) {
+  switch (role) {
+  case BufferRole::Table:
+    return "table";
+  case BufferRole::Param:
+    return "param";
+  case BufferRole::Grad:
+    return "grad";
+  case BufferRole::OptimizerState:
+    return "optimizer_state";
+  case BufferRole::Input:
+    return "input";
+  case BufferRole::Activation:
+    return "activation";
+  case BufferRole::Workspace:
+    return "workspace";
+  }
+  throw std::invalid_argument("invalid BufferRole value " +
+                              std::to_string(static_cast<int>(role)));
+}
+
+int64_t Plan::bytesWithRole(BufferRole role) const {
+  int64_t total = 0;
+  for (const Buffer &buffer : buffers)
+    if (buffer.role == role)
+      total += buffer.bytes;
+  return total;
+}
+
+namespace embc::runtime::detail {
+
+void failAt(const std::string &path, const std::string &what) {
+  throw PlanFormatError(path.empty() ? what : path + ": " + what);
+}
+
+std::string childPath(const std::string &parent, const std::string &key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::string childPath(const std::string &parent, size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+std::optional<DType> parseDType(const std::string &name) {
+  for (DType type : {DType::F32, DType::F64, DType::I64})
+    if (name == dtypeName(type))
+      return type;
+  return std::nullopt;
+}
+
+const std::vector<BufferRole> &allRoles() {
+  static const std::vector<BufferRole> roles = {
+      BufferRole::Table,      BufferRole::Param,     BufferRole::Grad,
+      BufferRole::OptimizerState, BufferRole::Input, BufferRole::Activation,
+      BufferRole::Workspace};
+  return roles;
+}
+
+std::optional<BufferRole> parseRole(const std::string &name) {
+  for (BufferRole role : allRoles())
+    if (name == roleName(role))
+      return role;
+  return std::nullopt;
+}
+
+std::string joinAlternatives(const std::vector<std::string> &words) {
+  std::string text;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0)
+      text += i + 1 == words.size() ? " or " : ", ";
+    text += words[i];
+  }
+  return text;
+}
+
+} // namespace embc::runtime::detail

@@ -1,0 +1,323 @@
+//===- PlanValidate.cpp - what makes a structurally sound plan runnable ----===//
+//
+// The executor trusts a plan that passed these checks: every buffer lies
+// inside the arena at a 64-byte boundary with exactly the bytes its shape
+// needs, every buffer reference is in range and points at a buffer of the
+// expected role (and, for tables, shape and dtype), and every enumerated
+// word is one the runtime knows. Kernel op names are the exception: the
+// executor checks that it has each op, so the catalogue lives in one place.
+// The rules are listed in docs/plan-format.md ("Validation").
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanInternal.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace embc::runtime;
+using namespace embc::runtime::detail;
+using nlohmann::json;
+
+namespace {
+
+/// The words Plan.h documents for its string fields.
+const std::vector<std::string> kLrSchedules = {"constant", "linear", "cosine"};
+const std::vector<std::string> kLosses = {"bce_with_logits", "mse", "softmax_ce",
+                                          "neg_sampling"};
+const std::vector<std::string> kPrecisions = {"fp32", "bf16", "fp16"};
+const std::vector<std::string> kInitializers = {"zeros",  "constant",       "uniform",
+                                                "normal", "xavier_uniform", "xavier_normal"};
+const std::vector<std::string> kOptimizers = {"sgd",  "adagrad", "rowwise_adagrad",
+                                              "adam", "adamw",   "lamb"};
+const std::vector<std::string> kWeightDecayModes = {"lazy", "global"};
+const std::vector<std::string> kInputRoles = {"dense", "ids",   "offsets",
+                                              "weights", "label", "negatives"};
+const std::vector<std::string> kLabelKinds = {"binary", "real", "class"};
+
+void requireWord(const std::string &value, const std::vector<std::string> &words,
+                 const std::string &path, const char *what) {
+  if (std::find(words.begin(), words.end(), value) == words.end())
+    failAt(path, "unknown " + std::string(what) + " '" + value + "' (expected " +
+                     joinAlternatives(words) + ")");
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Checks buffer references against the buffer list, naming both ends.
+class BufferRefs {
+public:
+  explicit BufferRefs(const Plan &plan) : plan(plan) {}
+
+  const Buffer &get(int32_t index, const std::string &path) const {
+    if (index < 0 || static_cast<size_t>(index) >= plan.buffers.size())
+      failAt(path, "buffer " + std::to_string(index) + " is out of range (the plan has " +
+                       std::to_string(plan.buffers.size()) + " buffers)");
+    return plan.buffers[index];
+  }
+
+  const Buffer &withRole(int32_t index, BufferRole role, const std::string &path) const {
+    const Buffer &buffer = get(index, path);
+    if (buffer.role != role)
+      failAt(path, "buffer " + std::to_string(index) + " '" + buffer.name + "' has role " +
+                       roleName(buffer.role) + ", expected " + roleName(role));
+    return buffer;
+  }
+
+private:
+  const Plan &plan;
+};
+
+void validateConfig(const TrainingConfig &config) {
+  if (config.batchSize <= 0)
+    failAt("config.batch_size", "must be positive, got " + std::to_string(config.batchSize));
+  if (config.gradAccumulation < 1)
+    failAt("config.grad_accumulation",
+           "must be at least 1, got " + std::to_string(config.gradAccumulation));
+  if (config.gradClipNorm < 0)
+    failAt("config.grad_clip_norm",
+           "must be >= 0 (0 disables clipping), got " + std::to_string(config.gradClipNorm));
+  requireWord(config.lrSchedule, kLrSchedules, "config.lr_schedule", "learning-rate schedule");
+  if (config.warmupSteps < 0)
+    failAt("config.warmup_steps", "must be >= 0, got " + std::to_string(config.warmupSteps));
+  if (config.decaySteps < 0)
+    failAt("config.decay_steps", "must be >= 0, got " + std::to_string(config.decaySteps));
+  if (config.lrSchedule != "constant" && config.decaySteps == 0)
+    failAt("config.decay_steps", "must be positive for the '" + config.lrSchedule +
+                                     "' schedule");
+  requireWord(config.loss, kLosses, "config.loss", "loss");
+  requireWord(config.precision, kPrecisions, "config.precision", "precision");
+}
+
+void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string &path) {
+  if (buffer.name.empty())
+    failAt(childPath(path, "name"), "must not be empty");
+  if (buffer.dynamic && buffer.shape.empty())
+    failAt(childPath(path, "dynamic"), "a scalar buffer has no leading dimension to fill");
+  // An empty shape is a scalar: one element.
+  int64_t elements = 1;
+  for (size_t i = 0; i < buffer.shape.size(); ++i) {
+    int64_t dim = buffer.shape[i];
+    if (dim <= 0)
+      failAt(childPath(childPath(path, "shape"), i),
+             "dimensions must be positive, got " + std::to_string(dim));
+    if (__builtin_mul_overflow(elements, dim, &elements))
+      failAt(childPath(path, "shape"), shapeText(buffer.shape) + " has too many elements");
+  }
+  int64_t expected;
+  if (__builtin_mul_overflow(elements, dtypeBytes(buffer.dtype), &expected))
+    failAt(childPath(path, "shape"), shapeText(buffer.shape) + " is too large");
+  if (buffer.bytes != expected)
+    failAt(childPath(path, "bytes"),
+           std::to_string(buffer.bytes) + " but shape " + shapeText(buffer.shape) + " of " +
+               dtypeName(buffer.dtype) + " needs " + std::to_string(expected));
+  if (buffer.offset < 0)
+    failAt(childPath(path, "offset"), "must be >= 0, got " + std::to_string(buffer.offset));
+  if (buffer.offset % 64 != 0)
+    failAt(childPath(path, "offset"),
+           std::to_string(buffer.offset) + " is not a multiple of 64");
+  // offset + bytes <= arenaBytes, written so that it cannot overflow.
+  if (buffer.bytes > arenaBytes || buffer.offset > arenaBytes - buffer.bytes)
+    failAt(childPath(path, "offset"),
+           "buffer '" + buffer.name + "' at offset " + std::to_string(buffer.offset) +
+               " with " + std::to_string(buffer.bytes) + " bytes ends past the arena (" +
+               std::to_string(arenaBytes) + " bytes)");
+}
+
+void validateInitializer(const Initializer &init, const std::string &path) {
+  requireWord(init.kind, kInitializers, childPath(path, "kind"), "initializer");
+}
+
+/// How many state buffers an optimizer keeps (Kernels.h has the formulas):
+/// momentum for SGD when it is on, one accumulator for the Adagrads, two
+/// moments for the Adams and LAMB.
+size_t stateBuffersFor(const Optimizer &opt) {
+  if (opt.kind == "sgd")
+    return opt.momentum != 0 ? 1 : 0;
+  if (opt.kind == "adagrad" || opt.kind == "rowwise_adagrad")
+    return 1;
+  return 2;
+}
+
+void validateOptimizer(const Optimizer &opt, const std::vector<int32_t> &state,
+                       const BufferRefs &refs, const std::string &path) {
+  std::string optPath = childPath(path, "optimizer");
+  requireWord(opt.kind, kOptimizers, childPath(optPath, "kind"), "optimizer");
+  requireWord(opt.weightDecayMode, kWeightDecayModes, childPath(optPath, "weight_decay_mode"),
+              "weight decay mode");
+  std::string statePath = childPath(path, "state");
+  for (size_t i = 0; i < state.size(); ++i)
+    refs.withRole(state[i], BufferRole::OptimizerState, childPath(statePath, i));
+  size_t expected = stateBuffersFor(opt);
+  if (state.size() != expected)
+    failAt(statePath, "optimizer " + opt.kind + " needs " + std::to_string(expected) +
+                          " state buffers, got " + std::to_string(state.size()));
+}
+
+/// Parameters and tables share one namespace: checkpoints store them by name.
+void requireUniqueName(const std::string &name, std::set<std::string> &names,
+                       const std::string &path) {
+  if (name.empty())
+    failAt(path, "must not be empty");
+  if (!names.insert(name).second)
+    failAt(path, "'" + name + "' names another parameter or table");
+}
+
+void validateParam(const Param &param, const BufferRefs &refs, std::set<std::string> &names,
+                   const std::string &path) {
+  requireUniqueName(param.name, names, childPath(path, "name"));
+  const Buffer &values = refs.withRole(param.buffer, BufferRole::Param, childPath(path, "buffer"));
+  const Buffer &grad = refs.withRole(param.grad, BufferRole::Grad, childPath(path, "grad"));
+  if (grad.dtype != values.dtype || grad.shape != values.shape)
+    failAt(childPath(path, "grad"), "gradient buffer '" + grad.name + "' is " +
+                                        dtypeName(grad.dtype) + shapeText(grad.shape) +
+                                        " but the parameter is " + dtypeName(values.dtype) +
+                                        shapeText(values.shape));
+  validateInitializer(param.init, childPath(path, "init"));
+  validateOptimizer(param.optimizer, param.state, refs, path);
+}
+
+void validateTable(const Table &table, const BufferRefs &refs, std::set<std::string> &names,
+                   const std::string &path) {
+  requireUniqueName(table.name, names, childPath(path, "name"));
+  if (table.rows <= 0)
+    failAt(childPath(path, "rows"), "must be positive, got " + std::to_string(table.rows));
+  if (table.dim <= 0)
+    failAt(childPath(path, "dim"), "must be positive, got " + std::to_string(table.dim));
+  const Buffer &values = refs.withRole(table.buffer, BufferRole::Table, childPath(path, "buffer"));
+  if (values.shape != std::vector<int64_t>{table.rows, table.dim})
+    failAt(childPath(path, "buffer"),
+           "table buffer '" + values.name + "' has shape " + shapeText(values.shape) +
+               ", expected [rows, dim] = " + shapeText({table.rows, table.dim}));
+
+  // The sparse gradient: C row ids (filled up to a runtime count) and C x dim values.
+  std::string rowsPath = childPath(path, "grad_rows");
+  const Buffer &rows = refs.withRole(table.gradRows, BufferRole::Grad, rowsPath);
+  if (rows.dtype != DType::I64 || rows.shape.size() != 1 || !rows.dynamic)
+    failAt(rowsPath, "gradient rows buffer '" + rows.name +
+                         "' must be a dynamic 1-d i64 buffer, got " +
+                         (rows.dynamic ? "dynamic " : "static ") + dtypeName(rows.dtype) +
+                         shapeText(rows.shape));
+  std::string valuesPath = childPath(path, "grad_values");
+  const Buffer &grads = refs.withRole(table.gradValues, BufferRole::Grad, valuesPath);
+  std::vector<int64_t> gradShape = {rows.shape[0], table.dim};
+  if (grads.dtype != DType::F32 || grads.shape != gradShape)
+    failAt(valuesPath, "gradient values buffer '" + grads.name + "' must be f32" +
+                           shapeText(gradShape) + " (rows capacity x dim), got " +
+                           dtypeName(grads.dtype) + shapeText(grads.shape));
+  validateInitializer(table.init, childPath(path, "init"));
+  validateOptimizer(table.optimizer, table.state, refs, path);
+}
+
+void validateInput(const Input &input, const BufferRefs &refs, const std::string &path) {
+  if (input.feature.empty())
+    failAt(childPath(path, "feature"), "must not be empty");
+  requireWord(input.role, kInputRoles, childPath(path, "role"), "input role");
+  refs.withRole(input.buffer, BufferRole::Input, childPath(path, "buffer"));
+  if (input.width < 0)
+    failAt(childPath(path, "width"), "must be >= 0, got " + std::to_string(input.width));
+  if (input.vocab < 0)
+    failAt(childPath(path, "vocab"),
+           "must be >= 0 (0: unbounded), got " + std::to_string(input.vocab));
+  if (input.hotness < 1)
+    failAt(childPath(path, "hotness"), "must be at least 1, got " + std::to_string(input.hotness));
+  std::string kindPath = childPath(path, "label_kind");
+  if (input.role == "label")
+    requireWord(input.labelKind, kLabelKinds, kindPath, "label kind");
+  else if (!input.labelKind.empty())
+    failAt(kindPath, "only a label input has a label kind, this is a '" + input.role + "' input");
+}
+
+void validateKernels(const std::vector<Kernel> &kernels, const BufferRefs &refs,
+                     const std::string &path) {
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel &kernel = kernels[k];
+    std::string at = childPath(path, k);
+    if (kernel.op.empty())
+      failAt(childPath(at, "op"), "must not be empty");
+    for (size_t i = 0; i < kernel.inputs.size(); ++i)
+      refs.get(kernel.inputs[i], childPath(childPath(at, "inputs"), i));
+    for (size_t i = 0; i < kernel.outputs.size(); ++i)
+      refs.get(kernel.outputs[i], childPath(childPath(at, "outputs"), i));
+    if (!kernel.attrs.is_object())
+      failAt(childPath(at, "attrs"),
+             "expected an object, got " + std::string(kernel.attrs.type_name()));
+  }
+}
+
+} // namespace
+
+void embc::runtime::detail::validatePlan(const Plan &plan) {
+  if (plan.version != kPlanVersion)
+    failAt("version", "plan format version " + std::to_string(plan.version) +
+                          ", this embrun reads version " + std::to_string(kPlanVersion) +
+                          ": recompile the model with a matching embc");
+  validateConfig(plan.config);
+  if (plan.arenaBytes <= 0)
+    failAt("arena_bytes", "must be positive, got " + std::to_string(plan.arenaBytes));
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    validateBuffer(plan.buffers[i], plan.arenaBytes, childPath("buffers", i));
+
+  BufferRefs refs(plan);
+  std::set<std::string> names;
+  for (size_t i = 0; i < plan.params.size(); ++i)
+    validateParam(plan.params[i], refs, names, childPath("params", i));
+  for (size_t i = 0; i < plan.tables.size(); ++i)
+    validateTable(plan.tables[i], refs, names, childPath("tables", i));
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    validateInput(plan.inputs[i], refs, childPath("inputs", i));
+  validateKernels(plan.step, refs, "step");
+  validateKernels(plan.update, refs, "update");
+  if (plan.forwardKernels < 0 || static_cast<uint64_t>(plan.forwardKernels) > plan.step.size())
+    failAt("forward_kernels", std::to_string(plan.forwardKernels) +
+                                  " is not between 0 and the " +
+                                  std::to_string(plan.step.size()) + " kernels of the step");
+  refs.get(plan.lossBuffer, "loss_buffer");
+  refs.get(plan.predictionBuffer, "prediction_buffer");
+}
+
+void embc::runtime::detail::checkMemoryReport(const json &reported, const Plan &plan) {
+  if (!reported.is_object())
+    failAt("memory", "expected an object, got " + std::string(reported.type_name()));
+  // The report is derived from the buffers, so rebuilding it and comparing
+  // catches a hand-edited or stale report. Totals are summed with overflow
+  // checks: each buffer fits the arena, but many of them need not fit int64.
+  for (BufferRole role : allRoles()) {
+    int64_t total = 0;
+    for (const Buffer &buffer : plan.buffers)
+      if (buffer.role == role && __builtin_add_overflow(total, buffer.bytes, &total))
+        failAt("memory.by_role", std::string("the ") + roleName(role) +
+                                     " buffers total more than 2^63 bytes");
+  }
+  json expected = memoryReportJson(plan);
+  for (auto it = reported.begin(); it != reported.end(); ++it)
+    if (!expected.contains(it.key()))
+      failAt(childPath("memory", it.key()), "unknown field");
+  if (!reported.contains("arena_bytes"))
+    failAt("memory.arena_bytes", "missing field");
+  if (reported.at("arena_bytes") != expected.at("arena_bytes"))
+    failAt("memory.arena_bytes", reported.at("arena_bytes").dump() + " but arena_bytes is " +
+                                     std::to_string(plan.arenaBytes));
+  if (!reported.contains("by_role"))
+    failAt("memory.by_role", "missing field");
+  const json &reportedRoles = reported.at("by_role");
+  if (!reportedRoles.is_object())
+    failAt("memory.by_role", "expected an object, got " + std::string(reportedRoles.type_name()));
+  for (auto it = reportedRoles.begin(); it != reportedRoles.end(); ++it)
+    if (!parseRole(it.key()))
+      failAt(childPath("memory.by_role", it.key()), "unknown role");
+  for (BufferRole role : allRoles()) {
+    std::string path = childPath("memory.by_role", roleName(role));
+    if (!reportedRoles.contains(roleName(role)))
+      failAt(path, "missing field");
+    const json &value = reportedRoles.at(roleName(role));
+    if (value != expected.at("by_role").at(roleName(role)))
+      failAt(path, value.dump() + " but the " + roleName(role) + " buffers total " +
+                       std::to_string(plan.bytesWithRole(role)) + " bytes");
+  }
+}
