@@ -59,7 +59,7 @@ SyntheticGenerator::SyntheticGenerator(std::vector<FeatureSpec> features, uint64
   int signalFeatures = 0;
   for (const FeatureSpec &spec : features_) {
     int64_t vocab = spec.vocab > 0 ? spec.vocab : kDefaultVocab;
-    columns_.push_back({hashName(spec.column()), vocab, std::min(kTopics, vocab), {}});
+    columns_.push_back({hashName(spec.column()), vocab, std::min(kTopics, vocab), {}, {}});
     Column &column = columns_.back();
     if (spec.kind == FeatureKind::Dense) {
       // A random direction of unit length: w . x is then exactly N(0, 1),

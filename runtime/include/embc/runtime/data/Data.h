@@ -17,8 +17,14 @@
 //   movielens  user, item (sparse, 1 id), rating (label: real),
 //              timestamp (dense 1: raw seconds)
 //   text       center, context (sparse, 1 id: word ids by frequency rank),
-//              negatives (ids drawn from unigram^power)
+//              negatives (ids drawn from unigram^power); the vocabulary is
+//              capped at the smallest nonzero vocab of those features and
+//              other words are dropped (lib/data/TextReader.cpp)
 //   synthetic  any column name, any kind (a planted signal; see Synthetic.h)
+//
+// Malformed lines (a wrong field count, a bad number, label or id, an id >=
+// the feature's vocab, an empty line) stop openStream with a DataError under
+// BadDataPolicy::Fail, or are dropped and counted in DataStats under Skip.
 //
 //===----------------------------------------------------------------------===//
 

@@ -14,19 +14,24 @@
 //     topic co-occur (skip-gram models learn the topics); weighted features
 //     get weights uniform in [0.5, 1.5);
 //   - negatives: ids drawn from the power law P(id) ~ (id+1)^-power over
-//     [0, V) (the synthetic unigram^power), independent of the example;
+//     [0, V), close to the sparse ids' own unigram^power, independent of the
+//     example;
 //   - the hidden score s = (sum of the contributions of the dense and sparse
 //     features) / sqrt(their number), where a dense feature contributes
 //     w . x (w a random unit vector, fixed per column) and a sparse feature the
 //     (weighted) mean of its ids' latent weights (N(0, 1), a hash of
-//     (seed, column, id)); s is roughly N(0, 1);
+//     (seed, column, id)); s is roughly N(0, 1) (a feature with a handful
+//     of ids has only that many latent weights, so its share varies by seed);
 //   - labels: binary ~ Bernoulli(sigmoid(kLogitScale * s)); real = s + N(0, 0.1^2);
 //     class = the bin of Phi(s + noise) among `classes` (default 10)
 //     equally likely bins, so classes are ordered and balanced.
 // Columns are keyed by name: two features reading one column get one value.
 //
-// Training examples are indices [0, 2^40); evaluation examples are 2^40 + i,
-// so held-out data never repeats a training example.
+// Training example i is stream position i (no epochs: every example is new;
+// examplesPerEpoch() is a nominal 1,000,000). Evaluation example i is
+// 2^40 + i, so held-out data never repeats a training example (a training
+// run would need 2^40 examples to reach them); an evaluation pass holds
+// StreamOptions::evalExamples examples, 16 batches by default.
 //
 //===----------------------------------------------------------------------===//
 
