@@ -52,7 +52,7 @@ public:
   /// rare ids well room to reach 0.85.
   static constexpr double kLogitScale = 4.0;
   /// Ids are drawn from [0, kDefaultVocab) for features with vocab 0.
-  static constexpr int64_t kDefaultVocab = 1000000;
+  static constexpr int64_t kDefaultVocab = 10000;
   static constexpr int64_t kDefaultClasses = 10;
   static constexpr int64_t kTopics = 16;
   /// The nominal training epoch (only paces epoch counters and logs).

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""End-to-end training checks: embc compiles an example, embrun trains it,
+and the final {"event": "summary"} record of --log must show learning.
+
+Usage: train_e2e.py CASE --embc PATH --embrun PATH --examples DIR --data DIR --work DIR
+Exit 0: pass; 1: fail (with the reason); 77: skipped (dataset absent).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=False, text=True, **kw)
+
+
+def compile_model(args, model, out):
+    r = run([args.embc, os.path.join(args.examples, model), "-o", out],
+            capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"embc failed on {model}:\n{r.stderr}")
+    return out
+
+
+def train(args, plan, extra, log):
+    r = run([args.embrun, plan, "--log", log] + extra)
+    if r.returncode != 0:
+        sys.exit(f"embrun failed (exit {r.returncode})")
+    records = [json.loads(line) for line in open(log)]
+    summary = [r for r in records if r["event"] == "summary"]
+    if len(summary) != 1:
+        sys.exit(f"expected one summary record in {log}, got {len(summary)}")
+    return records, summary[0]
+
+
+def expect(cond, message):
+    print(("PASS: " if cond else "FAIL: ") + message, flush=True)
+    if not cond:
+        sys.exit(1)
+
+
+def need(path):
+    if not os.path.exists(path):
+        print(f"SKIP: {path} is absent")
+        sys.exit(SKIP)
+    return path
+
+
+def synthetic_dlrm(args):
+    plan = compile_model(args, "dlrm_small.json", f"{args.work}/dlrm.plan")
+    _, s = train(args, plan, ["--steps", "400", "--report-every", "50"],
+                 f"{args.work}/dlrm.jsonl")
+    expect(s["eval_auc"] >= 0.80, f"synthetic DLRM eval AUC {s['eval_auc']:.4f} >= 0.80")
+
+
+def movielens_mf(args):
+    base = need(f"{args.data}/movielens-100k/splits/u1.base")
+    test = need(f"{args.data}/movielens-100k/splits/u1.test")
+    plan = compile_model(args, "mf_movielens.json", f"{args.work}/mf.plan")
+    _, s = train(args, plan, ["--data", f"movielens:{base}", "--eval",
+                              f"movielens:{test}", "--epochs", "40"],
+                 f"{args.work}/mf.jsonl")
+    expect(s["eval_rmse"] <= 0.95,
+           f"MovieLens-100K u1 test RMSE {s['eval_rmse']:.4f} <= 0.95")
+
+
+def criteo(args):
+    sample = need(f"{args.data}/criteo-kaggle-sample/"
+                  "criteo_kaggle_train_lines_00001-08000.txt")
+    lines = open(sample).read().splitlines(keepends=True)
+    train_path, test_path = f"{args.work}/criteo_train.tsv", f"{args.work}/criteo_test.tsv"
+    open(train_path, "w").writelines(lines[:6400])
+    open(test_path, "w").writelines(lines[6400:])
+    plan = compile_model(args, "dlrm_criteo_sample.json", f"{args.work}/criteo.plan")
+    _, s = train(args, plan, ["--data", f"criteo:{train_path}", "--eval",
+                              f"criteo:{test_path}", "--epochs", "1"],
+                 f"{args.work}/criteo.jsonl")
+    expect(s["eval_auc"] >= 0.70, f"Criteo sample test AUC {s['eval_auc']:.4f} >= 0.70")
+
+
+def skipgram(args):
+    text = need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
+    plan = compile_model(args, "skipgram.json", f"{args.work}/sg.plan")
+    records, s = train(args, plan, ["--data", f"text:{text}", "--steps", "300",
+                                    "--report-every", "50"],
+                       f"{args.work}/sg.jsonl")
+    losses = [r["loss"] for r in records if r["event"] == "train"]
+    expect(len(losses) >= 3 and losses[-1] < 0.8 * losses[0],
+           f"skip-gram loss falls: {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+def resume(args):
+    """2N steps in one run == N steps, checkpoint, resume, N steps."""
+    plan = compile_model(args, "dlrm_small.json", f"{args.work}/r.plan")
+    common = ["--steps", "6", "--threads", "2"]
+    train(args, plan, ["--steps", "12", "--threads", "2", "--save",
+                       f"{args.work}/full"], f"{args.work}/full.jsonl")
+    train(args, plan, common + ["--save", f"{args.work}/half"], f"{args.work}/h1.jsonl")
+    train(args, plan, common + ["--resume", f"{args.work}/half", "--save",
+                                f"{args.work}/half"], f"{args.work}/h2.jsonl")
+    a = open(f"{args.work}/full/checkpoint.safetensors", "rb").read()
+    b = open(f"{args.work}/half/checkpoint.safetensors", "rb").read()
+    expect(a == b, "checkpoint after 12 steps == after 6 + resume + 6 (byte-identical)")
+
+
+CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram, resume]}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case", choices=sorted(CASES))
+    for flag in ["embc", "embrun", "examples", "data", "work"]:
+        p.add_argument("--" + flag, required=True)
+    args = p.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    CASES[args.case](args)
+
+
+if __name__ == "__main__":
+    main()
