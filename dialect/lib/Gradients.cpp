@@ -138,7 +138,7 @@ LogicalResult CrossOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      ArrayRef<bool> need,
                                      SmallVectorImpl<Value> &operandGrads) {
   resetGrads(*this, operandGrads);
-  if (!resultGrads[0])
+  if (!resultGrads[0] || llvm::none_of(need, [](bool n) { return n; }))
     return success();
   auto grad = CrossGradOp::create(
       b, getLoc(), getX0().getType(), getX0().getType(), getWeight().getType(),
@@ -177,6 +177,8 @@ LogicalResult LossOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
     return emitOpError("a loss can only be the root of the backward pass; its "
                        "value cannot feed other differentiable ops");
   bool twoSided = getKind() == LossKind::neg_sampling;
+  if (!need[0] && !(twoSided && need[1]))
+    return success(); // nothing trainable reaches this loss
   SmallVector<Type> types = {getInput().getType()};
   if (twoSided)
     types.push_back(getTarget().getType());

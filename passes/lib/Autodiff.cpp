@@ -57,14 +57,25 @@ private:
   void buildUpdate(ModuleOp module, func::FuncOp step);
 };
 
-/// Adds `grad` to the gradient recorded for `value` (summing with emb.add
-/// when the value already has one: it is used more than once).
-void accumulate(OpBuilder &b, Location loc, DenseMap<Value, Value> &grads,
+/// The gradient contributions of one value. emb.add sums those of a static
+/// B x N tensor into one; other values (a 1-D bias read twice, a 3-D gather of
+/// negatives used twice), which emb.add cannot sum, keep one entry per use and
+/// their op's rule runs once per entry (every backward rule is linear in the
+/// gradient of the result, so this is the same as summing first).
+using GradList = SmallVector<Value, 1>;
+
+/// Adds `grad` to the gradients recorded for `value` (summing with emb.add
+/// when the value already has one and emb.add can: it is used more than once).
+void accumulate(OpBuilder &b, Location loc, DenseMap<Value, GradList> &grads,
                 Value value, Value grad) {
-  auto [it, inserted] = grads.try_emplace(value, grad);
-  if (!inserted)
-    it->second = AddOp::create(b, loc, value.getType(),
-                               ValueRange{it->second, grad}, Value());
+  GradList &list = grads[value];
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  bool summable = type && type.getRank() == 2 && type.hasStaticShape();
+  if (!list.empty() && summable)
+    list.front() = AddOp::create(b, loc, value.getType(),
+                                 ValueRange{list.front(), grad}, Value());
+  else
+    list.push_back(grad);
 }
 
 LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
@@ -82,23 +93,36 @@ LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator()) {
     forwardOps.push_back(&op);
+    // A loss is a root: nothing may differentiate through its value.
+    if (isa<LossOp>(op))
+      for (Operation *user : op.getUsers())
+        if (isa<GradientOpInterface>(user)) {
+          InFlightDiagnostic diag = op.emitOpError(
+              "a loss can only be the root of the backward pass; its value "
+              "cannot feed other differentiable ops");
+          diag.attachNote(user->getLoc()) << "used by this '"
+                                          << user->getName() << "'";
+          return diag;
+        }
+    // Ops without a gradient rule propagate too, so that one on the way to
+    // the loss is reported below instead of silently cutting the gradient.
     bool reads = isa<GetOp, LookupOp, GatherOp>(op) ||
                  llvm::any_of(op.getOperands(), [&](Value v) {
                    return trainable.contains(v);
                  });
-    if (reads && isa<GradientOpInterface>(op))
+    if (reads)
       for (Value r : op.getResults())
         trainable.insert(r);
   }
 
   OpBuilder b(ret);
-  DenseMap<Value, Value> grads;
-  grads[loss] = loss; // the loss's own value marks "d loss / d loss = 1"
+  DenseMap<Value, GradList> grads;
+  grads[loss] = {loss}; // the loss's own value marks "d loss / d loss = 1"
   for (Operation *op : llvm::reverse(forwardOps)) {
-    SmallVector<Value> resultGrads;
+    size_t rounds = 0;
     for (Value r : op->getResults())
-      resultGrads.push_back(grads.lookup(r));
-    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      rounds = std::max(rounds, grads.lookup(r).size());
+    if (rounds == 0)
       continue;
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule)
@@ -107,14 +131,21 @@ LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
     SmallVector<bool> need;
     for (Value operand : op->getOperands())
       need.push_back(trainable.contains(operand));
-    SmallVector<Value> operandGrads;
-    size_t opsBefore = body.getOperations().size();
-    if (failed(rule.buildGradient(b, resultGrads, need, operandGrads)))
-      return failure();
-    numGradOps += body.getOperations().size() - opsBefore;
-    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
-      if (grad)
-        accumulate(b, op->getLoc(), grads, operand, grad);
+    for (size_t round = 0; round < rounds; ++round) {
+      SmallVector<Value> resultGrads;
+      for (Value r : op->getResults()) {
+        GradList list = grads.lookup(r);
+        resultGrads.push_back(round < list.size() ? list[round] : Value());
+      }
+      SmallVector<Value> operandGrads;
+      size_t opsBefore = body.getOperations().size();
+      if (failed(rule.buildGradient(b, resultGrads, need, operandGrads)))
+        return failure();
+      numGradOps += body.getOperations().size() - opsBefore;
+      for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
+        if (grad)
+          accumulate(b, op->getLoc(), grads, operand, grad);
+    }
   }
   func.setSymName(kTrainStepName);
   return success();

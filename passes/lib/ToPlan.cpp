@@ -210,7 +210,9 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
   WalkResult walk = step.walk([&](AccumulateRowsOp acc) {
     int64_t ids = idCapacity(acc.getIds());
     if (ids < 0) {
-      acc.emitOpError("cannot bound the number of ids");
+      acc.emitOpError("cannot bound the number of ids in ")
+          << acc.getIds().getType()
+          << ": dynamic ids need an emb.max_ids bound on their argument";
       return WalkResult::interrupt();
     }
     gradCapacity[acc.getTable()] += ids * accumulation;

@@ -210,6 +210,9 @@ def Emb_LookupGradOp : Emb_GradOp<"lookup_grad", [
     ```mlir
     %g = emb.lookup_grad @t0[%ids, %offsets] sum %dy
         : tensor<?xi64>, tensor<129xi64>, tensor<128x16xf32> -> tensor<?x16xf32>
+    %w = emb.lookup_grad @t0[%ids, %offsets weights %wts] mean %dy
+        : tensor<?xi64>, tensor<129xi64>, tensor<128x16xf32>, tensor<?xf32>
+        -> tensor<?x16xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$table, Emb_IdTensor:$ids,
@@ -218,8 +221,8 @@ def Emb_LookupGradOp : Emb_GradOp<"lookup_grad", [
   let results = (outs Emb_FloatTensor:$result);
   let assemblyFormat = [{
     $table `[` $ids `,` $offsets (`weights` $weights^)? `]` `` $pooling $grad
-    attr-dict `:` type($ids) `,` type($offsets) (`,` type($weights)^)? `,`
-    type($grad) `->` type($result)
+    attr-dict `:` type($ids) `,` type($offsets) `,` type($grad)
+    (`,` type($weights)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -50,8 +50,10 @@ def EmbAutodiffPass : Pass<"emb-autodiff", "::mlir::ModuleOp"> {
   let description = [{
     Turns `func.func @forward` into `func.func @train_step`: the forward ops,
     then the backward pass, built in reverse by each op's
-    GradientOpInterface rule (an op brings its own gradient). Gradients of a
-    value used several times are summed with `emb.add`. Parameter gradients
+    GradientOpInterface rule (an op brings its own gradient). A value used
+    several times gets the sum of its uses' gradients (`emb.add` for B x N
+    activations; otherwise the producer's rule runs once per gradient, which
+    accumulates the same total). Parameter gradients
     go to `emb.accumulate_grad`; embedding gradients stay sparse: one row per
     looked-up id, appended by `emb.accumulate_rows`, never dense over a
     table.

@@ -1,0 +1,325 @@
+//===- PlanTestUtil.cpp - a complete sample plan and container helpers -----===//
+//
+// The sample is a tiny DLRM: one 10 x 8 table looked up by a 2-hot feature,
+// pooled, concatenated with one dense value, and a 9 x 1 dense layer with a
+// binary cross-entropy loss. Buffers are laid out one after another at
+// 64-byte boundaries, as the compiler's memory planner would without reuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTestUtil.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+using namespace embc::runtime;
+using nlohmann::json;
+
+namespace embc::runtime::testing {
+
+namespace {
+
+void addBuffer(Plan &plan, const std::string &name, BufferRole role, DType dtype,
+               std::vector<int64_t> shape, bool dynamic = false) {
+  Buffer buffer;
+  buffer.name = name;
+  buffer.role = role;
+  buffer.dtype = dtype;
+  buffer.shape = std::move(shape);
+  buffer.dynamic = dynamic;
+  int64_t elements = 1;
+  for (int64_t dim : buffer.shape)
+    elements *= dim;
+  buffer.bytes = elements * dtypeBytes(dtype);
+  buffer.offset = plan.arenaBytes;
+  plan.arenaBytes = (buffer.offset + buffer.bytes + 63) / 64 * 64;
+  plan.buffers.push_back(buffer);
+}
+
+Kernel kernel(const std::string &op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+              json attrs = json::object()) {
+  Kernel k;
+  k.op = op;
+  k.inputs = std::move(inputs);
+  k.outputs = std::move(outputs);
+  k.attrs = std::move(attrs);
+  return k;
+}
+
+Input input(const std::string &feature, const std::string &source, const std::string &role,
+            int32_t buffer) {
+  Input in;
+  in.feature = feature;
+  in.source = source;
+  in.role = role;
+  in.buffer = buffer;
+  return in;
+}
+
+} // namespace
+
+Plan samplePlan() {
+  Plan plan;
+  plan.model = "tiny_dlrm";
+  plan.compiler = "embc 0.1.0";
+  plan.config.batchSize = 4;
+  plan.config.gradAccumulation = 2;
+  plan.config.gradClipNorm = 1.5;
+  plan.config.lrSchedule = "cosine";
+  plan.config.warmupSteps = 10;
+  plan.config.decaySteps = 100;
+  plan.config.seed = (uint64_t(1) << 63) + 5; // above int64: must stay unsigned
+  plan.config.loss = "bce_with_logits";
+  plan.config.precision = "bf16";
+
+  const int64_t batch = 4, hotness = 2, capacity = batch * hotness;
+  addBuffer(plan, "emb_table", BufferRole::Table, DType::F32, {10, 8});
+  addBuffer(plan, "emb_grad_rows", BufferRole::Grad, DType::I64, {capacity}, true);
+  addBuffer(plan, "emb_grad_values", BufferRole::Grad, DType::F32, {capacity, 8}, true);
+  addBuffer(plan, "emb_accumulator", BufferRole::OptimizerState, DType::F32, {10});
+  addBuffer(plan, "fc_w", BufferRole::Param, DType::F32, {9, 1});
+  addBuffer(plan, "fc_w_grad", BufferRole::Grad, DType::F32, {9, 1});
+  addBuffer(plan, "fc_w_m", BufferRole::OptimizerState, DType::F32, {9, 1});
+  addBuffer(plan, "fc_w_v", BufferRole::OptimizerState, DType::F32, {9, 1});
+  addBuffer(plan, "in_dense", BufferRole::Input, DType::F32, {batch, 1});
+  addBuffer(plan, "in_ids", BufferRole::Input, DType::I64, {capacity}, true);
+  addBuffer(plan, "in_offsets", BufferRole::Input, DType::I64, {batch + 1});
+  addBuffer(plan, "in_label", BufferRole::Input, DType::F32, {batch, 1});
+  addBuffer(plan, "pooled", BufferRole::Activation, DType::F32, {batch, 8});
+  addBuffer(plan, "concat", BufferRole::Activation, DType::F32, {batch, 9});
+  addBuffer(plan, "logits", BufferRole::Activation, DType::F32, {batch, 1});
+  addBuffer(plan, "loss", BufferRole::Activation, DType::F64, {}); // a scalar
+  addBuffer(plan, "logits_grad", BufferRole::Activation, DType::F32, {batch, 1});
+  addBuffer(plan, "scratch", BufferRole::Workspace, DType::F32, {64});
+  // Room at the end, so that moving a buffer by one alignment step still fits.
+  plan.arenaBytes += 256;
+
+  Param weight;
+  weight.name = "fc_w";
+  weight.buffer = kWeight;
+  weight.grad = kWeightGrad;
+  weight.state = {kWeightMoment1, kWeightMoment2};
+  weight.init.kind = "xavier_uniform";
+  weight.init.value = 0.5;
+  weight.init.low = -0.25;
+  weight.init.high = 0.75;
+  weight.init.mean = 0.125;
+  weight.init.std = 0.3;
+  weight.init.gain = 1.25;
+  weight.optimizer.kind = "adam";
+  weight.optimizer.lr = 0.001;
+  weight.optimizer.momentum = 0.5;
+  weight.optimizer.beta1 = 0.85;
+  weight.optimizer.beta2 = 0.995;
+  weight.optimizer.eps = 1e-7;
+  weight.optimizer.weightDecay = 0.01;
+  weight.optimizer.initialAccumulator = 0.2;
+  weight.optimizer.weightDecayMode = "global";
+  plan.params.push_back(weight);
+
+  Table table;
+  table.name = "emb";
+  table.rows = 10;
+  table.dim = 8;
+  table.buffer = kTable;
+  table.gradRows = kTableGradRows;
+  table.gradValues = kTableGradValues;
+  table.state = {kTableAccumulator};
+  table.init.kind = "uniform";
+  table.init.value = 3;
+  table.init.low = -0.1;
+  table.init.high = 0.1;
+  table.init.mean = -1e-3;
+  table.init.std = 0.02;
+  table.init.gain = 2;
+  table.optimizer.kind = "rowwise_adagrad";
+  table.optimizer.lr = 0.05;
+  table.optimizer.momentum = 0.9;
+  table.optimizer.beta1 = 0.8;
+  table.optimizer.beta2 = 0.99;
+  table.optimizer.eps = 1e-10;
+  table.optimizer.weightDecay = 1e-5;
+  table.optimizer.initialAccumulator = 0.1;
+  table.optimizer.weightDecayMode = "lazy";
+  plan.tables.push_back(table);
+
+  Input dense = input("d0", "I1", "dense", kDenseInput);
+  dense.width = 1;
+  dense.power = 0.5;
+  Input ids = input("c0", "C1", "ids", kIdsInput);
+  ids.vocab = 1000;
+  ids.hotness = hotness;
+  Input offsets = input("c0", "C1", "offsets", kOffsetsInput);
+  offsets.hotness = hotness;
+  Input label = input("click", "label", "label", kLabelInput);
+  label.labelKind = "binary";
+  plan.inputs = {dense, ids, offsets, label};
+
+  plan.step = {
+      kernel("embedding_bag_forward", {kTable, kIdsInput, kOffsetsInput}, {kPooled},
+             {{"pooling", "sum"}, {"table", "emb"}}),
+      kernel("concat", {kDenseInput, kPooled}, {kConcat}, {{"widths", {1, 8}}}),
+      kernel("dense_forward", {kConcat, kWeight}, {kLogits},
+             {{"k", 9}, {"n", 1}, {"bias", false}, {"scale", 0.1}}),
+      kernel("bce_with_logits", {kLogits, kLabelInput}, {kLoss, kLogitsGrad}),
+      kernel("dense_grad_weight", {kConcat, kLogitsGrad}, {kWeightGrad}),
+      kernel("embedding_bag_backward", {kLogitsGrad, kIdsInput, kOffsetsInput},
+             {kTableGradRows, kTableGradValues, kScratch}, {{"mode", "atomic"}}),
+  };
+  plan.forwardKernels = 3;
+  plan.update = {
+      kernel("adam_update", {kWeight, kWeightGrad, kWeightMoment1, kWeightMoment2}, {kWeight},
+             {{"nested", {{"a", json::array()}, {"b", nullptr}}}}),
+      kernel("rowwise_adagrad_sparse",
+             {kTable, kTableGradRows, kTableGradValues, kTableAccumulator}, {kTable}),
+  };
+  plan.lossBuffer = kLoss;
+  plan.predictionBuffer = kLogits;
+  plan.notes = {"emb-pack-params: 1 table", "unicode survives: \xc3\xa9\xe2\x9c\x93"};
+  return plan;
+}
+
+std::string containerWith(const std::string &body, uint32_t version) {
+  std::string out = "EMBCPLAN";
+  auto put = [&out](uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  };
+  put(version, 4);
+  put(0, 4);
+  put(body.size(), 8);
+  put(XXH64(body.data(), body.size(), 0), 8);
+  return out + body;
+}
+
+json bodyOf(const std::string &bytes) { return json::parse(bytes.substr(32)); }
+
+std::string errorFor(const std::string &bytes) {
+  std::string error;
+  std::optional<Plan> plan = deserializePlan(bytes, error);
+  if (plan)
+    return "<accepted>";
+  EXPECT_FALSE(error.empty()) << "rejected without a message";
+  return error;
+}
+
+std::string errorFor(const Plan &plan) { return errorFor(serializePlan(plan)); }
+
+namespace {
+
+void expectSameInit(const Initializer &e, const Initializer &a, const std::string &at) {
+  SCOPED_TRACE(at);
+  EXPECT_EQ(e.kind, a.kind);
+  EXPECT_EQ(e.value, a.value);
+  EXPECT_EQ(e.low, a.low);
+  EXPECT_EQ(e.high, a.high);
+  EXPECT_EQ(e.mean, a.mean);
+  EXPECT_EQ(e.std, a.std);
+  EXPECT_EQ(e.gain, a.gain);
+}
+
+void expectSameOptimizer(const Optimizer &e, const Optimizer &a, const std::string &at) {
+  SCOPED_TRACE(at);
+  EXPECT_EQ(e.kind, a.kind);
+  EXPECT_EQ(e.lr, a.lr);
+  EXPECT_EQ(e.momentum, a.momentum);
+  EXPECT_EQ(e.beta1, a.beta1);
+  EXPECT_EQ(e.beta2, a.beta2);
+  EXPECT_EQ(e.eps, a.eps);
+  EXPECT_EQ(e.weightDecay, a.weightDecay);
+  EXPECT_EQ(e.initialAccumulator, a.initialAccumulator);
+  EXPECT_EQ(e.weightDecayMode, a.weightDecayMode);
+}
+
+void expectSameKernels(const std::vector<Kernel> &e, const std::vector<Kernel> &a,
+                       const std::string &at) {
+  ASSERT_EQ(e.size(), a.size()) << at;
+  for (size_t i = 0; i < e.size(); ++i) {
+    SCOPED_TRACE(at + "[" + std::to_string(i) + "]");
+    EXPECT_EQ(e[i].op, a[i].op);
+    EXPECT_EQ(e[i].inputs, a[i].inputs);
+    EXPECT_EQ(e[i].outputs, a[i].outputs);
+    EXPECT_EQ(e[i].attrs, a[i].attrs);
+  }
+}
+
+} // namespace
+
+void expectSamePlan(const Plan &e, const Plan &a) {
+  EXPECT_EQ(e.version, a.version);
+  EXPECT_EQ(e.model, a.model);
+  EXPECT_EQ(e.compiler, a.compiler);
+
+  EXPECT_EQ(e.config.batchSize, a.config.batchSize);
+  EXPECT_EQ(e.config.gradAccumulation, a.config.gradAccumulation);
+  EXPECT_EQ(e.config.gradClipNorm, a.config.gradClipNorm);
+  EXPECT_EQ(e.config.lrSchedule, a.config.lrSchedule);
+  EXPECT_EQ(e.config.warmupSteps, a.config.warmupSteps);
+  EXPECT_EQ(e.config.decaySteps, a.config.decaySteps);
+  EXPECT_EQ(e.config.seed, a.config.seed);
+  EXPECT_EQ(e.config.loss, a.config.loss);
+  EXPECT_EQ(e.config.precision, a.config.precision);
+
+  ASSERT_EQ(e.buffers.size(), a.buffers.size());
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    SCOPED_TRACE("buffers[" + std::to_string(i) + "]");
+    EXPECT_EQ(e.buffers[i].name, a.buffers[i].name);
+    EXPECT_EQ(e.buffers[i].role, a.buffers[i].role);
+    EXPECT_EQ(e.buffers[i].dtype, a.buffers[i].dtype);
+    EXPECT_EQ(e.buffers[i].shape, a.buffers[i].shape);
+    EXPECT_EQ(e.buffers[i].dynamic, a.buffers[i].dynamic);
+    EXPECT_EQ(e.buffers[i].offset, a.buffers[i].offset);
+    EXPECT_EQ(e.buffers[i].bytes, a.buffers[i].bytes);
+  }
+
+  ASSERT_EQ(e.params.size(), a.params.size());
+  for (size_t i = 0; i < e.params.size(); ++i) {
+    std::string at = "params[" + std::to_string(i) + "]";
+    SCOPED_TRACE(at);
+    EXPECT_EQ(e.params[i].name, a.params[i].name);
+    EXPECT_EQ(e.params[i].buffer, a.params[i].buffer);
+    EXPECT_EQ(e.params[i].grad, a.params[i].grad);
+    EXPECT_EQ(e.params[i].state, a.params[i].state);
+    expectSameInit(e.params[i].init, a.params[i].init, at + ".init");
+    expectSameOptimizer(e.params[i].optimizer, a.params[i].optimizer, at + ".optimizer");
+  }
+
+  ASSERT_EQ(e.tables.size(), a.tables.size());
+  for (size_t i = 0; i < e.tables.size(); ++i) {
+    std::string at = "tables[" + std::to_string(i) + "]";
+    SCOPED_TRACE(at);
+    EXPECT_EQ(e.tables[i].name, a.tables[i].name);
+    EXPECT_EQ(e.tables[i].rows, a.tables[i].rows);
+    EXPECT_EQ(e.tables[i].dim, a.tables[i].dim);
+    EXPECT_EQ(e.tables[i].buffer, a.tables[i].buffer);
+    EXPECT_EQ(e.tables[i].gradRows, a.tables[i].gradRows);
+    EXPECT_EQ(e.tables[i].gradValues, a.tables[i].gradValues);
+    EXPECT_EQ(e.tables[i].state, a.tables[i].state);
+    expectSameInit(e.tables[i].init, a.tables[i].init, at + ".init");
+    expectSameOptimizer(e.tables[i].optimizer, a.tables[i].optimizer, at + ".optimizer");
+  }
+
+  ASSERT_EQ(e.inputs.size(), a.inputs.size());
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    SCOPED_TRACE("inputs[" + std::to_string(i) + "]");
+    EXPECT_EQ(e.inputs[i].feature, a.inputs[i].feature);
+    EXPECT_EQ(e.inputs[i].source, a.inputs[i].source);
+    EXPECT_EQ(e.inputs[i].role, a.inputs[i].role);
+    EXPECT_EQ(e.inputs[i].buffer, a.inputs[i].buffer);
+    EXPECT_EQ(e.inputs[i].width, a.inputs[i].width);
+    EXPECT_EQ(e.inputs[i].vocab, a.inputs[i].vocab);
+    EXPECT_EQ(e.inputs[i].hotness, a.inputs[i].hotness);
+    EXPECT_EQ(e.inputs[i].labelKind, a.inputs[i].labelKind);
+    EXPECT_EQ(e.inputs[i].power, a.inputs[i].power);
+  }
+
+  expectSameKernels(e.step, a.step, "step");
+  expectSameKernels(e.update, a.update, "update");
+  EXPECT_EQ(e.forwardKernels, a.forwardKernels);
+  EXPECT_EQ(e.lossBuffer, a.lossBuffer);
+  EXPECT_EQ(e.predictionBuffer, a.predictionBuffer);
+  EXPECT_EQ(e.arenaBytes, a.arenaBytes);
+  EXPECT_EQ(e.notes, a.notes);
+}
+
+} // namespace embc::runtime::testing

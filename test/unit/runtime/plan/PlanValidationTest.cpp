@@ -1,0 +1,316 @@
+//===- PlanValidationTest.cpp - structural and semantic plan checks -------===//
+//
+// One change to the valid sample plan per case, and the exact message it
+// must produce: the JSON path of the bad value, then what is wrong. Cases
+// that need a body no Plan can produce (unknown words, wrong JSON types,
+// unknown fields) edit the JSON and re-pack it with a valid checksum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace embc::runtime;
+using namespace embc::runtime::testing;
+using nlohmann::json;
+
+namespace {
+
+template <class F> std::string errorAfter(F change) {
+  Plan plan = samplePlan();
+  change(plan);
+  return errorFor(plan);
+}
+
+template <class F> std::string errorAfterBodyEdit(F edit) {
+  return errorFor(sampleWithBodyEdit(edit));
+}
+
+} // namespace
+
+TEST(PlanValidation, TheSampleIsValid) { EXPECT_EQ(errorFor(samplePlan()), "<accepted>"); }
+
+// --- Buffers and the arena --------------------------------------------------
+
+TEST(PlanValidation, BufferOutOfArena) {
+  Plan plan = samplePlan();
+  plan.buffers[kScratch].offset = plan.arenaBytes - 192; // 256 bytes at 64-byte alignment
+  EXPECT_EQ(errorFor(plan), "buffers[17].offset: buffer 'scratch' at offset " +
+                                std::to_string(plan.arenaBytes - 192) +
+                                " with 256 bytes ends past the arena (" +
+                                std::to_string(plan.arenaBytes) + " bytes)");
+  plan = samplePlan();
+  plan.buffers[kTable].offset = (int64_t(1) << 62) - 64; // offset + bytes must not overflow
+  plan.buffers[kTable].offset -= plan.buffers[kTable].offset % 64;
+  EXPECT_NE(errorFor(plan).find("buffers[0].offset: buffer 'emb_table' at offset "),
+            std::string::npos);
+  plan = samplePlan();
+  plan.buffers[kTable].offset = -64;
+  EXPECT_EQ(errorFor(plan), "buffers[0].offset: must be >= 0, got -64");
+}
+
+TEST(PlanValidation, MisalignedOffset) {
+  Plan plan = samplePlan();
+  int64_t offset = plan.buffers[kTableAccumulator].offset + 4;
+  plan.buffers[kTableAccumulator].offset = offset;
+  EXPECT_EQ(errorFor(plan),
+            "buffers[3].offset: " + std::to_string(offset) + " is not a multiple of 64");
+}
+
+TEST(PlanValidation, BytesDisagreeWithShape) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kTable].bytes = 100; }),
+            "buffers[0].bytes: 100 but shape [10, 8] of f32 needs 320");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kIdsInput].dtype = DType::F32; }),
+            "buffers[9].bytes: 64 but shape [8] of f32 needs 32");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kLoss].bytes = 0; }),
+            "buffers[15].bytes: 0 but shape [] of f64 needs 8");
+}
+
+TEST(PlanValidation, NonPositiveOrHugeDimensions) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kPooled].shape = {4, 0}; }),
+            "buffers[12].shape[1]: dimensions must be positive, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.buffers[kPooled].shape = {int64_t(1) << 40, int64_t(1) << 40};
+            }),
+            "buffers[12].shape: [1099511627776, 1099511627776] has too many elements");
+}
+
+TEST(PlanValidation, DynamicScalar) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kLoss].dynamic = true; }),
+            "buffers[15].dynamic: a scalar buffer has no leading dimension to fill");
+}
+
+TEST(PlanValidation, EmptyBufferName) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kConcat].name.clear(); }),
+            "buffers[13].name: must not be empty");
+}
+
+TEST(PlanValidation, ArenaMustBePositive) {
+  Plan plan;
+  plan.config.batchSize = 1;
+  plan.config.loss = "mse";
+  EXPECT_EQ(errorFor(plan), "arena_bytes: must be positive, got 0");
+}
+
+// --- Buffer references ------------------------------------------------------
+
+TEST(PlanValidation, BadIndexInAKernel) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].inputs[1] = 99; }),
+            "step[2].inputs[1]: buffer 99 is out of range (the plan has 18 buffers)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[1].outputs[0] = -1; }),
+            "update[1].outputs[0]: buffer -1 is out of range (the plan has 18 buffers)");
+}
+
+TEST(PlanValidation, LossAndPredictionBuffers) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.lossBuffer = -1; }),
+            "loss_buffer: buffer -1 is out of range (the plan has 18 buffers)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.predictionBuffer = 18; }),
+            "prediction_buffer: buffer 18 is out of range (the plan has 18 buffers)");
+}
+
+TEST(PlanValidation, ParamBufferRoles) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].buffer = kWeightGrad; }),
+            "params[0].buffer: buffer 5 'fc_w_grad' has role grad, expected param");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].grad = kWeight; }),
+            "params[0].grad: buffer 4 'fc_w' has role param, expected grad");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].state[1] = kScratch; }),
+            "params[0].state[1]: buffer 17 'scratch' has role workspace, expected "
+            "optimizer_state");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].grad = 40; }),
+            "params[0].grad: buffer 40 is out of range (the plan has 18 buffers)");
+}
+
+TEST(PlanValidation, ParamGradientMatchesTheParameter) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].grad = kTableGradValues; }),
+            "params[0].grad: gradient buffer 'emb_grad_values' is f32[8, 8] but the parameter "
+            "is f32[9, 1]");
+}
+
+TEST(PlanValidation, OptimizerStateCount) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].state.pop_back(); }),
+            "params[0].state: optimizer adam needs 2 state buffers, got 1");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.params[0].optimizer.kind = "sgd";
+              p.params[0].optimizer.momentum = 0;
+            }),
+            "params[0].state: optimizer sgd needs 0 state buffers, got 2");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].state.clear(); }),
+            "tables[0].state: optimizer rowwise_adagrad needs 1 state buffers, got 0");
+}
+
+TEST(PlanValidation, TableShapeMismatch) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].rows = 11; }),
+            "tables[0].buffer: table buffer 'emb_table' has shape [10, 8], expected [rows, dim] "
+            "= [11, 8]");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].dim = 0; }),
+            "tables[0].dim: must be positive, got 0");
+}
+
+TEST(PlanValidation, TableBufferRolesAndSparseGradient) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].buffer = kWeight; }),
+            "tables[0].buffer: buffer 4 'fc_w' has role param, expected table");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].gradRows = kTableGradValues; }),
+            "tables[0].grad_rows: gradient rows buffer 'emb_grad_values' must be a dynamic 1-d "
+            "i64 buffer, got dynamic f32[8, 8]");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kTableGradRows].dynamic = false; }),
+            "tables[0].grad_rows: gradient rows buffer 'emb_grad_rows' must be a dynamic 1-d "
+            "i64 buffer, got static i64[8]");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].gradValues = kWeightGrad; }),
+            "tables[0].grad_values: gradient values buffer 'fc_w_grad' must be f32[8, 8] (rows "
+            "capacity x dim), got f32[9, 1]");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].state[0] = kTableGradRows; }),
+            "tables[0].state[0]: buffer 1 'emb_grad_rows' has role grad, expected "
+            "optimizer_state");
+}
+
+TEST(PlanValidation, ParamAndTableNamesAreUnique) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].name = "fc_w"; }),
+            "tables[0].name: 'fc_w' names another parameter or table");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].name.clear(); }),
+            "params[0].name: must not be empty");
+}
+
+TEST(PlanValidation, Inputs) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].buffer = kPooled; }),
+            "inputs[0].buffer: buffer 12 'pooled' has role activation, expected input");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].role = "sparse"; }),
+            "inputs[1].role: unknown input role 'sparse' (expected dense, ids, offsets, "
+            "weights, label or negatives)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].hotness = 0; }),
+            "inputs[1].hotness: must be at least 1, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[3].labelKind = "ordinal"; }),
+            "inputs[3].label_kind: unknown label kind 'ordinal' (expected binary, real or class)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].labelKind = "binary"; }),
+            "inputs[0].label_kind: only a label input has a label kind, this is a 'dense' input");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[2].feature.clear(); }),
+            "inputs[2].feature: must not be empty");
+}
+
+// --- Kernels and schedules --------------------------------------------------
+
+TEST(PlanValidation, KernelOpAndAttrs) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].op.clear(); }), "update[0].op: must not be empty");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["step"][1]["attrs"] = json::array({1}); }),
+            "step[1].attrs: expected an object, got array");
+  // Unknown op names are the executor's business, not the format's.
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].op = "no_such_kernel_yet"; }), "<accepted>");
+}
+
+TEST(PlanValidation, ForwardKernelsWithinTheStep) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 7; }),
+            "forward_kernels: 7 is not between 0 and the 6 kernels of the step");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = -1; }),
+            "forward_kernels: -1 is not between 0 and the 6 kernels of the step");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 6; }), "<accepted>");
+}
+
+// --- Training configuration and words ---------------------------------------
+
+TEST(PlanValidation, Config) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.batchSize = 0; }),
+            "config.batch_size: must be positive, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.gradAccumulation = 0; }),
+            "config.grad_accumulation: must be at least 1, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.lrSchedule = "step"; }),
+            "config.lr_schedule: unknown learning-rate schedule 'step' (expected constant, "
+            "linear or cosine)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.decaySteps = 0; }),
+            "config.decay_steps: must be positive for the 'cosine' schedule");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.loss = ""; }),
+            "config.loss: unknown loss '' (expected bce_with_logits, mse, softmax_ce or "
+            "neg_sampling)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.precision = "fp8"; }),
+            "config.precision: unknown precision 'fp8' (expected fp32, bf16 or fp16)");
+}
+
+TEST(PlanValidation, OptimizerAndInitializerWords) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].optimizer.kind = "adadelta"; }),
+            "tables[0].optimizer.kind: unknown optimizer 'adadelta' (expected sgd, adagrad, "
+            "rowwise_adagrad, adam, adamw or lamb)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].optimizer.weightDecayMode = "eager"; }),
+            "params[0].optimizer.weight_decay_mode: unknown weight decay mode 'eager' (expected "
+            "lazy or global)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].init.kind = "he"; }),
+            "params[0].init.kind: unknown initializer 'he' (expected zeros, constant, uniform, "
+            "normal, xavier_uniform or xavier_normal)");
+}
+
+// --- JSON structure ----------------------------------------------------------
+
+TEST(PlanValidation, UnknownRoleOrDType) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][12]["role"] = "scratchpad"; }),
+            "buffers[12].role: unknown role 'scratchpad' (expected table, param, grad, "
+            "optimizer_state, input, activation or workspace)");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][2]["dtype"] = "bf16"; }),
+            "buffers[2].dtype: unknown dtype 'bf16' (expected f32, f64 or i64)");
+}
+
+TEST(PlanValidation, MissingFields) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][3].erase("offset"); }),
+            "buffers[3].offset: missing field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["tables"][0]["optimizer"].erase("eps"); }),
+            "tables[0].optimizer.eps: missing field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b.erase("arena_bytes"); }),
+            "arena_bytes: missing field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b.erase("memory"); }), "memory: missing field");
+}
+
+TEST(PlanValidation, MistypedFields) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][3]["offset"] = "256"; }),
+            "buffers[3].offset: expected an integer, got string");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][3]["offset"] = 256.5; }),
+            "buffers[3].offset: expected an integer, got number 256.5");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][1]["dynamic"] = 1; }),
+            "buffers[1].dynamic: expected true or false, got number");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][1]["shape"][0] = nullptr; }),
+            "buffers[1].shape[0]: expected an integer, got null");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["params"][0]["state"] = 6; }),
+            "params[0].state: expected an array, got number");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["params"][0]["optimizer"]["lr"] = "fast"; }),
+            "params[0].optimizer.lr: expected a number, got string");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["seed"] = -1; }),
+            "config.seed: expected a non-negative integer, got -1");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["step"][0]["inputs"][0] = int64_t(1) << 40; }),
+            "step[0].inputs[0]: 1099511627776 is not a buffer index (out of 32-bit range)");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) {
+              b["arena_bytes"] = std::numeric_limits<uint64_t>::max();
+            }),
+            "arena_bytes: 18446744073709551615 does not fit a signed 64-bit integer");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["notes"][1] = false; }),
+            "notes[1]: expected a string, got boolean");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"] = json::array(); }),
+            "config: expected an object, got array");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["inputs"][0] = "d0"; }),
+            "inputs[0]: expected an object, got string");
+}
+
+TEST(PlanValidation, UnknownFields) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][0]["stride"] = 8; }),
+            "buffers[0].stride: unknown field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["extra"] = true; }), "extra: unknown field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["params"][0]["init"]["scale"] = 1; }),
+            "params[0].init.scale: unknown field");
+}
+
+TEST(PlanValidation, FormatNameAndBodyVersion) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["format"] = "embc.model/v1"; }),
+            "format: 'embc.model/v1' is not an embc plan (expected 'embc.plan')");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b.erase("version"); }), "version: missing field");
+}
+
+TEST(PlanValidation, MemoryReportMustMatchTheBuffers) {
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"]["by_role"]["param"] = 1000; }),
+            "memory.by_role.param: 1000 but the param buffers total 36 bytes");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"]["arena_bytes"] = 64; }),
+            "memory.arena_bytes: 64 but arena_bytes is " +
+                std::to_string(samplePlan().arenaBytes));
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"]["by_role"].erase("grad"); }),
+            "memory.by_role.grad: missing field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"]["by_role"]["cache"] = 0; }),
+            "memory.by_role.cache: unknown role");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"]["peak"] = 0; }),
+            "memory.peak: unknown field");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["memory"] = 5; }),
+            "memory: expected an object, got number");
+}
