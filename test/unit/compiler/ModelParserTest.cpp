@@ -133,7 +133,7 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "dcn.json", "dlrm_mlperf.json", "dlrm_small.json",
+                       "dcn.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
                        "mf_movielens.json", "skipgram.json", "two_tower.json",
                        "wide_deep.json"}));
   for (const std::string &name : names) {
@@ -213,14 +213,14 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(t->init.high, 1.0 / std::sqrt(10000.0));
   // A table without its own optimizer takes the model's embedding optimizer.
   EXPECT_EQ(t->optimizer.kind, "adagrad");
-  EXPECT_EQ(t->optimizer.lr, 0.05);
+  EXPECT_EQ(t->optimizer.lr, 0.1);
   EXPECT_EQ(t->optimizer.eps, 1e-8);
   EXPECT_EQ(t->optimizer.initialAccumulator, 0.0);
   EXPECT_EQ(t->optimizer.weightDecay, 0.0);
   EXPECT_EQ(t->optimizer.weightDecayMode, "lazy");
 
-  EXPECT_EQ(m->denseOptimizer.kind, "sgd");
-  EXPECT_EQ(m->denseOptimizer.lr, 0.1);
+  EXPECT_EQ(m->denseOptimizer.kind, "adam");
+  EXPECT_EQ(m->denseOptimizer.lr, 0.001);
   EXPECT_EQ(m->denseOptimizer.momentum, 0.0);
   EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
   EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
@@ -382,11 +382,11 @@ TEST(ModelParserExamples, MfMovielens) {
   EXPECT_EQ(m->findLayer("affinity")->width, 1);
   EXPECT_EQ(m->findLayer("prediction")->width, 1);
   EXPECT_TRUE(m->findLayer("prediction")->bias);
-  EXPECT_EQ(m->embeddingOptimizer.kind, "adagrad");
-  EXPECT_EQ(m->embeddingOptimizer.lr, 0.1);
-  EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.0001);
+  EXPECT_EQ(m->embeddingOptimizer.kind, "sgd");
+  EXPECT_EQ(m->embeddingOptimizer.lr, 1.0);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.0005);
   EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
-  EXPECT_EQ(m->findTable("users")->optimizer.weightDecay, 0.0001);
+  EXPECT_EQ(m->findTable("users")->optimizer.weightDecay, 0.0005);
   const Table *users = m->findTable("users");
   EXPECT_EQ(users->init.kind, "normal");
   EXPECT_EQ(users->init.mean, 0.0);
@@ -959,7 +959,7 @@ TEST(ModelParserPointers, UnknownKeyIsEscaped) {
   e = parseError(j.dump());
   EXPECT_EQ(e.pointer, "/features/2/~0~1");
   EXPECT_EQ(e.message, "unknown field '~/' in a label feature (allowed: "
-                       "'name', 'type', 'kind')");
+                       "'name', 'type', 'kind', 'source')");
 }
 
 TEST(ModelParserPointers, DuplicateKeys) {
