@@ -150,6 +150,14 @@ int main(int argc, char **argv) {
   FailureOr<embc::runtime::Plan> plan = embc::buildPlan(*module);
   if (failed(plan))
     return 1;
+  // embrun will validate the plan; a plan it would refuse is a compiler bug.
+  std::string planError;
+  if (!embc::runtime::deserializePlan(embc::runtime::serializePlan(*plan),
+                                      planError)) {
+    errs() << "embc: internal error: the plan built for '" << inputFile
+           << "' is invalid: " << planError << "\n";
+    return 2;
+  }
   switch (emitKind) {
   case Emit::PlanJson:
     out->os() << embc::runtime::planToJson(*plan).dump(2) << "\n";

@@ -2,10 +2,11 @@
 //
 // What `embc` produces and `embrun` executes: buffers laid out in one arena,
 // the parameters and tables with their initialisers and optimizers, the data
-// inputs, and three kernel schedules (the training step, the optimizer update,
-// and the forward part used for evaluation). The compiler fills a Plan and
-// writes it with writePlan(); the runtime reads it back with readPlan(),
-// which validates everything before anything runs. Format: docs/plan-format.md.
+// inputs, and two kernel schedules (the training step, whose first
+// forwardKernels kernels are the forward pass used for evaluation, and the
+// optimizer update). The compiler fills a Plan and serialises it with
+// serializePlan(); the runtime reads it back with readPlanFile(), which
+// validates everything before anything runs. Format: docs/plan-format.md.
 //
 // No MLIR here: the runtime links this, and GPU machines have no LLVM.
 //
@@ -148,8 +149,9 @@ struct Plan {
   int64_t bytesWithRole(BufferRole role) const;
 };
 
-/// Serialises a plan: magic "EMBCPLAN", version, header length, checksum
-/// (xxh64 of the JSON body), JSON body. Deterministic for a given plan.
+/// Serialises a plan: magic "EMBCPLAN", version, flags, body length, checksum
+/// (xxh64 of the JSON body), JSON body. Deterministic for a given plan; does
+/// not validate (writePlanFile and deserializePlan do).
 std::string serializePlan(const Plan &plan);
 
 /// Parses and validates a serialised plan. On failure returns nothing and
