@@ -163,7 +163,7 @@ private:
   uint64_t seed_ = 0;
   int64_t step_ = 0;
   uint64_t position_ = 0;
-  int64_t skipped_ = 0;
+  int64_t skipped_ = 0, evalSkipped_ = 0;
 };
 
 void Trainer::save(const std::string &dir) const {
@@ -238,7 +238,7 @@ std::map<std::string, double> Trainer::evaluate() {
     outcomes.add(executor_, batch, label_, labelKind_, batch.valid, loss,
                  plan_.config.loss);
   }
-  skipped_ += stream->stats().skipped;
+  evalSkipped_ = stream->stats().skipped; // the same file each evaluation
   return outcomes.metrics(labelKind_, "eval_");
 }
 
@@ -323,7 +323,7 @@ TrainSummary Trainer::run() {
   if (!options_.exportEmbeddings.empty())
     exportEmbeddings(options_.exportEmbeddings);
 
-  skipped_ += stream->stats().skipped;
+  skipped_ = stream->stats().skipped + evalSkipped_;
   summary.steps = step_;
   summary.trainLoss = lastTrain.count("loss") ? lastTrain["loss"] : NAN;
   summary.eval = lastEval;

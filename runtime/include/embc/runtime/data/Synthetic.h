@@ -5,7 +5,7 @@
 // pure function of (seed, i) built from counter-based draws, so streams are
 // deterministic, resumable and assembled in parallel.
 //
-// How example i is made (K = min(16, V) topics, V = vocab or 1,000,000):
+// How example i is made (K = min(16, V) topics, V = vocab or kDefaultVocab = 10,000):
 //   - a hidden topic t in [0, 16) shared by all sparse features of the example;
 //   - dense features: every value ~ N(0, 1);
 //   - sparse features: a bag of 1..hotness ids; each id has topic t with
