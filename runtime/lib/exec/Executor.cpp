@@ -10,6 +10,46 @@
 using namespace embc::runtime;
 namespace data = embc::runtime::data;
 
+/// The data features the plan's inputs read (in first-use order), and for
+/// each input the index of its feature: what a batch must hold.
+static std::vector<data::FeatureSpec>
+buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
+  std::vector<data::FeatureSpec> specs;
+  inputFeature.clear();
+  for (const Input &in : plan.inputs) {
+    size_t f = 0;
+    while (f < specs.size() && specs[f].name != in.feature)
+      ++f;
+    if (f == specs.size()) {
+      data::FeatureSpec spec;
+      spec.name = in.feature;
+      spec.source = in.source;
+      specs.push_back(spec);
+    }
+    inputFeature.push_back(f);
+    data::FeatureSpec &s = specs[f];
+    if (in.role == "dense") {
+      s.kind = data::FeatureKind::Dense;
+      s.width = in.width;
+    } else if (in.role == "ids") {
+      s.kind = data::FeatureKind::Sparse;
+      s.vocab = in.vocab;
+      s.hotness = in.hotness;
+    } else if (in.role == "weights") {
+      s.weighted = true;
+    } else if (in.role == "negatives") {
+      s.kind = data::FeatureKind::Negatives;
+      s.count = in.width;
+      s.vocab = in.vocab;
+      s.power = in.power;
+    } else if (in.role == "label") {
+      s.kind = data::FeatureKind::Label;
+      s.labelKind = in.labelKind;
+    }
+  }
+  return specs;
+}
+
 Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     : plan_(plan), backend_(std::move(backend)) {
   for (const Kernel &k : plan_.step)
@@ -24,6 +64,7 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     sparseGradBuffers_.push_back(t.gradRows);
     sparseGradBuffers_.push_back(t.gradValues);
   }
+  specs_ = buildFeatureSpecs(plan_, inputFeature_);
   state_.plan = &plan_;
   state_.arena = backend_->allocateArena(size_t(plan_.arenaBytes));
   state_.length.resize(plan_.buffers.size());
@@ -101,53 +142,14 @@ void Executor::initialize(uint64_t seed) {
   zeroGradients();
 }
 
-std::vector<data::FeatureSpec> Executor::featureSpecs() const {
-  std::vector<data::FeatureSpec> specs;
-  auto specFor = [&](const Input &in) -> data::FeatureSpec & {
-    for (data::FeatureSpec &s : specs)
-      if (s.name == in.feature)
-        return s;
-    data::FeatureSpec s;
-    s.name = in.feature;
-    s.source = in.source;
-    specs.push_back(s);
-    return specs.back();
-  };
-  for (const Input &in : plan_.inputs) {
-    data::FeatureSpec &s = specFor(in);
-    if (in.role == "dense") {
-      s.kind = data::FeatureKind::Dense;
-      s.width = in.width;
-    } else if (in.role == "ids") {
-      s.kind = data::FeatureKind::Sparse;
-      s.vocab = in.vocab;
-      s.hotness = in.hotness;
-    } else if (in.role == "weights") {
-      s.weighted = true;
-    } else if (in.role == "negatives") {
-      s.kind = data::FeatureKind::Negatives;
-      s.count = in.width;
-      s.vocab = in.vocab;
-      s.power = in.power;
-    } else if (in.role == "label") {
-      s.kind = data::FeatureKind::Label;
-      s.labelKind = in.labelKind;
-    }
-  }
-  return specs;
-}
-
 void Executor::loadBatch(const data::Batch &batch) {
-  std::vector<data::FeatureSpec> specs = featureSpecs();
-  if (batch.features.size() != specs.size())
+  if (batch.features.size() != specs_.size())
     throw data::DataError("batch has " + std::to_string(batch.features.size()) +
                           " features, the plan reads " +
-                          std::to_string(specs.size()));
-  for (const Input &in : plan_.inputs) {
-    size_t f = 0;
-    while (specs[f].name != in.feature)
-      ++f;
-    const data::FeatureBatch &fb = batch.features[f];
+                          std::to_string(specs_.size()));
+  for (size_t i = 0; i < plan_.inputs.size(); ++i) {
+    const Input &in = plan_.inputs[i];
+    const data::FeatureBatch &fb = batch.features[inputFeature_[i]];
     const Buffer &buf = plan_.buffers[in.buffer];
     auto copy = [&](const auto &values, auto *dst) {
       int64_t capacity = numel(buf);

@@ -12,6 +12,8 @@
 #include "embc/runtime/checkpoint/Checkpoint.h"
 #include "embc/runtime/exec/Executor.h"
 
+#include <xxhash.h>
+
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -116,7 +118,9 @@ std::string fingerprint(const Plan &plan) {
     for (int64_t d : plan.buffers[buffer].shape)
       f += "," + std::to_string(d);
   }
-  return std::to_string(std::hash<std::string>{}(f));
+  // xxh64, not std::hash: the fingerprint must match across builds and
+  // machines (a checkpoint written on one host resumes on another).
+  return std::to_string(XXH64(f.data(), f.size(), 0));
 }
 
 class Trainer {
@@ -173,11 +177,10 @@ void Trainer::save(const std::string &dir) const {
                       {"step", std::to_string(step_)},
                       {"position", std::to_string(position_)},
                       {"seed", std::to_string(seed_)}};
-  Executor &ex = const_cast<Executor &>(executor_);
   for (auto &[name, buffer] : checkpointTensors(plan_)) {
     const Buffer &b = plan_.buffers[buffer];
     content.tensors.push_back(
-        {name, "F32", b.shape, ex.data<float>(buffer), size_t(b.bytes)});
+        {name, "F32", b.shape, executor_.data<float>(buffer), size_t(b.bytes)});
   }
   ckpt::saveCheckpoint(dir, content);
 }
@@ -217,10 +220,9 @@ void Trainer::resume() {
 
 void Trainer::exportEmbeddings(const std::string &path) const {
   std::vector<ckpt::TensorView> tables;
-  Executor &ex = const_cast<Executor &>(executor_);
   for (const Table &t : plan_.tables) {
     const Buffer &b = plan_.buffers[t.buffer];
-    tables.push_back({t.name, "F32", b.shape, ex.data<float>(t.buffer),
+    tables.push_back({t.name, "F32", b.shape, executor_.data<float>(t.buffer),
                       size_t(b.bytes)});
   }
   ckpt::exportEmbeddings(path, tables,

@@ -76,7 +76,7 @@ public:
   void initialize(uint64_t seed);
 
   /// The data features the plan's inputs read, in input order.
-  std::vector<data::FeatureSpec> featureSpecs() const;
+  const std::vector<data::FeatureSpec> &featureSpecs() const { return specs_; }
   /// Copies a batch (from a stream opened with featureSpecs()) into the
   /// input buffers. Throws data::DataError for ids outside a table.
   void loadBatch(const data::Batch &batch);
@@ -95,6 +95,9 @@ public:
   int64_t predictionWidth() const;
 
   template <class T> T *data(int32_t buffer) { return state_.data<T>(buffer); }
+  template <class T> const T *data(int32_t buffer) const {
+    return state_.data<T>(buffer);
+  }
 
 private:
   Plan plan_;
@@ -102,6 +105,8 @@ private:
   ExecState state_;
   std::vector<BoundKernel> step_, update_;
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
+  std::vector<data::FeatureSpec> specs_;
+  std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
 };
 
 /// The learning-rate factor of 0-based step `step`: linear warmup, then the
