@@ -185,6 +185,8 @@ AccumulateRowsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult
 CoalesceRowsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (symbolTable.lookupNearestSymbolFrom<TableBatchOp>(*this, getTableAttr()))
+    return success();
   return lookupTable(*this, getTableAttr(), symbolTable);
 }
 
@@ -198,8 +200,16 @@ LogicalResult ClipGradNormOp::verify() {
 LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Operation *target =
       symbolTable.lookupNearestSymbolFrom(*this, getTargetAttr());
-  if (!target || !isa<ParamOp, TableOp>(target))
+  if (!target || !isa<ParamOp, TableOp, ParamPackOp, TableBatchOp>(target))
     return emitOpError("'") << getTarget()
-                            << "' does not name an emb.param or emb.table";
+                            << "' does not name an emb.param, emb.table, "
+                               "emb.param_pack or emb.table_batch";
+  return success();
+}
+
+LogicalResult ActivationGradOp::verify() {
+  if (getFromOutput() && getKind() == Activation::gelu)
+    return emitOpError("gelu's derivative cannot be computed from its output; "
+                       "'from_output' needs relu, sigmoid or tanh");
   return success();
 }

@@ -9,10 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanBuilder.h"
+
 #include "embc/passes/Passes.h"
 #include "embc/passes/ToPlan.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -26,78 +29,12 @@ namespace embc {
 using namespace mlir;
 using namespace embc;
 using namespace embc::emb;
+using namespace embc::planbuilder;
 namespace rt = embc::runtime;
 
 #ifndef EMBC_VERSION
 #define EMBC_VERSION "unknown"
 #endif
-
-namespace {
-
-rt::Initializer convertInit(InitializerAttr init) {
-  rt::Initializer out;
-  out.kind = stringifyInitKind(init.getKind()).str();
-  out.value = init.getValue();
-  out.low = init.getLow();
-  out.high = init.getHigh();
-  out.mean = init.getMean();
-  out.std = init.getStd();
-  out.gain = init.getGain();
-  return out;
-}
-
-rt::Optimizer convertOptimizer(OptimizerAttr opt) {
-  rt::Optimizer out;
-  out.kind = stringifyOptimizerKind(opt.getKind()).str();
-  out.lr = opt.getLr();
-  out.momentum = opt.getMomentum();
-  out.beta1 = opt.getBeta1();
-  out.beta2 = opt.getBeta2();
-  out.eps = opt.getEps();
-  out.weightDecay = opt.getWeightDecay();
-  out.initialAccumulator = opt.getInitialAccumulator();
-  out.weightDecayMode = stringifyWeightDecayMode(opt.getWeightDecayMode()).str();
-  return out;
-}
-
-/// Optimizer state buffers (shape of each) for a value of `shape`; rowwise
-/// Adagrad keeps one accumulator per row (leading dimension).
-SmallVector<std::vector<int64_t>> stateShapes(const rt::Optimizer &opt,
-                                             const std::vector<int64_t> &shape) {
-  if (opt.kind == "sgd")
-    return opt.momentum != 0.0 ? SmallVector<std::vector<int64_t>>{shape}
-                               : SmallVector<std::vector<int64_t>>{};
-  if (opt.kind == "adagrad")
-    return {shape};
-  if (opt.kind == "rowwise_adagrad")
-    return {{shape.size() > 1 ? shape.front() : 1}};
-  return {shape, shape}; // adam, adamw, lamb: first and second moments
-}
-
-class PlanBuilder {
-public:
-  explicit PlanBuilder(ModuleOp module) : module(module) {}
-  FailureOr<rt::Plan> build();
-
-private:
-  ModuleOp module;
-  rt::Plan plan;
-  DenseMap<Value, int32_t> bufferOf;
-  llvm::StringMap<int32_t> paramIndex, tableIndex;
-  int64_t idsCapacityFallback = 0;
-
-  int32_t addBuffer(std::string name, rt::BufferRole role, rt::DType dtype,
-                    std::vector<int64_t> shape, bool dynamic = false);
-  FailureOr<int32_t> valueBuffer(Operation *op, Value v, rt::BufferRole role,
-                                 StringRef name);
-  int64_t idCapacity(Value ids);
-  LogicalResult addParamsAndTables(func::FuncOp step, int64_t accumulation);
-  LogicalResult addInputs(func::FuncOp step);
-  LogicalResult lowerStep(func::FuncOp step);
-  LogicalResult lowerUpdate(func::FuncOp update);
-  FailureOr<rt::Kernel> lowerOp(Operation *op);
-  void layout();
-};
 
 int32_t PlanBuilder::addBuffer(std::string name, rt::BufferRole role,
                                rt::DType dtype, std::vector<int64_t> shape,
@@ -117,6 +54,15 @@ int32_t PlanBuilder::addBuffer(std::string name, rt::BufferRole role,
   return int32_t(plan.buffers.size() - 1);
 }
 
+int32_t PlanBuilder::addView(std::string name, int32_t parent,
+                             int64_t relativeBytes, std::vector<int64_t> shape) {
+  const rt::Buffer &whole = plan.buffers[parent];
+  int32_t id = addBuffer(std::move(name), whole.role, whole.dtype, std::move(shape));
+  plan.buffers[id].parent = parent;
+  viewOffset[id] = relativeBytes;
+  return id;
+}
+
 /// Upper bound on the number of ids a value holds in one batch.
 int64_t PlanBuilder::idCapacity(Value ids) {
   auto type = cast<RankedTensorType>(ids.getType());
@@ -128,9 +74,13 @@ int64_t PlanBuilder::idCapacity(Value ids) {
                                                       kMaxIdsArgAttrName))
       return max.getInt();
   }
-  if (Operation *def = ids.getDefiningOp())
+  if (Operation *def = ids.getDefiningOp()) {
     if (isa<HashOp>(def))
       return idCapacity(def->getOperand(0));
+    if (auto fused = dyn_cast<FusedOp>(def)) // what the group yields
+      return idCapacity(fused.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(ids).getResultNumber()));
+  }
   return -1;
 }
 
@@ -181,6 +131,8 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
                                               int64_t accumulation) {
   auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
   rt::Optimizer dense = convertOptimizer(training.getDenseOptimizer());
+  if (failed(addPacks(dense)))
+    return failure();
   for (auto param : module.getOps<ParamOp>()) {
     auto type = cast<RankedTensorType>(param.getType());
     if (!type.getElementType().isF32())
@@ -192,14 +144,16 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     p.name = param.getSymName().str();
     p.init = convertInit(param.getInit());
     p.optimizer = dense;
-    p.buffer = addBuffer("param/" + p.name, rt::BufferRole::Param,
+    if (!packedParam(param, p)) {
+      p.buffer = addBuffer("param/" + p.name, rt::BufferRole::Param,
+                           rt::DType::F32, shape);
+      p.grad = addBuffer("grad/" + p.name, rt::BufferRole::Grad,
                          rt::DType::F32, shape);
-    p.grad = addBuffer("grad/" + p.name, rt::BufferRole::Grad, rt::DType::F32,
-                       shape);
-    for (auto [i, s] : llvm::enumerate(stateShapes(dense, shape)))
-      p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
-                                  rt::BufferRole::OptimizerState,
-                                  rt::DType::F32, s));
+      for (auto [i, s] : llvm::enumerate(stateShapes(dense, shape)))
+        p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
+                                    rt::BufferRole::OptimizerState,
+                                    rt::DType::F32, s));
+    }
     paramIndex[p.name] = int32_t(plan.params.size());
     plan.params.push_back(std::move(p));
   }
@@ -220,6 +174,8 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
   });
   if (walk.wasInterrupted())
     return failure();
+  if (failed(addTableBatches(gradCapacity)))
+    return failure();
 
   for (auto table : module.getOps<TableOp>()) {
     if (table.getStorage() != StorageType::f32)
@@ -234,18 +190,20 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     t.init = convertInit(table.getInit());
     t.optimizer = convertOptimizer(table.getOptimizer());
     std::vector<int64_t> shape = {t.rows, t.dim};
-    t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table,
-                         rt::DType::F32, shape);
-    int64_t capacity = std::max<int64_t>(gradCapacity.lookup(t.name), 1);
-    t.gradRows = addBuffer("grad_rows/" + t.name, rt::BufferRole::Grad,
-                           rt::DType::I64, {capacity}, /*dynamic=*/true);
-    t.gradValues = addBuffer("grad_values/" + t.name, rt::BufferRole::Grad,
-                             rt::DType::F32, {capacity, t.dim},
-                             /*dynamic=*/true);
-    for (auto [i, s] : llvm::enumerate(stateShapes(t.optimizer, shape)))
-      t.state.push_back(addBuffer("state/" + t.name + "/" + std::to_string(i),
-                                  rt::BufferRole::OptimizerState,
-                                  rt::DType::F32, s));
+    if (!batchedTable(table, t)) {
+      t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table,
+                           rt::DType::F32, shape);
+      int64_t capacity = std::max<int64_t>(gradCapacity.lookup(t.name), 1);
+      t.gradRows = addBuffer("grad_rows/" + t.name, rt::BufferRole::Grad,
+                             rt::DType::I64, {capacity}, /*dynamic=*/true);
+      t.gradValues = addBuffer("grad_values/" + t.name, rt::BufferRole::Grad,
+                               rt::DType::F32, {capacity, t.dim},
+                               /*dynamic=*/true);
+      for (auto [i, s] : llvm::enumerate(stateShapes(t.optimizer, shape)))
+        t.state.push_back(addBuffer("state/" + t.name + "/" + std::to_string(i),
+                                    rt::BufferRole::OptimizerState,
+                                    rt::DType::F32, s));
+    }
     tableIndex[t.name] = int32_t(plan.tables.size());
     plan.tables.push_back(std::move(t));
   }
@@ -289,7 +247,7 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
 }
 
 /// Kernel name: the op's name without the dialect prefix.
-rt::Kernel kernelFor(Operation *op) {
+rt::Kernel embc::planbuilder::kernelFor(Operation *op) {
   rt::Kernel k;
   k.op = op->getName().stripDialect().str();
   return k;
@@ -314,6 +272,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
     k.attrs["kind"] = stringifyActivation(act.getKind()).str();
   } else if (auto act = dyn_cast<ActivationGradOp>(op)) {
     k.attrs["kind"] = stringifyActivation(act.getKind()).str();
+    if (act.getFromOutput())
+      k.attrs["from_output"] = true;
   } else if (auto loss = dyn_cast<LossOp>(op)) {
     k.attrs["kind"] = stringifyLossKind(loss.getKind()).str();
   } else if (auto loss = dyn_cast<LossGradOp>(op)) {
@@ -337,6 +297,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
   } else if (auto acc = dyn_cast<AccumulateRowsOp>(op)) {
     int32_t t = tableIndex.lookup(acc.getTable());
     k.attrs["table"] = t;
+    // A batched table's rows are batch rows: shift its ids as they go in.
+    k.attrs["row_offset"] = batchOfTable.lookup(acc.getTable()).second;
     k.inputs = {bufferOf.lookup(acc.getIds()), bufferOf.lookup(acc.getValues())};
     k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
     return k;
@@ -370,11 +332,13 @@ LogicalResult PlanBuilder::lowerStep(func::FuncOp step) {
       bufferOf[get.getResult()] = plan.params[paramIndex.lookup(get.getParam())].buffer;
       continue;
     }
-    if (op.hasTrait<BackwardOp>() && !inBackward) {
+    auto fused = dyn_cast<FusedOp>(op);
+    Operation *first = fused ? &fused.getBody().front().front() : &op;
+    if (first->hasTrait<BackwardOp>() && !inBackward) {
       inBackward = true;
       plan.forwardKernels = int64_t(plan.step.size());
     }
-    FailureOr<rt::Kernel> kernel = lowerOp(&op);
+    FailureOr<rt::Kernel> kernel = fused ? lowerFused(fused) : lowerOp(&op);
     if (failed(kernel))
       return failure();
     plan.step.push_back(std::move(*kernel));
@@ -392,21 +356,35 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
     if (isa<func::ReturnOp>(op))
       continue;
     if (auto coalesce = dyn_cast<CoalesceRowsOp>(op)) {
-      int32_t t = tableIndex.lookup(coalesce.getTable());
-      k.attrs["table"] = t;
-      k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
+      auto batch = batchIndex.find(coalesce.getTable());
+      if (batch != batchIndex.end()) {
+        const rt::TableBatch &tb = plan.tableBatches[batch->second];
+        k.attrs["batch"] = batch->second;
+        k.outputs = {tb.gradRows, tb.gradValues};
+      } else {
+        int32_t t = tableIndex.lookup(coalesce.getTable());
+        k.attrs["table"] = t;
+        k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
+      }
     } else if (auto clip = dyn_cast<ClipGradNormOp>(op)) {
       k.attrs["max_norm"] = clip.getMaxNorm().convertToDouble();
       k.attrs["grad_scale"] = gradScale;
       for (const rt::Param &p : plan.params)
         k.inputs.push_back(p.grad);
-      for (const rt::Table &t : plan.tables)
-        k.inputs.push_back(t.gradValues);
+      for (const rt::Table &t : plan.tables) // batched tables share one
+        if (!llvm::is_contained(k.inputs, t.gradValues))
+          k.inputs.push_back(t.gradValues);
       scaleBuffer = addBuffer("clip_scale", rt::BufferRole::Workspace,
                               rt::DType::F32, {1});
       bufferOf[clip.getScale()] = scaleBuffer;
       k.outputs = {scaleBuffer};
     } else if (auto upd = dyn_cast<UpdateOp>(op)) {
+      if (std::optional<rt::Kernel> group = groupUpdate(upd, gradScale)) {
+        if (upd.getScale())
+          group->inputs.push_back(bufferOf.lookup(upd.getScale()));
+        plan.update.push_back(std::move(*group));
+        continue;
+      }
       k.attrs["grad_scale"] = gradScale;
       auto param = paramIndex.find(upd.getTarget());
       if (param != paramIndex.end()) {
@@ -438,10 +416,43 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
 void PlanBuilder::layout() {
   int64_t offset = 0;
   for (rt::Buffer &b : plan.buffers) {
+    if (b.parent >= 0)
+      continue; // placed with its parent below
     b.offset = offset;
     offset += (b.bytes + 63) / 64 * 64;
   }
+  for (auto [id, relative] : viewOffset)
+    plan.buffers[id].offset = plan.buffers[plan.buffers[id].parent].offset + relative;
   plan.arenaBytes = offset;
+}
+
+/// Bytes a kernel moves per launch, for the report: each buffer it reads or
+/// writes once, except that a table (or its optimizer state) counts only the
+/// rows a batch can touch, since kernels never sweep a whole table.
+void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
+  int64_t rowsTouched = 0;
+  for (int32_t i : kernel.inputs)
+    if (plan.buffers[i].dtype == rt::DType::I64 && plan.buffers[i].dynamic)
+      rowsTouched += plan.buffers[i].shape[0];
+  int64_t total = 0;
+  llvm::SmallDenseSet<int32_t> seen;
+  auto count = [&](int32_t id, int factor) {
+    if (!seen.insert(id).second)
+      return;
+    const rt::Buffer &b = plan.buffers[id];
+    bool table = rowsTouched > 0 &&
+                 (b.role == rt::BufferRole::Table ||
+                  (b.role == rt::BufferRole::OptimizerState && b.shape[0] > rowsTouched));
+    if (table)
+      total += factor * std::min(b.bytes, rowsTouched * (b.bytes / b.shape[0]));
+    else
+      total += factor * b.bytes;
+  };
+  for (int32_t i : kernel.inputs)
+    count(i, 1);
+  for (int32_t o : kernel.outputs) // written; read too when it accumulates or updates
+    count(o, plan.buffers[o].role == rt::BufferRole::Activation ? 1 : 2);
+  kernel.bytes = total;
 }
 
 FailureOr<rt::Plan> PlanBuilder::build() {
@@ -478,6 +489,19 @@ FailureOr<rt::Plan> PlanBuilder::build() {
       failed(lowerUpdate(update)))
     return failure();
   layout();
+  for (rt::Kernel &k : plan.step)
+    estimateBytes(k);
+  for (rt::Kernel &k : plan.update)
+    estimateBytes(k);
+  if (!plan.packs.empty() || !plan.tableBatches.empty())
+    plan.notes.push_back("-emb-pack-params: " + std::to_string(plan.packs.size()) +
+                         " parameter pack(s), " +
+                         std::to_string(plan.tableBatches.size()) + " table batch(es)");
+  int64_t fused = 0;
+  step.walk([&](FusedOp) { ++fused; });
+  if (fused)
+    plan.notes.push_back("-emb-fuse: " + std::to_string(fused) +
+                         " fused kernels in the step");
   plan.notes.push_back("-emb-autodiff: " +
                        std::to_string(plan.step.size() - plan.forwardKernels) +
                        " backward kernels, " +
@@ -486,6 +510,8 @@ FailureOr<rt::Plan> PlanBuilder::build() {
                        "(-emb-plan-memory not run)");
   return plan;
 }
+
+namespace {
 
 struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
   using Base::Base;
@@ -532,6 +558,24 @@ std::string embc::formatPlanReport(const rt::Plan &plan) {
       os << llvm::format("  %-16s %10.2f MiB\n", rt::roleName(role), mib(bytes));
   os << llvm::format("  %-16s %10.2f MiB (one arena, allocated by embrun)\n",
                      "arena", mib(plan.arenaBytes));
+  // Kernels by op, in first-launch order: what fusion and packing changed.
+  for (auto [title, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{
+                                    "step", &plan.step},
+                                {"update", &plan.update}}) {
+    llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> byOp; // launches, bytes
+    int64_t total = 0;
+    for (const rt::Kernel &k : *kernels) {
+      auto &[launches, bytes] = byOp[k.op];
+      ++launches;
+      bytes += k.bytes;
+      total += k.bytes;
+    }
+    os << "  " << title << " kernels: " << kernels->size() << ", ~"
+       << llvm::format("%.2f", mib(total)) << " MiB moved per launch of all\n";
+    for (auto &[op, counts] : byOp)
+      os << llvm::format("    %-24s x%-4lld ~%9.3f MiB\n", op.str().c_str(),
+                         (long long)counts.first, mib(counts.second));
+  }
   for (const std::string &note : plan.notes)
     os << "  note: " << note << "\n";
   return s;

@@ -3,7 +3,8 @@
 // embc model.json -o model.plan [--emit=plan|plan-json|report|train-ir|ir|summary]
 //
 // Reads and checks a model file, builds its emb IR, runs the training
-// pipeline (-emb-autodiff, then -emb-to-plan) and writes what --emit asks
+// pipeline (-emb-autodiff, -emb-pack-params, -emb-fuse, then -emb-to-plan;
+// --no-pack / --no-fuse leave out the middle two) and writes what --emit asks
 // for: by default the executable plan, with its report on stdout. A bad
 // model file gets one error naming its JSON pointer and exit code 1; embc
 // never crashes on input.
@@ -14,6 +15,7 @@
 #include "embc/frontend/ModelImporter.h"
 #include "embc/passes/InitAll.h"
 #include "embc/passes/Passes.h"
+#include "embc/passes/Pipeline.h"
 #include "embc/passes/ToPlan.h"
 
 #include "mlir/IR/AsmState.h"
@@ -54,11 +56,18 @@ cl::opt<Emit> emitKind(
         clEnumValN(Emit::Report, "report",
                    "the plan report: memory by role, kernels, notes"),
         clEnumValN(Emit::TrainIR, "train-ir",
-                   "the IR after -emb-autodiff (@train_step, @update)"),
+                   "the training IR after the pipeline (@train_step, @update)"),
         clEnumValN(Emit::IR, "ir", "the verified emb IR of the model"),
         clEnumValN(Emit::Summary, "summary",
                    "the model summary: tables, parameters, FLOPs")),
     cl::cat(embcCategory));
+cl::opt<bool> noPack("no-pack",
+                     cl::desc("Do not run -emb-pack-params (one buffer and "
+                              "update per parameter and table)"),
+                     cl::cat(embcCategory));
+cl::opt<bool> noFuse("no-fuse",
+                     cl::desc("Do not run -emb-fuse (one kernel per op)"),
+                     cl::cat(embcCategory));
 } // namespace
 
 /// Prints the model summary of `module` to `os` through -emb-print-summary.
@@ -138,7 +147,10 @@ int main(int argc, char **argv) {
   }
 
   mlir::PassManager pm(&context);
-  pm.addPass(embc::createEmbAutodiffPass());
+  embc::TrainingPipelineOptions pipeline;
+  pipeline.pack = !noPack;
+  pipeline.fuse = !noFuse;
+  embc::addTrainingPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
   if (emitKind == Emit::TrainIR) {

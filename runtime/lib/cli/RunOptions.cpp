@@ -42,8 +42,10 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   app.set_version_flag("--version", std::string("embrun ") + EMBC_VERSION);
   app.add_option("plan", o.planPath, "Plan file written by embc -o")
       ->required();
-  auto *stepsOpt = app.add_option("--steps", steps, "Training steps")
-                       ->check(CLI::PositiveNumber);
+  auto *stepsOpt =
+      app.add_option("--steps", steps,
+                     "Training steps (0 with --save: write the initial checkpoint)")
+          ->check(CLI::NonNegativeNumber);
   auto *epochsOpt = app.add_option("--epochs", epochs, "Passes over the data")
                         ->check(CLI::PositiveNumber);
   stepsOpt->excludes(epochsOpt);
@@ -61,7 +63,7 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
                  "Report training metrics every N steps (0: about 20 reports)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log", o.logPath, "Write JSON-lines metrics to FILE");
-  app.add_option("--save", o.saveDir,
+  auto *saveOpt = app.add_option("--save", o.saveDir,
                  "Write a checkpoint to DIR at the end (and with --save-every)");
   app.add_option("--save-every", o.saveEvery, "Also checkpoint every N steps")
       ->check(CLI::NonNegativeNumber);
@@ -75,6 +77,8 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   app.add_option("--on-bad-data", o.onBadData,
                  "What a malformed data line does: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}));
+  app.add_flag("--profile", o.profile,
+               "Time every kernel; print a per-op table and log a profile record");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -91,6 +95,13 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   }
   if (stepsOpt->count())
     o.steps = steps;
+  // Zero steps only makes sense to hand the initial weights to someone else
+  // (e.g. a PyTorch baseline); without --save it would do nothing at all.
+  if (o.steps == int64_t(0) && !saveOpt->count())
+    return {std::nullopt,
+            "embrun: error: --steps 0 needs --save DIR (it writes the initial "
+            "checkpoint and trains nothing)\nRun with --help for usage.\n",
+            2};
   if (epochsOpt->count())
     o.epochs = epochs;
   if (seedOpt->count())

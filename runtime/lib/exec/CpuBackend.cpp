@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuBinder.h"
+
 #include "embc/runtime/cpu/Kernels.h"
-#include "embc/runtime/exec/Executor.h"
 
 #include <omp.h>
 
@@ -25,152 +26,6 @@ using namespace embc::runtime;
 namespace cpu = embc::runtime::cpu;
 
 namespace {
-
-/// Checked view of one kernel's operands while binding it.
-class Binder {
-public:
-  Binder(const Kernel &k, const Plan &p) : k(k), p(p) {}
-
-  [[noreturn]] void fail(const std::string &why) const {
-    throw PlanError("kernel '" + k.op + "': " + why);
-  }
-  void expectCounts(size_t ins, size_t outs) const {
-    if (k.inputs.size() != ins || k.outputs.size() != outs)
-      fail("expected " + std::to_string(ins) + " inputs and " +
-           std::to_string(outs) + " outputs, got " +
-           std::to_string(k.inputs.size()) + " and " +
-           std::to_string(k.outputs.size()));
-  }
-  void expectMinInputs(size_t ins, size_t outs) const {
-    if (k.inputs.size() < ins || k.outputs.size() != outs)
-      fail("expected at least " + std::to_string(ins) + " inputs and " +
-           std::to_string(outs) + " outputs");
-  }
-  const Buffer &in(size_t i) const { return p.buffers.at(k.inputs.at(i)); }
-  const Buffer &out(size_t i) const { return p.buffers.at(k.outputs.at(i)); }
-  int64_t dim(const Buffer &b, size_t d) const {
-    if (d >= b.shape.size())
-      fail("buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()));
-    return b.shape[d];
-  }
-  static int64_t numel(const Buffer &b) {
-    int64_t n = 1;
-    for (int64_t d : b.shape)
-      n *= d;
-    return n;
-  }
-  std::string str(const char *key) const {
-    if (!k.attrs.contains(key) || !k.attrs[key].is_string())
-      fail(std::string("missing string attribute '") + key + "'");
-    return k.attrs[key].get<std::string>();
-  }
-  int64_t integer(const char *key) const {
-    if (!k.attrs.contains(key) || !k.attrs[key].is_number_integer())
-      fail(std::string("missing integer attribute '") + key + "'");
-    return k.attrs[key].get<int64_t>();
-  }
-  double real(const char *key) const {
-    if (!k.attrs.contains(key) || !k.attrs[key].is_number())
-      fail(std::string("missing number attribute '") + key + "'");
-    return k.attrs[key].get<double>();
-  }
-  bool flag(const char *key) const {
-    return k.attrs.contains(key) && k.attrs[key].is_boolean() &&
-           k.attrs[key].get<bool>();
-  }
-  const Table &table() const {
-    int64_t t = integer("table");
-    if (t < 0 || t >= int64_t(p.tables.size()))
-      fail("table index " + std::to_string(t) + " out of range");
-    return p.tables[t];
-  }
-  const Param &param() const {
-    int64_t i = integer("param");
-    if (i < 0 || i >= int64_t(p.params.size()))
-      fail("param index " + std::to_string(i) + " out of range");
-    return p.params[i];
-  }
-
-  const Kernel &k;
-  const Plan &p;
-};
-
-cpu::Activation activationOf(const Binder &b) {
-  static const std::map<std::string, cpu::Activation> kinds = {
-      {"relu", cpu::Activation::Relu}, {"sigmoid", cpu::Activation::Sigmoid},
-      {"tanh", cpu::Activation::Tanh}, {"gelu", cpu::Activation::Gelu}};
-  auto it = kinds.find(b.str("kind"));
-  if (it == kinds.end())
-    b.fail("unknown activation '" + b.str("kind") + "'");
-  return it->second;
-}
-
-cpu::Pooling poolingOf(const Binder &b) {
-  std::string pooling = b.str("pooling");
-  if (pooling == "sum")
-    return cpu::Pooling::Sum;
-  if (pooling == "mean")
-    return cpu::Pooling::Mean;
-  if (pooling == "max")
-    return cpu::Pooling::Max;
-  b.fail("unknown pooling '" + pooling + "'");
-}
-
-cpu::LossKind lossOf(const Binder &b) {
-  static const std::map<std::string, cpu::LossKind> kinds = {
-      {"bce_with_logits", cpu::LossKind::BceWithLogits},
-      {"mse", cpu::LossKind::Mse},
-      {"softmax_ce", cpu::LossKind::SoftmaxCe},
-      {"neg_sampling", cpu::LossKind::NegSampling}};
-  auto it = kinds.find(b.str("kind"));
-  if (it == kinds.end())
-    b.fail("unknown loss '" + b.str("kind") + "'");
-  return it->second;
-}
-
-cpu::OptimizerParams optimizerOf(const Binder &b, const Optimizer &o) {
-  static const std::map<std::string, cpu::OptimizerKind> kinds = {
-      {"sgd", cpu::OptimizerKind::Sgd},
-      {"adagrad", cpu::OptimizerKind::Adagrad},
-      {"rowwise_adagrad", cpu::OptimizerKind::RowwiseAdagrad},
-      {"adam", cpu::OptimizerKind::Adam},
-      {"adamw", cpu::OptimizerKind::AdamW},
-      {"lamb", cpu::OptimizerKind::Lamb}};
-  auto it = kinds.find(o.kind);
-  if (it == kinds.end())
-    b.fail("unknown optimizer '" + o.kind + "'");
-  cpu::OptimizerParams params;
-  params.kind = it->second;
-  params.lr = o.lr;
-  params.momentum = o.momentum;
-  params.beta1 = o.beta1;
-  params.beta2 = o.beta2;
-  params.eps = o.eps;
-  params.weightDecay = o.weightDecay;
-  params.globalDecay = o.weightDecayMode == "global";
-  return params;
-}
-
-/// Number of ids a (possibly dynamic) id buffer holds in this step.
-int64_t idCount(const ExecState &s, int32_t buffer) {
-  return s.buffer(buffer).dynamic ? s.length[buffer] : Binder::numel(s.buffer(buffer));
-}
-
-/// Throws when an id is outside [0, rows): never read or write outside a table.
-void checkIds(const int64_t *ids, int64_t n, int64_t rows, const Table &t) {
-  for (int64_t i = 0; i < n; ++i)
-    if (ids[i] < 0 || ids[i] >= rows)
-      throw embc::runtime::data::DataError(
-          "id " + std::to_string(ids[i]) + " is outside table '" + t.name +
-          "' (rows 0.." + std::to_string(rows - 1) + ")");
-}
-
-std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count) {
-  std::vector<int64_t> widths;
-  for (size_t i = first; i < first + count; ++i)
-    widths.push_back(b.dim(b.in(i), 1));
-  return widths;
-}
 
 BoundKernel bindForward(const Binder &b) {
   const Kernel &k = b.k;
@@ -355,7 +210,7 @@ BoundKernel bindBackward(const Binder &b) {
       cpu::biasGrad(s.data<float>(dy), s.data<float>(db), B, N);
     };
   }
-  if (op == "activation_grad") {
+  if (op == "activation_grad" && !b.flag("from_output")) {
     b.expectCounts(2, 1);
     cpu::Activation f = activationOf(b);
     int64_t n = Binder::numel(b.in(0));
@@ -448,6 +303,8 @@ BoundKernel bindBackward(const Binder &b) {
     b.expectCounts(2, 2);
     const Table &t = b.table();
     int64_t D = t.dim, capacity = b.dim(b.out(0), 0);
+    // A batched table's ids become batch rows (docs/plan-format.md).
+    int64_t rowOffset = k.attrs.contains("row_offset") ? b.integer("row_offset") : 0;
     int32_t ids = k.inputs[0], vals = k.inputs[1];
     int32_t rows = k.outputs[0], values = k.outputs[1];
     return [=, &t](ExecState &s) {
@@ -456,8 +313,10 @@ BoundKernel bindBackward(const Binder &b) {
         throw std::runtime_error("sparse gradient of table '" + t.name +
                                  "' overflows its capacity of " +
                                  std::to_string(capacity) + " rows");
-      std::memcpy(s.data<int64_t>(rows) + at, s.data<int64_t>(ids),
-                  size_t(n) * sizeof(int64_t));
+      const int64_t *in = s.data<int64_t>(ids);
+      int64_t *out = s.data<int64_t>(rows) + at;
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = in[i] + rowOffset;
       std::memcpy(s.data<float>(values) + at * D, s.data<float>(vals),
                   size_t(n * D) * sizeof(float));
       s.length[rows] = s.length[values] = at + n;
@@ -469,7 +328,7 @@ BoundKernel bindBackward(const Binder &b) {
 BoundKernel bindUpdate(const Binder &b) {
   const Kernel &k = b.k;
   const std::string &op = k.op;
-  if (op == "coalesce_rows") {
+  if (op == "coalesce_rows" && !k.attrs.contains("batch")) {
     b.expectCounts(0, 2);
     int64_t D = b.table().dim;
     int32_t rows = k.outputs[0], values = k.outputs[1];
@@ -488,10 +347,16 @@ BoundKernel bindUpdate(const Binder &b) {
       double sum = 0;
       for (int32_t g : grads) {
         const Buffer &buf = s.buffer(g);
-        int64_t n = Binder::numel(buf);
-        if (buf.dynamic) // sparse values: only the filled rows
-          n = s.length[g] * (n / buf.shape[0]);
-        sum += cpu::sumSquares(s.data<float>(g), n);
+        if (buf.dynamic) {
+          // Sparse values: the filled rows, each row's sum added in row
+          // order, so one batched table gives the sum its members give apart.
+          int64_t D = Binder::numel(buf) / buf.shape[0];
+          const float *v = s.data<float>(g);
+          for (int64_t r = 0; r < s.length[g]; ++r)
+            sum += cpu::sumSquares(v + r * D, D);
+        } else {
+          sum += cpu::sumSquares(s.data<float>(g), Binder::numel(buf));
+        }
       }
       double norm = std::sqrt(sum) * gradScale;
       *s.data<float>(out) = float(std::min(1.0, maxNorm / (norm + 1e-6)));
@@ -516,7 +381,7 @@ BoundKernel bindUpdate(const Binder &b) {
                        rowLength);
     };
   }
-  if (op == "update_table") {
+  if (op == "update_table" && !k.attrs.contains("batch")) {
     const Table &t = b.table();
     bool clipped = k.inputs.size() == 3;
     b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
@@ -566,7 +431,8 @@ public:
     for (int32_t i : kernel.inputs)
       if (i < 0 || i >= int32_t(plan.buffers.size()))
         binder.fail("buffer index out of range");
-    for (auto bind : {bindForward, bindBackward, bindUpdate})
+    for (auto bind : {bindForward, bindBackward, bindUpdate, bindPacked, bindFusedDense,
+                      bindFusedEmbedding})
       if (BoundKernel bound = bind(binder))
         return bound;
     binder.fail("not in the CPU backend's kernel catalogue");

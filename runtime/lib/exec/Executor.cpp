@@ -4,6 +4,7 @@
 #include "embc/runtime/data/CounterRandom.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -58,13 +59,21 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     update_.push_back(backend_->bind(k, plan_));
   if (plan_.forwardKernels < 0 || plan_.forwardKernels > int64_t(step_.size()))
     throw PlanError("forward_kernels out of range");
-  for (const Param &p : plan_.params)
-    gradBuffers_.push_back(p.grad);
-  for (const Table &t : plan_.tables) {
-    sparseGradBuffers_.push_back(t.gradRows);
-    sparseGradBuffers_.push_back(t.gradValues);
+  // A packed gradient is zeroed once as a whole; batched tables share one
+  // sparse gradient.
+  for (const Param &p : plan_.params) {
+    int32_t whole = plan_.buffers[p.grad].parent >= 0 ? plan_.buffers[p.grad].parent : p.grad;
+    if (std::find(gradBuffers_.begin(), gradBuffers_.end(), whole) == gradBuffers_.end())
+      gradBuffers_.push_back(whole);
   }
+  for (const Table &t : plan_.tables)
+    for (int32_t g : {t.gradRows, t.gradValues})
+      if (std::find(sparseGradBuffers_.begin(), sparseGradBuffers_.end(), g) ==
+          sparseGradBuffers_.end())
+        sparseGradBuffers_.push_back(g);
   specs_ = buildFeatureSpecs(plan_, inputFeature_);
+  stepTimings_.resize(step_.size());
+  updateTimings_.resize(update_.size());
   state_.plan = &plan_;
   state_.arena = backend_->allocateArena(size_t(plan_.arenaBytes));
   state_.length.resize(plan_.buffers.size());
@@ -109,6 +118,22 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
                : mode == Uniform ? a + (b - a) * data::uniform01(h)
                                  : a + b * data::standardNormal(h);
     out[i] = float(v);
+  }
+}
+
+/// Runs `kernels`, adding each launch's wall time to its timing. CPU kernels
+/// are synchronous (their OpenMP regions end before they return), so the
+/// interval is the kernel's whole cost.
+void runTimed(std::vector<BoundKernel> &kernels,
+              std::vector<KernelTiming> &timings, ExecState &state) {
+  using Clock = std::chrono::steady_clock;
+  auto last = Clock::now();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    kernels[i](state);
+    auto now = Clock::now();
+    timings[i].launches += 1;
+    timings[i].seconds += std::chrono::duration<double>(now - last).count();
+    last = now;
   }
 }
 
@@ -194,7 +219,16 @@ float Executor::forward() {
   return *data<float>(plan_.lossBuffer);
 }
 
+void Executor::beginStep(int64_t step, double lrScale) {
+  state_.optimizerStep = step;
+  state_.lrScale = lrScale;
+}
+
 float Executor::forwardBackward() {
+  if (profiling_) {
+    runTimed(step_, stepTimings_, state_);
+    return *data<float>(plan_.lossBuffer);
+  }
   for (BoundKernel &k : step_)
     k(state_);
   return *data<float>(plan_.lossBuffer);
@@ -203,8 +237,17 @@ float Executor::forwardBackward() {
 void Executor::update(int64_t step, double lrScale) {
   state_.optimizerStep = step;
   state_.lrScale = lrScale;
+  if (profiling_) {
+    runTimed(update_, updateTimings_, state_);
+    return;
+  }
   for (BoundKernel &k : update_)
     k(state_);
+}
+
+void Executor::resetTimings() {
+  std::fill(stepTimings_.begin(), stepTimings_.end(), KernelTiming());
+  std::fill(updateTimings_.begin(), updateTimings_.end(), KernelTiming());
 }
 
 const float *Executor::predictions() const {

@@ -14,8 +14,13 @@
 
 #include <xxhash.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <optional>
 
 using namespace embc::runtime;
@@ -123,13 +128,120 @@ std::string fingerprint(const Plan &plan) {
   return std::to_string(XXH64(f.data(), f.size(), 0));
 }
 
+/// One row of the --profile table: the kernels of one op in one schedule.
+struct OpProfile {
+  std::string phase, op; ///< phase: "step" (forward + backward) or "update"
+  int64_t launches = 0;
+  double seconds = 0;
+  int64_t bytes = 0; ///< the plan's estimate (Kernel::bytes) times launches
+};
+
+/// The per-kernel timings of a run, summed per (phase, op) and split into
+/// forward, backward and update time; `steps` is how many optimizer steps
+/// the timings cover.
+struct ProfileReport {
+  int64_t steps = 0;
+  double forward = 0, backward = 0, update = 0; ///< seconds over all steps
+  std::vector<OpProfile> ops;                   ///< in first-use order
+
+  double total() const { return forward + backward + update; }
+};
+
+ProfileReport profileReport(const Plan &plan, const Executor &ex, int64_t steps) {
+  ProfileReport report;
+  report.steps = steps;
+  auto add = [&](const char *phase, const std::vector<Kernel> &kernels,
+                 const std::vector<KernelTiming> &timings) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      auto row = std::find_if(report.ops.begin(), report.ops.end(), [&](const OpProfile &o) {
+        return o.phase == phase && o.op == kernels[i].op;
+      });
+      if (row == report.ops.end())
+        row = report.ops.insert(report.ops.end(), OpProfile{phase, kernels[i].op});
+      row->launches += timings[i].launches;
+      row->seconds += timings[i].seconds;
+      row->bytes += kernels[i].bytes * timings[i].launches;
+    }
+  };
+  add("step", plan.step, ex.stepTimings());
+  add("update", plan.update, ex.updateTimings());
+  for (size_t i = 0; i < plan.step.size(); ++i)
+    (int64_t(i) < plan.forwardKernels ? report.forward : report.backward) +=
+        ex.stepTimings()[i].seconds;
+  for (const KernelTiming &t : ex.updateTimings())
+    report.update += t.seconds;
+  return report;
+}
+
+/// Achieved GB/s of `bytes` moved in `seconds`; 0 when the plan gives no
+/// estimate (bytes 0) or nothing was timed.
+double gigabytesPerSecond(int64_t bytes, double seconds) {
+  return bytes > 0 && seconds > 0 ? double(bytes) / seconds / 1e9 : 0;
+}
+
+void printProfile(std::ostream &out, const ProfileReport &r) {
+  double steps = double(r.steps), total = r.total();
+  auto ms = [&](double seconds) { return 1e3 * seconds / steps; };
+  char line[256];
+  std::snprintf(line, sizeof line, "profile: %lld steps, %.3f ms/step in kernels\n",
+                static_cast<long long>(r.steps), ms(total));
+  out << line;
+  std::snprintf(line, sizeof line, "  %-6s %-24s %9s %10s %7s %12s %8s\n", "phase", "op",
+                "launches", "ms/step", "%step", "bytes/step", "GB/s");
+  out << line;
+  for (const OpProfile &o : r.ops) {
+    double gbs = gigabytesPerSecond(o.bytes, o.seconds);
+    char rate[32] = "-";
+    if (gbs > 0)
+      std::snprintf(rate, sizeof rate, "%.2f", gbs);
+    std::snprintf(line, sizeof line, "  %-6s %-24s %9.1f %10.3f %6.1f%% %12.0f %8s\n",
+                  o.phase.c_str(), o.op.c_str(), double(o.launches) / steps, ms(o.seconds),
+                  total > 0 ? 100 * o.seconds / total : 0.0, double(o.bytes) / steps, rate);
+    out << line;
+  }
+  std::snprintf(line, sizeof line,
+                "  forward %.3f ms/step, backward %.3f ms/step, update %.3f ms/step\n",
+                ms(r.forward), ms(r.backward), ms(r.update));
+  out << line << std::flush;
+}
+
+/// The profile as one JSON-lines record, the same numbers as the table.
+nlohmann::ordered_json profileRecord(const ProfileReport &r, int64_t step) {
+  double steps = double(r.steps), total = r.total();
+  auto ms = [&](double seconds) { return 1e3 * seconds / steps; };
+  nlohmann::ordered_json record;
+  record["event"] = "profile";
+  record["type"] = "profile";
+  record["step"] = step;
+  record["steps_profiled"] = r.steps;
+  record["step_ms"] = ms(total);
+  record["forward_ms"] = ms(r.forward);
+  record["backward_ms"] = ms(r.backward);
+  record["update_ms"] = ms(r.update);
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const OpProfile &o : r.ops) {
+    nlohmann::ordered_json row;
+    row["phase"] = o.phase;
+    row["op"] = o.op;
+    row["launches_per_step"] = double(o.launches) / steps;
+    row["ms_per_step"] = ms(o.seconds);
+    row["percent"] = total > 0 ? 100 * o.seconds / total : 0.0;
+    row["bytes_per_step"] = double(o.bytes) / steps;
+    row["gb_per_s"] = gigabytesPerSecond(o.bytes, o.seconds);
+    ops.push_back(row);
+  }
+  record["ops"] = ops;
+  return record;
+}
+
 class Trainer {
 public:
   Trainer(const Plan &plan, const RunOptions &options, std::ostream &console,
           bool tty)
       : plan_(plan), options_(options),
         executor_(plan, createCpuBackend(options.threads)),
-        reporter_(console, tty, options.logPath) {
+        reporter_(console, tty, options.logPath), console_(console) {
+    executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
     if (label_ >= 0)
@@ -156,11 +268,13 @@ private:
   void save(const std::string &dir) const;
   void exportEmbeddings(const std::string &path) const;
   std::map<std::string, double> evaluate();
+  void reportProfile(int64_t steps);
 
   const Plan &plan_;
   const RunOptions &options_;
   Executor executor_;
   Reporter reporter_;
+  std::ostream &console_;
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
   std::string labelKind_;
@@ -244,6 +358,24 @@ std::map<std::string, double> Trainer::evaluate() {
   return outcomes.metrics(labelKind_, "eval_");
 }
 
+/// Prints the profile table and appends its record to the --log file. The
+/// record is written after the summary, through a second stream opened for
+/// appending: the Reporter's stream has written its last record by then, so
+/// the two never interleave.
+void Trainer::reportProfile(int64_t steps) {
+  if (steps <= 0)
+    return;
+  ProfileReport report = profileReport(plan_, executor_, steps);
+  printProfile(console_, report);
+  if (options_.logPath.empty())
+    return;
+  std::ofstream log(options_.logPath, std::ios::out | std::ios::app);
+  log << profileRecord(report, step_).dump() << '\n' << std::flush;
+  if (!log)
+    throw std::runtime_error("writing the profile record to '" + options_.logPath +
+                             "' failed");
+}
+
 TrainSummary Trainer::run() {
   executor_.initialize(seed_);
   if (!options_.resumeDir.empty())
@@ -270,10 +402,12 @@ TrainSummary Trainer::run() {
   std::map<std::string, double> lastTrain, lastEval;
   double trainSeconds = 0;
   int64_t examplesRun = 0;
+  int64_t profiledSteps = 0;
   data::Batch batch;
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
     executor_.zeroGradients();
+    executor_.beginStep(step_ + 1, learningRateScale(config, step_));
     double stepLoss = 0;
     for (int64_t m = 0; m < config.gradAccumulation; ++m) {
       stream->next(batch);
@@ -292,6 +426,12 @@ TrainSummary Trainer::run() {
     executor_.update(step_ + 1, learningRateScale(config, step_));
     ++step_;
     examplesRun += perStep;
+    // The first step pays one-off costs (first touch of the arena, thread
+    // pool start-up); leave it out of the profile when there are others.
+    if (options_.profile && i == 0 && steps > 1)
+      executor_.resetTimings();
+    else
+      ++profiledSteps;
 
     bool last = i + 1 == steps;
     if ((i + 1) % reportEvery == 0 || last) {
@@ -344,6 +484,8 @@ TrainSummary Trainer::run() {
   r.values["arena_bytes"] = double(plan_.arenaBytes);
   r.values["skipped_lines"] = double(skipped_);
   reporter_.summary(r);
+  if (options_.profile)
+    reportProfile(profiledSteps);
   return summary;
 }
 

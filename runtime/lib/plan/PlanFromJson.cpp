@@ -205,8 +205,48 @@ Buffer readBuffer(const json &value, const std::string &path) {
   buffer.dynamic = r.boolean("dynamic");
   buffer.offset = r.integer("offset");
   buffer.bytes = r.integer("bytes");
+  buffer.parent = r.index("parent");
   r.finish();
   return buffer;
+}
+
+std::vector<int64_t> readIntegers(ObjectReader &r, const char *key) {
+  const json &list = r.array(key);
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < list.size(); ++i)
+    values.push_back(ObjectReader::integerValue(list[i], childPath(r.where(key), i)));
+  return values;
+}
+
+ParamPack readPack(const json &value, const std::string &path) {
+  ObjectReader r(value, path);
+  ParamPack pack;
+  pack.name = r.string("name");
+  pack.buffer = r.index("buffer");
+  pack.grad = r.index("grad");
+  pack.state = r.indexList("state");
+  pack.members = r.indexList("members");
+  pack.buckets = readIntegers(r, "buckets");
+  pack.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
+  r.finish();
+  return pack;
+}
+
+TableBatch readTableBatch(const json &value, const std::string &path) {
+  ObjectReader r(value, path);
+  TableBatch batch;
+  batch.name = r.string("name");
+  batch.rows = r.integer("rows");
+  batch.dim = r.integer("dim");
+  batch.buffer = r.index("buffer");
+  batch.gradRows = r.index("grad_rows");
+  batch.gradValues = r.index("grad_values");
+  batch.state = r.indexList("state");
+  batch.members = r.indexList("members");
+  batch.rowOffsets = readIntegers(r, "row_offsets");
+  batch.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
+  r.finish();
+  return batch;
 }
 
 Param readParam(const json &value, const std::string &path) {
@@ -264,6 +304,7 @@ Kernel readKernel(const json &value, const std::string &path) {
   if (!attrs.is_object())
     failAt(r.where("attrs"), "expected an object, got " + describe(attrs));
   kernel.attrs = attrs;
+  kernel.bytes = r.integer("bytes");
   r.finish();
   return kernel;
 }
@@ -303,6 +344,8 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   plan.buffers = readList<Buffer>(r, "buffers", readBuffer);
   plan.params = readList<Param>(r, "params", readParam);
   plan.tables = readList<Table>(r, "tables", readTable);
+  plan.packs = readList<ParamPack>(r, "packs", readPack);
+  plan.tableBatches = readList<TableBatch>(r, "table_batches", readTableBatch);
   plan.inputs = readList<Input>(r, "inputs", readInput);
   plan.step = readList<Kernel>(r, "step", readKernel);
   plan.update = readList<Kernel>(r, "update", readKernel);

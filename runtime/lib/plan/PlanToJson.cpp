@@ -71,7 +71,31 @@ json bufferJson(const Buffer &buffer) {
           {"shape", buffer.shape},
           {"dynamic", buffer.dynamic},
           {"offset", buffer.offset},
-          {"bytes", buffer.bytes}};
+          {"bytes", buffer.bytes},
+          {"parent", buffer.parent}};
+}
+
+json packJson(const ParamPack &pack, const std::string &path) {
+  return {{"name", pack.name},
+          {"buffer", pack.buffer},
+          {"grad", pack.grad},
+          {"state", pack.state},
+          {"members", pack.members},
+          {"buckets", pack.buckets},
+          {"optimizer", optimizerJson(pack.optimizer, childPath(path, "optimizer"))}};
+}
+
+json tableBatchJson(const TableBatch &batch, const std::string &path) {
+  return {{"name", batch.name},
+          {"rows", batch.rows},
+          {"dim", batch.dim},
+          {"buffer", batch.buffer},
+          {"grad_rows", batch.gradRows},
+          {"grad_values", batch.gradValues},
+          {"state", batch.state},
+          {"members", batch.members},
+          {"row_offsets", batch.rowOffsets},
+          {"optimizer", optimizerJson(batch.optimizer, childPath(path, "optimizer"))}};
 }
 
 json paramJson(const Param &param, const std::string &path) {
@@ -113,7 +137,8 @@ json kernelsJson(const std::vector<Kernel> &kernels) {
     list.push_back({{"op", kernel.op},
                     {"inputs", kernel.inputs},
                     {"outputs", kernel.outputs},
-                    {"attrs", kernel.attrs}});
+                    {"attrs", kernel.attrs},
+                    {"bytes", kernel.bytes}});
   return list;
 }
 
@@ -147,6 +172,8 @@ json embc::runtime::planToJson(const Plan &plan) {
           {"buffers", buffers},
           {"params", listJson(plan.params, "params", paramJson)},
           {"tables", listJson(plan.tables, "tables", tableJson)},
+          {"packs", listJson(plan.packs, "packs", packJson)},
+          {"table_batches", listJson(plan.tableBatches, "table_batches", tableBatchJson)},
           {"inputs", listJson(plan.inputs, "inputs", inputJson)},
           {"step", kernelsJson(plan.step)},
           {"update", kernelsJson(plan.update)},

@@ -62,7 +62,7 @@ const char *embc::runtime::roleName(BufferRole role) {
 int64_t Plan::bytesWithRole(BufferRole role) const {
   int64_t total = 0;
   for (const Buffer &buffer : buffers)
-    if (buffer.role == role)
+    if (buffer.role == role && buffer.parent < 0)
       total += buffer.bytes;
   return total;
 }

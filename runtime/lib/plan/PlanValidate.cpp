@@ -118,9 +118,11 @@ void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string 
                dtypeName(buffer.dtype) + " needs " + std::to_string(expected));
   if (buffer.offset < 0)
     failAt(childPath(path, "offset"), "must be >= 0, got " + std::to_string(buffer.offset));
-  if (buffer.offset % 64 != 0)
-    failAt(childPath(path, "offset"),
-           std::to_string(buffer.offset) + " is not a multiple of 64");
+  // A view (packing) is aligned to its element; a buffer of its own to 64.
+  int64_t alignment = buffer.parent >= 0 ? dtypeBytes(buffer.dtype) : 64;
+  if (buffer.offset % alignment != 0)
+    failAt(childPath(path, "offset"), std::to_string(buffer.offset) + " is not a multiple of " +
+                                          std::to_string(alignment));
   // offset + bytes <= arenaBytes, written so that it cannot overflow.
   if (buffer.bytes > arenaBytes || buffer.offset > arenaBytes - buffer.bytes)
     failAt(childPath(path, "offset"),
@@ -157,6 +159,135 @@ void validateOptimizer(const Optimizer &opt, const std::vector<int32_t> &state,
   if (state.size() != expected)
     failAt(statePath, "optimizer " + opt.kind + " needs " + std::to_string(expected) +
                           " state buffers, got " + std::to_string(state.size()));
+}
+
+/// A view lies inside its parent, which is a buffer of its own with the
+/// same role and dtype.
+void validateView(const Plan &plan, size_t index, const std::string &path) {
+  const Buffer &view = plan.buffers[index];
+  if (view.parent < 0)
+    return;
+  std::string at = childPath(path, "parent");
+  if (static_cast<size_t>(view.parent) >= plan.buffers.size() ||
+      static_cast<size_t>(view.parent) == index)
+    failAt(at, "buffer " + std::to_string(view.parent) + " is not another buffer of the plan");
+  const Buffer &parent = plan.buffers[view.parent];
+  if (parent.parent >= 0)
+    failAt(at, "'" + parent.name + "' is itself a view; views nest one level");
+  if (parent.role != view.role || parent.dtype != view.dtype || parent.dynamic || view.dynamic)
+    failAt(at, "view '" + view.name + "' (" + roleName(view.role) + ", " +
+                   dtypeName(view.dtype) + ") must have the role and dtype of its static parent '" +
+                   parent.name + "' (" + roleName(parent.role) + ", " + dtypeName(parent.dtype) +
+                   ")");
+  if (view.offset < parent.offset || view.offset - parent.offset > parent.bytes - view.bytes)
+    failAt(at, "view '" + view.name + "' [" + std::to_string(view.offset) + ", +" +
+                   std::to_string(view.bytes) + ") lies outside its parent '" + parent.name +
+                   "' [" + std::to_string(parent.offset) + ", +" + std::to_string(parent.bytes) +
+                   ")");
+}
+
+/// Member `index` of a pack or batch: its buffer `member` must be a view of
+/// the pack's `whole` at `relative` bytes from the pack's start.
+void requireViewAt(const Plan &plan, int32_t member, int32_t whole, int64_t relative,
+                   const std::string &path) {
+  const Buffer &view = plan.buffers.at(member);
+  const Buffer &parent = plan.buffers.at(whole);
+  if (view.parent != whole || view.offset != parent.offset + relative)
+    failAt(path, "buffer '" + view.name + "' must be a view of '" + parent.name + "' at byte " +
+                     std::to_string(relative) + " of it");
+}
+
+void validatePack(const Plan &plan, const ParamPack &pack, const BufferRefs &refs,
+                  std::vector<int> &packOf, size_t self, const std::string &path) {
+  if (pack.name.empty())
+    failAt(childPath(path, "name"), "must not be empty");
+  const Buffer &values = refs.withRole(pack.buffer, BufferRole::Param, childPath(path, "buffer"));
+  const Buffer &grad = refs.withRole(pack.grad, BufferRole::Grad, childPath(path, "grad"));
+  if (values.parent >= 0 || grad.parent >= 0 || grad.shape != values.shape ||
+      values.shape.size() != 1)
+    failAt(path, "a pack's values and gradient are 1-d buffers of the same size, not views");
+  validateOptimizer(pack.optimizer, pack.state, refs, path);
+  if (pack.members.empty())
+    failAt(childPath(path, "members"), "a pack has at least one member");
+  for (size_t m = 0; m < pack.members.size(); ++m) {
+    std::string at = childPath(childPath(path, "members"), m);
+    int32_t p = pack.members[m];
+    if (p < 0 || static_cast<size_t>(p) >= plan.params.size())
+      failAt(at, "parameter " + std::to_string(p) + " is out of range");
+    if (packOf[p] >= 0)
+      failAt(at, "parameter '" + plan.params[p].name + "' is already in pack " +
+                     std::to_string(packOf[p]));
+    packOf[p] = static_cast<int>(self);
+    const Param &param = plan.params[p];
+    if (param.optimizer.kind != pack.optimizer.kind)
+      failAt(at, "parameter '" + param.name + "' uses " + param.optimizer.kind +
+                     ", the pack " + pack.optimizer.kind);
+    const Buffer &member = plan.buffers.at(param.buffer);
+    int64_t relative = member.offset - values.offset;
+    requireViewAt(plan, param.buffer, pack.buffer, relative, at);
+    requireViewAt(plan, param.grad, pack.grad, relative, at);
+    if (pack.optimizer.kind == "rowwise_adagrad")
+      continue; // one accumulator per row: its own offsets, checked by the kernel binder
+    for (size_t s = 0; s < pack.state.size(); ++s)
+      requireViewAt(plan, param.state.at(s), pack.state[s], relative, at);
+  }
+  int64_t elements = values.shape[0];
+  const std::vector<int64_t> &b = pack.buckets;
+  bool ordered = b.size() >= 2 && b.front() == 0 && b.back() == elements;
+  for (size_t i = 1; ordered && i < b.size(); ++i)
+    ordered = b[i] > b[i - 1];
+  if (!ordered)
+    failAt(childPath(path, "buckets"), "must rise strictly from 0 to the pack's " +
+                                           std::to_string(elements) + " elements");
+}
+
+void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferRefs &refs,
+                        std::vector<int> &batchOf, size_t self, const std::string &path) {
+  if (batch.name.empty())
+    failAt(childPath(path, "name"), "must not be empty");
+  const Buffer &values = refs.withRole(batch.buffer, BufferRole::Table, childPath(path, "buffer"));
+  if (values.parent >= 0 || values.shape != std::vector<int64_t>{batch.rows, batch.dim})
+    failAt(childPath(path, "buffer"), "must be a [rows, dim] = " +
+                                          shapeText({batch.rows, batch.dim}) +
+                                          " buffer of its own, got '" + values.name + "' " +
+                                          shapeText(values.shape));
+  refs.withRole(batch.gradRows, BufferRole::Grad, childPath(path, "grad_rows"));
+  refs.withRole(batch.gradValues, BufferRole::Grad, childPath(path, "grad_values"));
+  validateOptimizer(batch.optimizer, batch.state, refs, path);
+  if (batch.members.empty() || batch.members.size() != batch.rowOffsets.size())
+    failAt(childPath(path, "members"), "needs at least one member and one row offset each");
+  int64_t nextRow = 0;
+  for (size_t m = 0; m < batch.members.size(); ++m) {
+    std::string at = childPath(childPath(path, "members"), m);
+    int32_t t = batch.members[m];
+    if (t < 0 || static_cast<size_t>(t) >= plan.tables.size())
+      failAt(at, "table " + std::to_string(t) + " is out of range");
+    if (batchOf[t] >= 0)
+      failAt(at, "table '" + plan.tables[t].name + "' is already in batch " +
+                     std::to_string(batchOf[t]));
+    batchOf[t] = static_cast<int>(self);
+    const Table &table = plan.tables[t];
+    if (batch.rowOffsets[m] != nextRow || table.dim != batch.dim)
+      failAt(childPath(childPath(path, "row_offsets"), m),
+             "table '" + table.name + "' must start at row " + std::to_string(nextRow) +
+                 " with dim " + std::to_string(batch.dim));
+    nextRow += table.rows;
+    if (table.optimizer.kind != batch.optimizer.kind)
+      failAt(at, "table '" + table.name + "' uses " + table.optimizer.kind + ", the batch " +
+                     batch.optimizer.kind);
+    int64_t rowBytes = batch.dim * dtypeBytes(values.dtype);
+    requireViewAt(plan, table.buffer, batch.buffer, batch.rowOffsets[m] * rowBytes, at);
+    for (size_t s = 0; s < batch.state.size(); ++s) {
+      const Buffer &whole = plan.buffers.at(batch.state[s]);
+      int64_t perRow = whole.bytes / batch.rows; // rowwise: one value per row
+      requireViewAt(plan, table.state.at(s), batch.state[s], batch.rowOffsets[m] * perRow, at);
+    }
+    if (table.gradRows != batch.gradRows || table.gradValues != batch.gradValues)
+      failAt(at, "table '" + table.name + "' must share the batch's sparse gradient buffers");
+  }
+  if (nextRow != batch.rows)
+    failAt(childPath(path, "rows"), std::to_string(batch.rows) + " but the members hold " +
+                                        std::to_string(nextRow) + " rows");
 }
 
 /// Parameters and tables share one namespace: checkpoints store them by name.
@@ -244,6 +375,8 @@ void validateKernels(const std::vector<Kernel> &kernels, const BufferRefs &refs,
       refs.get(kernel.inputs[i], childPath(childPath(at, "inputs"), i));
     for (size_t i = 0; i < kernel.outputs.size(); ++i)
       refs.get(kernel.outputs[i], childPath(childPath(at, "outputs"), i));
+    if (kernel.bytes < 0)
+      failAt(childPath(at, "bytes"), "must be >= 0, got " + std::to_string(kernel.bytes));
     if (!kernel.attrs.is_object())
       failAt(childPath(at, "attrs"),
              "expected an object, got " + std::string(kernel.attrs.type_name()));
@@ -262,6 +395,8 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
     failAt("arena_bytes", "must be positive, got " + std::to_string(plan.arenaBytes));
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     validateBuffer(plan.buffers[i], plan.arenaBytes, childPath("buffers", i));
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    validateView(plan, i, childPath("buffers", i));
 
   BufferRefs refs(plan);
   std::set<std::string> names;
@@ -269,6 +404,12 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
     validateParam(plan.params[i], refs, names, childPath("params", i));
   for (size_t i = 0; i < plan.tables.size(); ++i)
     validateTable(plan.tables[i], refs, names, childPath("tables", i));
+  std::vector<int> packOf(plan.params.size(), -1), batchOf(plan.tables.size(), -1);
+  for (size_t i = 0; i < plan.packs.size(); ++i)
+    validatePack(plan, plan.packs[i], refs, packOf, i, childPath("packs", i));
+  for (size_t i = 0; i < plan.tableBatches.size(); ++i)
+    validateTableBatch(plan, plan.tableBatches[i], refs, batchOf, i,
+                       childPath("table_batches", i));
   for (size_t i = 0; i < plan.inputs.size(); ++i)
     validateInput(plan.inputs[i], refs, childPath("inputs", i));
   validateKernels(plan.step, refs, "step");
@@ -290,7 +431,8 @@ void embc::runtime::detail::checkMemoryReport(const json &reported, const Plan &
   for (BufferRole role : allRoles()) {
     int64_t total = 0;
     for (const Buffer &buffer : plan.buffers)
-      if (buffer.role == role && __builtin_add_overflow(total, buffer.bytes, &total))
+      if (buffer.role == role && buffer.parent < 0 &&
+          __builtin_add_overflow(total, buffer.bytes, &total))
         failAt("memory.by_role", std::string("the ") + roleName(role) +
                                      " buffers total more than 2^63 bytes");
   }

@@ -96,4 +96,15 @@ def Emb_PipelineSchedule : I32EnumAttr<"PipelineSchedule", "pipeline schedule", 
   let genSpecializedAttr = 0;
 }
 
+def Emb_FusionKind : I32EnumAttr<"FusionKind", "what an emb.fused group runs as", [
+    I32EnumAttrCase<"lookup", 0>, I32EnumAttrCase<"dense_act", 1>,
+    I32EnumAttrCase<"dense_act_grad", 2>, I32EnumAttrCase<"elementwise", 3>,
+    I32EnumAttrCase<"interaction_concat", 4>,
+    I32EnumAttrCase<"interaction_concat_grad", 5>,
+    I32EnumAttrCase<"embedding_update", 6>]> {
+  let cppNamespace = "::embc::emb";
+  let genSpecializedAttr = 0;
+}
+def Emb_FusionKindAttr : EnumAttr<Emb_Dialect, Emb_FusionKind, "fusion_kind">;
+
 #endif // EMBC_DIALECT_EMBENUMS_TD

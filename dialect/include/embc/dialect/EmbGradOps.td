@@ -100,16 +100,24 @@ def Emb_ActivationGradOp : Emb_GradOp<"activation_grad",
     [Pure, SameOperandsAndResultType]> {
   let summary = "gradient of an elementwise activation";
   let description = [{
-    `dx = dy * f'(x)` where `x` is the activation's input.
+    `dx = dy * f'(x)` where `x` is the activation's input. With
+    `from_output`, the second operand is the activation's output `y = f(x)`
+    and the derivative is computed from it (relu: `y > 0`, sigmoid:
+    `y (1 - y)`, tanh: `1 - y^2`; gelu has no such form): -emb-fuse uses it
+    so that a fused GEMM + activation need not keep its pre-activation.
 
     ```mlir
     %dx = emb.activation_grad relu %dy, %x : tensor<128x64xf32>
+    %dx = emb.activation_grad relu %dy, %y from_output : tensor<128x64xf32>
     ```
   }];
   let arguments = (ins Emb_ActivationAttr:$kind, Emb_FloatTensor:$grad,
-                       Emb_FloatTensor:$input);
+                       Emb_FloatTensor:$input, UnitAttr:$from_output);
   let results = (outs Emb_FloatTensor:$result);
-  let assemblyFormat = "`` $kind $grad `,` $input attr-dict `:` type($grad)";
+  let assemblyFormat = [{
+    `` $kind $grad `,` $input (`from_output` $from_output^)? attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
 }
 
 def Emb_SliceOp : Emb_GradOp<"slice", [Pure]> {

@@ -334,5 +334,6 @@ def Emb_LossOp : Emb_Op<"loss", [Emb_Differentiable, Pure, Emb_Cost]> {
 }
 
 include "embc/dialect/EmbGradOps.td"
+include "embc/dialect/EmbTransformOps.td"
 
 #endif // EMBC_DIALECT_EMBOPS_TD

@@ -27,7 +27,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 1;
+inline constexpr uint32_t kPlanVersion = 2;
 
 enum class DType { F32, F64, I64 };
 const char *dtypeName(DType type);
@@ -56,6 +56,9 @@ struct Buffer {
   bool dynamic = false;  ///< leading dimension filled up to a runtime length
   int64_t offset = 0;    ///< bytes from the start of the arena (64-aligned)
   int64_t bytes = 0;     ///< product(shape) * dtypeBytes(dtype)
+  /// -1, or the buffer this one is a view into (-emb-pack-params): its bytes
+  /// lie inside the parent's, aligned to its dtype, and count only once.
+  int32_t parent = -1;
 };
 
 struct Initializer {
@@ -93,6 +96,34 @@ struct Table {
   Optimizer optimizer;
 };
 
+/// Dense parameters packed by -emb-pack-params: values, gradients and each
+/// optimizer state are one buffer each, and every member's buffers are views
+/// into them at the same relative offset, so one update kernel serves all.
+struct ParamPack {
+  std::string name;
+  int32_t buffer = -1, grad = -1;
+  std::vector<int32_t> state;
+  std::vector<int32_t> members; ///< indices into Plan::params, in pack order
+  Optimizer optimizer;
+  /// Element boundaries of the gradient's all-reduce buckets: 0 = b_0 <
+  /// b_1 < ... = size of the pack (in backward order: bucket 0 is ready first).
+  std::vector<int64_t> buckets;
+};
+
+/// Tables batched by -emb-pack-params: one rows x dim buffer (and one per
+/// optimizer state) holding the members one after another. A member's
+/// buffers are views at its row offset; all members share the batch's
+/// sparse gradient, whose row ids are batch rows (member row + offset).
+struct TableBatch {
+  std::string name;
+  int64_t rows = 0, dim = 0;
+  int32_t buffer = -1, gradRows = -1, gradValues = -1;
+  std::vector<int32_t> state;
+  std::vector<int32_t> members;    ///< indices into Plan::tables
+  std::vector<int64_t> rowOffsets; ///< first batch row of each member
+  Optimizer optimizer;
+};
+
 /// One data input of the step, bound to a column of the data source.
 struct Input {
   std::string feature;  ///< the model's feature name
@@ -112,6 +143,7 @@ struct Kernel {
   std::string op;
   std::vector<int32_t> inputs, outputs;
   nlohmann::json attrs = nlohmann::json::object();
+  int64_t bytes = 0; ///< the compiler's estimate of bytes moved per launch
 };
 
 struct TrainingConfig {
@@ -133,6 +165,8 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<Param> params;
   std::vector<Table> tables;
+  std::vector<ParamPack> packs;
+  std::vector<TableBatch> tableBatches;
   std::vector<Input> inputs;
   /// Forward then backward: run once per micro-batch. Gradient kernels
   /// accumulate into the grad buffers (zeroed before each optimizer step).
@@ -146,6 +180,7 @@ struct Plan {
   /// Free-form notes from the compiler (passes run, choices made).
   std::vector<std::string> notes;
 
+  /// Bytes of the buffers with `role`, views not counted twice.
   int64_t bytesWithRole(BufferRole role) const;
 };
 

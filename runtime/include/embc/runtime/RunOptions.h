@@ -24,7 +24,7 @@ struct DataSource {
 
 struct RunOptions {
   std::string planPath;
-  std::optional<int64_t> steps;
+  std::optional<int64_t> steps; ///< 0 (with saveDir): write the initial checkpoint only
   std::optional<int64_t> epochs;
   DataSource data;
   std::optional<DataSource> eval;
@@ -39,6 +39,7 @@ struct RunOptions {
   int threads = 0; ///< 0: all cores
   std::string device = "auto"; ///< auto, cpu, cuda
   std::string onBadData = "fail"; ///< fail or skip
+  bool profile = false; ///< time every kernel launch; print and log a per-op table
 };
 
 /// Result of parsing: options, or a message (help text or error) and the

@@ -47,6 +47,12 @@ struct ExecState {
 /// A kernel bound to its buffers, ready to run.
 using BoundKernel = std::function<void(ExecState &)>;
 
+/// Wall time spent in one kernel of a schedule while profiling is on.
+struct KernelTiming {
+  int64_t launches = 0;
+  double seconds = 0;
+};
+
 /// One device: allocates the arena and binds plan kernels to its code.
 class Backend {
 public:
@@ -83,12 +89,27 @@ public:
 
   /// Zeroes gradient accumulators (start of an optimizer step).
   void zeroGradients();
+  /// Sets the optimizer step (1-based) and learning-rate factor the coming
+  /// forwardBackward() runs under: a fused embedding backward updates its
+  /// tables inside the step.
+  void beginStep(int64_t step, double lrScale);
   /// Runs the forward kernels; returns the batch loss.
   float forward();
   /// Runs forward and backward (accumulating gradients); returns the loss.
   float forwardBackward();
   /// Runs the optimizer update as step `step` (1-based) at `lrScale`.
   void update(int64_t step, double lrScale);
+
+  /// Turns per-kernel timing of forwardBackward() and update() on or off
+  /// (embrun --profile). Off costs one branch per schedule; forward()
+  /// (evaluation) is never timed.
+  void setProfiling(bool on) { profiling_ = on; }
+  bool profiling() const { return profiling_; }
+  /// Accumulated timings, one per kernel of plan().step / plan().update.
+  const std::vector<KernelTiming> &stepTimings() const { return stepTimings_; }
+  const std::vector<KernelTiming> &updateTimings() const { return updateTimings_; }
+  /// Zeroes the accumulated timings (e.g. after warm-up steps).
+  void resetTimings();
 
   /// Predictions of the last forward (B x width, row-major).
   const float *predictions() const;
@@ -107,6 +128,8 @@ private:
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
   std::vector<data::FeatureSpec> specs_;
   std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
+  bool profiling_ = false;
+  std::vector<KernelTiming> stepTimings_, updateTimings_;
 };
 
 /// The learning-rate factor of 0-based step `step`: linear warmup, then the

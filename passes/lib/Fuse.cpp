@@ -1,0 +1,365 @@
+//===- Fuse.cpp - -emb-fuse ------------------------------------------------===//
+//
+// Finds groups of ops in @train_step that one kernel can run and wraps each
+// in an emb.fused of the matching kind (see Passes.td for the list). A group
+// is formed only where it can sit at one position of the block without
+// reordering anything it depends on: at its last op (when nothing outside
+// uses its values earlier) or at its first (when all it reads exists by
+// then). The embedding_update group also moves its table's coalesce and
+// update from @update into the step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/Passes.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace embc {
+#define GEN_PASS_DEF_EMBFUSEPASS
+#include "embc/passes/Passes.h.inc"
+} // namespace embc
+
+using namespace mlir;
+using namespace embc;
+using namespace embc::emb;
+
+namespace {
+
+/// The op of `block` that is or contains `op` (uses may sit in other groups).
+Operation *inBlock(Block *block, Operation *op) {
+  return block->findAncestorOpInBlock(*op);
+}
+
+/// Wraps `ops` (one block, any order) in an emb.fused of `kind`. Returns
+/// nullptr when no single position can hold them.
+FusedOp formGroup(ArrayRef<Operation *> opsIn, FusionKind kind) {
+  SmallVector<Operation *> ops(opsIn.begin(), opsIn.end());
+  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Block *block = ops.front()->getBlock();
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+
+  SmallVector<Value> yielded;
+  bool usedBeforeLast = false, readsAfterFirst = false;
+  for (Operation *op : ops) {
+    for (Value result : op->getResults()) {
+      bool outside = false;
+      for (Operation *user : result.getUsers()) {
+        Operation *at = inBlock(block, user);
+        if (members.contains(at))
+          continue;
+        outside = true;
+        usedBeforeLast |= at->isBeforeInBlock(ops.back());
+      }
+      if (outside)
+        yielded.push_back(result);
+    }
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || members.contains(def))
+        continue;
+      Operation *at = inBlock(block, def);
+      readsAfterFirst |= at && ops.front()->isBeforeInBlock(at);
+    }
+  }
+  OpBuilder b(ops.front()->getContext());
+  if (!usedBeforeLast)
+    b.setInsertionPointAfter(ops.back());
+  else if (!readsAfterFirst)
+    b.setInsertionPoint(ops.front());
+  else
+    return nullptr;
+
+  SmallVector<Type> types;
+  for (Value v : yielded)
+    types.push_back(v.getType());
+  auto fused = FusedOp::create(b, ops.front()->getLoc(), types, kind);
+  Block *body = b.createBlock(&fused.getBody());
+  for (Operation *op : ops)
+    op->moveBefore(body, body->end());
+  b.setInsertionPointToEnd(body);
+  YieldOp::create(b, fused.getLoc(), yielded);
+  for (auto [value, result] : llvm::zip(yielded, fused.getResults()))
+    value.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !fused->isAncestor(use.getOwner());
+    });
+  return fused;
+}
+
+/// The single user of `v`, if it has exactly one use.
+Operation *singleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+bool isTopLevel(Operation *op, Block *block) { return op->getBlock() == block; }
+
+struct FusePass : embc::impl::EmbFusePassBase<FusePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  void group(ArrayRef<Operation *> ops, FusionKind kind) {
+    if (ops.size() < 2 || !formGroup(ops, kind))
+      return;
+    ++numGroups;
+    numFusedOps += ops.size();
+  }
+  void gradientsFromOutputs(Block *block);
+  void denseActivations(Block *block);
+  void denseBackward(Block *block);
+  void interactions(Block *block);
+  void interactionBackward(Block *block);
+  void lookups(Block *block);
+  void embeddingUpdates(ModuleOp module, Block *block, func::FuncOp update);
+  void elementwiseChains(Block *block);
+};
+
+/// activation_grad(dy, z) -> activation_grad(dy, f(z)) from_output, so the
+/// forward GEMM + activation need not keep z.
+void FusePass::gradientsFromOutputs(Block *block) {
+  for (auto grad : llvm::make_early_inc_range(block->getOps<ActivationGradOp>())) {
+    if (grad.getFromOutput() || grad.getKind() == Activation::gelu)
+      continue;
+    ActivationOp forward;
+    for (Operation *user : grad.getInput().getUsers())
+      if (auto act = dyn_cast<ActivationOp>(user); act && act.getKind() == grad.getKind())
+        forward = act;
+    if (!forward)
+      continue;
+    OpBuilder b(grad);
+    auto replacement = ActivationGradOp::create(
+        b, grad.getLoc(), grad.getKind(), grad.getGrad(), forward.getResult(),
+        /*from_output=*/true);
+    grad.replaceAllUsesWith(replacement.getResult());
+    grad.erase();
+  }
+}
+
+void FusePass::denseActivations(Block *block) {
+  for (auto dense : llvm::make_early_inc_range(block->getOps<DenseOp>())) {
+    ActivationOp act;
+    for (Operation *user : dense.getResult().getUsers())
+      if (auto a = dyn_cast<ActivationOp>(user); a && isTopLevel(a, block))
+        act = act ? ActivationOp() : a; // exactly one activation
+    if (act)
+      group({dense, act}, FusionKind::dense_act);
+  }
+}
+
+/// dense_grad_weight(x, dz) with its accumulate_grad, and when present
+/// bias_grad(dz) + accumulate_grad, dense_grad_input(dz, w), and the
+/// activation_grad producing dz.
+void FusePass::denseBackward(Block *block) {
+  for (auto weight : llvm::make_early_inc_range(block->getOps<DenseGradWeightOp>())) {
+    auto accW = dyn_cast_or_null<AccumulateGradOp>(singleUser(weight.getResult()));
+    if (!accW || !isTopLevel(accW, block))
+      continue;
+    Value dz = weight.getGrad();
+    SmallVector<Operation *> ops = {weight, accW};
+    bool onlyLayerUses = true;
+    int biases = 0, inputs = 0;
+    for (Operation *user : dz.getUsers()) {
+      if (user == weight.getOperation())
+        continue;
+      if (auto bias = dyn_cast<BiasGradOp>(user)) {
+        auto accB = dyn_cast_or_null<AccumulateGradOp>(singleUser(bias.getResult()));
+        if (accB && isTopLevel(bias, block) && isTopLevel(accB, block)) {
+          ops.append({bias, accB});
+          ++biases;
+          continue;
+        }
+      }
+      if (auto input = dyn_cast<DenseGradInputOp>(user); input && isTopLevel(input, block)) {
+        ops.push_back(input);
+        ++inputs;
+        continue;
+      }
+      onlyLayerUses = false;
+    }
+    if (!onlyLayerUses || biases > 1 || inputs > 1)
+      continue;
+    // Every use of dz is in the layer (checked above), so its producer can
+    // join: dz then never leaves the kernel's workspace.
+    if (auto act = dz.getDefiningOp<ActivationGradOp>(); act && isTopLevel(act, block))
+      ops.push_back(act);
+    group(ops, FusionKind::dense_act_grad);
+  }
+}
+
+/// interaction whose only use is a concat: written into the concat directly.
+void FusePass::interactions(Block *block) {
+  for (auto inter : llvm::make_early_inc_range(block->getOps<InteractionOp>())) {
+    auto concat = dyn_cast_or_null<ConcatOp>(singleUser(inter.getResult()));
+    if (concat && isTopLevel(concat, block))
+      group({inter, concat}, FusionKind::interaction_concat);
+  }
+}
+
+/// The concat's gradient is cut by slices; the interaction part feeds
+/// interaction_grad, and a copied part that is also an interaction input is
+/// added to that input's gradient.
+void FusePass::interactionBackward(Block *block) {
+  for (auto grad : llvm::make_early_inc_range(block->getOps<InteractionGradOp>())) {
+    auto slice = grad.getGrad().getDefiningOp<SliceOp>();
+    if (!slice || !isTopLevel(slice, block))
+      continue;
+    Value whole = slice.getInput();
+    SmallVector<Operation *> ops = {grad};
+    bool allSlices = true;
+    int64_t width = 0;
+    for (Operation *user : whole.getUsers()) {
+      auto part = dyn_cast<SliceOp>(user);
+      if (!part || !isTopLevel(part, block)) {
+        allSlices = false;
+        break;
+      }
+      width += cast<RankedTensorType>(part.getType()).getDimSize(1);
+      ops.push_back(part);
+      if (part == slice)
+        continue;
+      // A copy that is also an interaction input: fold the add.
+      auto add = dyn_cast_or_null<AddOp>(singleUser(part.getResult()));
+      if (add && isTopLevel(add, block) && !add.getBias() && add.getInputs().size() == 2) {
+        Value other = add.getInputs()[0] == part.getResult() ? add.getInputs()[1]
+                                                               : add.getInputs()[0];
+        if (other.getDefiningOp() == grad.getOperation() && other.hasOneUse())
+          ops.push_back(add);
+      }
+    }
+    if (!allSlices || width != cast<RankedTensorType>(whole.getType()).getDimSize(1))
+      continue;
+    group(ops, FusionKind::interaction_concat_grad);
+  }
+}
+
+/// Every table's lookup (with the hash of its raw ids) in one launch.
+void FusePass::lookups(Block *block) {
+  SmallVector<Operation *> ops;
+  for (auto lookup : block->getOps<LookupOp>()) {
+    ops.push_back(lookup);
+    if (auto hash = lookup.getIds().getDefiningOp<HashOp>();
+        hash && isTopLevel(hash, block) && isa<BlockArgument>(hash.getIds()) &&
+        !llvm::is_contained(ops, hash.getOperation()))
+      ops.push_back(hash);
+  }
+  int lookupsFound = llvm::count_if(ops, [](Operation *op) { return isa<LookupOp>(op); });
+  if (lookupsFound >= 2)
+    group(ops, FusionKind::lookup);
+}
+
+/// A table's (or batch's) sparse backward and optimizer step as one kernel.
+void FusePass::embeddingUpdates(ModuleOp module, Block *block,
+                                func::FuncOp update) {
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  if (!training || training.getGradAccumulation() != 1 ||
+      training.getGradClipNorm() != 0.0 || !update.getOps<ClipGradNormOp>().empty())
+    return; // the update must wait for all gradients of the step
+
+  SymbolTableCollection symbols;
+  for (auto upd : llvm::make_early_inc_range(update.getOps<UpdateOp>())) {
+    if (upd.getScale())
+      continue;
+    Operation *target = symbols.lookupNearestSymbolFrom(module, upd.getTargetAttr());
+    SmallVector<Attribute> tables;
+    if (isa_and_nonnull<TableOp>(target))
+      tables.push_back(upd.getTargetAttr());
+    else if (auto batch = dyn_cast_or_null<TableBatchOp>(target))
+      tables.append(batch.getMembers().begin(), batch.getMembers().end());
+    else
+      continue;
+    CoalesceRowsOp coalesce;
+    for (auto c : update.getOps<CoalesceRowsOp>())
+      if (c.getTableAttr() == upd.getTargetAttr())
+        coalesce = c;
+    if (!coalesce)
+      continue;
+
+    SmallVector<Operation *> ops;
+    bool fusable = true;
+    Operation *last = nullptr;
+    for (Operation &op : *block) {
+      if (auto acc = dyn_cast<AccumulateRowsOp>(op);
+          acc && llvm::is_contained(tables, acc.getTableAttr())) {
+        ops.push_back(acc);
+        last = acc;
+        if (auto grad = acc.getValues().getDefiningOp<LookupGradOp>();
+            grad && isTopLevel(grad, block) && grad.getResult().hasOneUse() &&
+            grad.getIds() == acc.getIds()) {
+          if (grad.getPooling() == Pooling::max)
+            fusable = false; // max pooling reads the table it would update
+          ops.push_back(grad);
+        }
+      }
+    }
+    if (!fusable || !last)
+      continue;
+    // Nothing after the update may read the tables it changes.
+    for (Operation *op = last->getNextNode(); op && fusable; op = op->getNextNode())
+      op->walk([&](Operation *inner) {
+        for (NamedAttribute attr : inner->getAttrs())
+          if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+              ref && llvm::is_contained(tables, ref))
+            fusable = false;
+      });
+    if (!fusable)
+      continue;
+    coalesce->moveAfter(last);
+    upd->moveAfter(coalesce);
+    ops.append({coalesce, upd});
+    group(ops, FusionKind::embedding_update);
+  }
+}
+
+/// Chains of adds and activations where each value feeds only the next op.
+void FusePass::elementwiseChains(Block *block) {
+  auto elementwise = [&](Operation *op) {
+    return op && isTopLevel(op, block) && isa<AddOp, ActivationOp, ActivationGradOp>(op);
+  };
+  llvm::EquivalenceClasses<Operation *> chains;
+  SmallVector<Operation *> order;
+  for (Operation &op : *block) {
+    if (!elementwise(&op))
+      continue;
+    order.push_back(&op);
+    chains.insert(&op);
+    Operation *user = singleUser(op.getResult(0));
+    if (elementwise(user) && user->getResult(0).getType() == op.getResult(0).getType())
+      chains.unionSets(&op, user);
+  }
+  llvm::SetVector<Operation *> leaders;
+  for (Operation *op : order)
+    leaders.insert(chains.getLeaderValue(op));
+  for (Operation *leader : leaders) {
+    SmallVector<Operation *> ops;
+    for (Operation *op : order)
+      if (chains.getLeaderValue(op) == leader)
+        ops.push_back(op);
+    group(ops, FusionKind::elementwise);
+  }
+}
+
+void FusePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  auto update = module.lookupSymbol<func::FuncOp>("update");
+  if (!step || !update) {
+    module.emitError("-emb-fuse needs @train_step and @update: run "
+                     "-emb-autodiff first");
+    return signalPassFailure();
+  }
+  if (step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
+    module.emitError("@train_step is already fused (it holds emb.fused groups)");
+    return signalPassFailure();
+  }
+  Block *block = &step.getBody().front();
+  gradientsFromOutputs(block);
+  denseActivations(block);
+  denseBackward(block);
+  interactions(block);
+  interactionBackward(block);
+  lookups(block);
+  embeddingUpdates(module, block, update);
+  elementwiseChains(block);
+}
+
+} // namespace

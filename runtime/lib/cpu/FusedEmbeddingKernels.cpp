@@ -1,0 +1,525 @@
+//===- FusedEmbeddingKernels.cpp - fused lookup and backward+update -------===//
+//
+// fusedLookup runs the bags of every member table in one parallel region
+// (one fork/join per step instead of one per table) with lookupForward's
+// per-bag arithmetic, hashing ids on the fly.
+//
+// embeddingUpdate is the embedding backward fused with the sparse optimizer
+// step. Instead of writing one gradient row per id and then sorting those
+// rows (lookupGrad + accumulate_rows + coalesceRows), it sorts 8- or 16-byte
+// keys: (row, contribution index) packed into one integer. A stable LSD radix
+// sort on the row bits keeps contributions of a row in (source, position)
+// order, so each distinct row can rebuild its gradient from dy (or the
+// values) in exactly coalesceRows' order and arithmetic and take
+// sparseUpdate's step (OptimizerRow.h) while the row is in cache. Distinct
+// rows are independent, so they run in parallel and the result does not
+// depend on the thread count. All scratch is per thread and reused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/cpu/FusedEmbeddingKernels.h"
+
+#include "KernelSupport.h"
+#include "OptimizerRow.h"
+
+#include <omp.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace embc::runtime::cpu {
+
+using detail::kParallelWork;
+
+IdOutOfRange::IdOutOfRange(size_t operand, int64_t position, int64_t id, int64_t rows)
+    : std::out_of_range("id " + std::to_string(id) + " (operand " + std::to_string(operand) +
+                        ", position " + std::to_string(position) + ") is outside [0, " +
+                        std::to_string(rows) + ")"),
+      operand(operand), position(position), id(id), rows(rows) {}
+
+namespace {
+
+/// hashIds for one id: xxh64 of the id's 8 little-endian bytes, mod buckets.
+/// Must stay equal to hashIds (EmbeddingKernels.cpp); the tests compare the
+/// two bit for bit.
+inline int64_t hashId(int64_t id, uint64_t buckets, uint64_t seed) {
+  const uint64_t bits = static_cast<uint64_t>(id);
+  unsigned char bytes[8];
+  for (int k = 0; k < 8; ++k)
+    bytes[k] = static_cast<unsigned char>(bits >> (8 * k));
+  return static_cast<int64_t>(XXH64(bytes, sizeof bytes, seed) % buckets);
+}
+
+/// Throws std::invalid_argument unless bags [offsets[b], offsets[b+1]) are
+/// valid ranges inside the n ids.
+void checkBags(const int64_t *offsets, int64_t B, int64_t n, const char *where, size_t operand) {
+  const std::string at = std::string(where) + ": operand " + std::to_string(operand);
+  if (B < 0 || n < 0)
+    throw std::invalid_argument(at + " has " + std::to_string(B) + " bags and " +
+                                std::to_string(n) + " ids");
+  for (int64_t b = 0; b < B; ++b)
+    if (offsets[b] < 0 || offsets[b + 1] < offsets[b])
+      throw std::invalid_argument(at + ": bag " + std::to_string(b) + " has offsets [" +
+                                  std::to_string(offsets[b]) + ", " +
+                                  std::to_string(offsets[b + 1]) + "), not a valid range");
+  if (B > 0 && offsets[B] > n)
+    throw std::invalid_argument(at + ": the bags end at id " + std::to_string(offsets[B]) +
+                                " but there are only " + std::to_string(n) + " ids");
+}
+
+/// The first bad id in (operand, position) order among those recorded.
+struct FirstBad {
+  size_t operand = std::numeric_limits<size_t>::max();
+  int64_t position = 0;
+  bool found() const { return operand != std::numeric_limits<size_t>::max(); }
+  void record(size_t op, int64_t pos) {
+    if (!found() || op < operand || (op == operand && pos < position)) {
+      operand = op;
+      position = pos;
+    }
+  }
+};
+
+// --- fusedLookup ------------------------------------------------------------------
+
+/// Bags per work item: enough to amortise the dynamic schedule, few enough
+/// that a member with a small batch still spreads over threads.
+constexpr int64_t kBagBlock = 32;
+
+template <class T> inline int64_t resolveId(const LookupMember<T> &m, int64_t i) {
+  return m.hash ? hashId(m.ids[i], uint64_t(m.buckets), m.seed) : m.ids[i];
+}
+
+/// One bag, as lookupForward computes it. `bagIds` are the resolved (hashed)
+/// ids of the bag, all in range.
+template <class T>
+inline void poolBag(const LookupMember<T> &m, const int64_t *__restrict bagIds, int64_t begin,
+                    int64_t end, T *__restrict out) {
+  const int64_t D = m.D;
+  auto weightOf = [&](int64_t i) { return m.weights ? m.weights[i] : T(1); };
+  if (m.pooling == Pooling::Max) {
+    // Ties keep the first id (lookupForward's rule, credited by lookupGrad).
+    const T w0 = weightOf(begin);
+    const T *__restrict first = m.table + bagIds[0] * D;
+    for (int64_t j = 0; j < D; ++j)
+      out[j] = w0 * first[j];
+    for (int64_t i = begin + 1; i < end; ++i) {
+      const T w = weightOf(i);
+      const T *__restrict row = m.table + bagIds[i - begin] * D;
+      for (int64_t j = 0; j < D; ++j) {
+        const T v = w * row[j];
+        out[j] = v > out[j] ? v : out[j];
+      }
+    }
+    return;
+  }
+  for (int64_t i = begin; i < end; ++i)
+    detail::axpy(weightOf(i), m.table + bagIds[i - begin] * D, out, D);
+  if (m.pooling == Pooling::Mean) {
+    const T inv = T(1) / T(end - begin);
+    for (int64_t j = 0; j < D; ++j)
+      out[j] *= inv;
+  }
+}
+
+} // namespace
+
+template <class T> void fusedLookup(const LookupMember<T> *members, size_t count) {
+  // Work item w of member m covers bags [kBagBlock * (w - firstItem[m]), ...).
+  thread_local std::vector<int64_t> firstItem;
+  firstItem.assign(count + 1, 0);
+  int64_t work = 0;
+  FirstBad bad;
+  for (size_t m = 0; m < count; ++m) {
+    const LookupMember<T> &mb = members[m];
+    if (mb.hash && mb.buckets <= 0)
+      throw std::invalid_argument("fusedLookup: member " + std::to_string(m) + " hashes into " +
+                                  std::to_string(mb.buckets) + " buckets (must be positive)");
+    checkBags(mb.offsets, mb.B, mb.n, "fusedLookup", m);
+    firstItem[m + 1] = firstItem[m] + (mb.B + kBagBlock - 1) / kBagBlock;
+    work += (mb.n + mb.B) * mb.D;
+    // Ids outside every bag (normally none) still get hashed and checked,
+    // as hash + lookup would.
+    auto outsideBags = [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t id = resolveId(mb, i);
+        if (mb.hash && mb.hashedIds)
+          mb.hashedIds[i] = id;
+        if (id < 0 || id >= mb.rows)
+          bad.record(m, i);
+      }
+    };
+    outsideBags(0, mb.B > 0 ? mb.offsets[0] : mb.n);
+    outsideBags(mb.B > 0 ? mb.offsets[mb.B] : mb.n, mb.n);
+  }
+
+  const int64_t items = firstItem[count];
+  const int64_t *first = firstItem.data();
+#pragma omp parallel for schedule(dynamic, 1) if (work > kParallelWork)
+  for (int64_t item = 0; item < items; ++item) {
+    const size_t m = size_t(std::upper_bound(first, first + count + 1, item) - first - 1);
+    const LookupMember<T> &mb = members[m];
+    const int64_t b0 = (item - first[m]) * kBagBlock, b1 = std::min(mb.B, b0 + kBagBlock);
+    thread_local std::vector<int64_t> hashed; // hashed ids of a bag with no hashed output
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t begin = mb.offsets[b], end = mb.offsets[b + 1];
+      T *__restrict out = mb.y + b * mb.D;
+      detail::fillZero(out, mb.D);
+      if (begin == end)
+        continue; // an empty bag pools to zeros
+      const int64_t *bagIds = mb.ids + begin;
+      if (mb.hash) {
+        int64_t *dst = mb.hashedIds;
+        if (dst) {
+          dst += begin;
+        } else {
+          hashed.resize(size_t(end - begin));
+          dst = hashed.data();
+        }
+        for (int64_t i = begin; i < end; ++i)
+          dst[i - begin] = hashId(mb.ids[i], uint64_t(mb.buckets), mb.seed);
+        bagIds = dst;
+      }
+      int64_t badAt = -1;
+      for (int64_t i = 0; i < end - begin; ++i)
+        if (bagIds[i] < 0 || bagIds[i] >= mb.rows) {
+          badAt = begin + i;
+          break;
+        }
+      if (badAt >= 0) {
+        // Never read outside the table: the bag stays zero and the call
+        // throws once the region is done.
+#pragma omp critical(embc_fused_lookup_bad)
+        bad.record(m, badAt);
+        continue;
+      }
+      poolBag(mb, bagIds, begin, end, out);
+    }
+  }
+  if (bad.found()) {
+    const LookupMember<T> &mb = members[bad.operand];
+    throw IdOutOfRange(bad.operand, bad.position, resolveId(mb, bad.position), mb.rows);
+  }
+}
+
+// --- embeddingUpdate ------------------------------------------------------------------
+
+namespace {
+
+/// Number of bits needed to write x (0 for 0).
+inline int bitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
+
+__extension__ typedef unsigned __int128 Key128;
+
+/// Radix digits of at most this many bits: a 2^11-entry histogram per chunk
+/// stays in L1, and tables up to 4M rows sort in two passes.
+constexpr int kMaxDigitBits = 11;
+/// Keys per chunk of the parallel radix passes and the segment scan.
+constexpr int64_t kSortChunk = 16384;
+/// Below this many keys std::sort on the whole key (distinct, since the
+/// contribution index is in it) is faster than radix passes.
+constexpr int64_t kRadixMin = 4096;
+
+/// Per-thread scratch, reused across calls so a step does not allocate.
+template <class Key> struct Scratch {
+  std::vector<Key> keys, tmp;
+  std::vector<uint32_t> bagOf;  ///< per contribution of a bag source: its bag
+  std::vector<int64_t> hist;    ///< radix histograms, chunk-major
+  std::vector<int64_t> segment; ///< first sorted key of each distinct row, then N
+  std::vector<int64_t> chunkCount;
+};
+template <class Key> Scratch<Key> &scratch() {
+  thread_local Scratch<Key> s;
+  return s;
+}
+
+inline int chunksFor(int64_t n) {
+  return int(std::clamp<int64_t>(n / kSortChunk, 1, omp_get_max_threads()));
+}
+
+/// Stable LSD radix sort of N keys on bits [shift, shift + bits). Returns
+/// the buffer holding the result (keys or tmp). Stability keeps the order of
+/// the low (contribution) bits within equal rows. A chunk's keys of digit d
+/// go after the smaller digits and after earlier chunks' keys of digit d, so
+/// the output is the unique stable order whatever the chunk count.
+template <class Key>
+Key *radixSort(Key *keys, Key *tmp, int64_t N, int shift, int bits, std::vector<int64_t> &hist) {
+  if (bits == 0)
+    return keys;
+  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int digitBits = (bits + passes - 1) / passes;
+  const int64_t radix = int64_t(1) << digitBits;
+  const uint64_t mask = uint64_t(radix - 1);
+  const int chunks = chunksFor(N);
+  hist.resize(size_t(chunks * radix));
+  int64_t *h = hist.data();
+  for (int pass = 0; pass < passes; ++pass) {
+    const int at = shift + pass * digitBits;
+#pragma omp parallel for schedule(static, 1) if (chunks > 1)
+    for (int c = 0; c < chunks; ++c) {
+      int64_t *hc = h + c * radix;
+      std::fill(hc, hc + radix, int64_t(0));
+      for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
+        ++hc[uint64_t(keys[i] >> at) & mask];
+    }
+    int64_t total = 0;
+    bool oneDigit = false;
+    for (int64_t d = 0; d < radix; ++d) {
+      int64_t digitCount = 0;
+      for (int c = 0; c < chunks; ++c) {
+        const int64_t k = h[c * radix + d];
+        h[c * radix + d] = total;
+        total += k;
+        digitCount += k;
+      }
+      oneDigit = oneDigit || digitCount == N;
+    }
+    if (oneDigit)
+      continue; // every key has this digit: the pass would move nothing
+#pragma omp parallel for schedule(static, 1) if (chunks > 1)
+    for (int c = 0; c < chunks; ++c) {
+      int64_t *hc = h + c * radix;
+      for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
+        tmp[hc[uint64_t(keys[i] >> at) & mask]++] = keys[i];
+    }
+    std::swap(keys, tmp);
+  }
+  return keys;
+}
+
+/// Where each run of equal rows starts in the sorted keys: fills `segment`
+/// with the run starts and N; returns the number of distinct rows.
+template <class Key>
+int64_t findSegments(const Key *sorted, int64_t N, int idxBits, Scratch<Key> &s) {
+  auto newRow = [&](int64_t i) {
+    return i == 0 || (sorted[i] >> idxBits) != (sorted[i - 1] >> idxBits);
+  };
+  const int chunks = chunksFor(N);
+  s.chunkCount.assign(size_t(chunks) + 1, 0);
+  int64_t *count = s.chunkCount.data();
+#pragma omp parallel for schedule(static, 1) if (chunks > 1)
+  for (int c = 0; c < chunks; ++c) {
+    int64_t k = 0;
+    for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
+      k += newRow(i);
+    count[c + 1] = k;
+  }
+  for (int c = 0; c < chunks; ++c)
+    count[c + 1] += count[c];
+  const int64_t distinct = count[chunks];
+  s.segment.resize(size_t(distinct) + 1);
+  int64_t *segment = s.segment.data();
+#pragma omp parallel for schedule(static, 1) if (chunks > 1)
+  for (int c = 0; c < chunks; ++c) {
+    int64_t at = count[c];
+    for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
+      if (newRow(i))
+        segment[at++] = i;
+  }
+  segment[distinct] = N;
+  return distinct;
+}
+
+/// acc += round(s * g), rounding the product to T as lookupGrad does when it
+/// stores the per-id row. The product goes through `tmp` so the compiler
+/// cannot contract the two operations into one fused multiply-add (which
+/// would round once and break bit-identity with the unfused chain).
+template <class T>
+inline void addScaled(T *__restrict acc, T s, const T *__restrict g, T *__restrict tmp, int64_t D) {
+  if (s == T(1)) { // sum pooling without weights, or a rows source: no product
+    for (int64_t j = 0; j < D; ++j)
+      acc[j] += g[j];
+    return;
+  }
+  for (int64_t j = 0; j < D; ++j)
+    tmp[j] = s * g[j];
+  for (int64_t j = 0; j < D; ++j)
+    acc[j] += tmp[j];
+}
+
+/// The sort, the per-row sums and the optimizer step, with keys of type Key
+/// (uint64_t when row and contribution bits fit in 64, else 128 bits).
+template <class Key, class T>
+void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_t rows, int64_t D,
+                  const GradSource<T> *sources, size_t count, const int64_t *sourceStart, T *state0,
+                  T *state1) {
+  const int64_t N = sourceStart[count];
+  const int idxBits = bitWidth(uint64_t(N - 1));
+  const int rowBits = bitWidth(uint64_t(std::max<int64_t>(rows, 1) - 1));
+  const Key idxMask = (Key(1) << idxBits) - 1;
+  Scratch<Key> &s = scratch<Key>();
+  s.keys.resize(size_t(N));
+  s.tmp.resize(size_t(N));
+  Key *keys = s.keys.data();
+  bool anyBag = false;
+  for (size_t k = 0; k < count; ++k)
+    anyBag = anyBag || sources[k].kind == GradSource<T>::Kind::Bag;
+  if (anyBag)
+    s.bagOf.resize(size_t(N));
+  uint32_t *bagOf = s.bagOf.data();
+
+  // Keys (row + offset, contribution) in contribution order; bad ids are
+  // found here, before anything is written.
+  int64_t firstBad = N;
+  for (size_t k = 0; k < count; ++k) {
+    const GradSource<T> &src = sources[k];
+    const int64_t base = sourceStart[k], limit = src.rows, offset = src.rowOffset;
+    const int64_t *ids = src.ids;
+    auto key = [&](int64_t i) {
+      return (Key(uint64_t(ids[i] + offset)) << idxBits) | Key(uint64_t(base + i));
+    };
+    if (src.kind == GradSource<T>::Kind::Bag) {
+      const int64_t *offsets = src.offsets;
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (src.n > kParallelWork)
+      for (int64_t b = 0; b < src.B; ++b)
+        for (int64_t i = offsets[b]; i < offsets[b + 1]; ++i) {
+          if (ids[i] < 0 || ids[i] >= limit) {
+            firstBad = std::min(firstBad, base + i);
+            continue;
+          }
+          keys[base + i] = key(i);
+          bagOf[base + i] = uint32_t(b);
+        }
+    } else {
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (src.n > kParallelWork)
+      for (int64_t i = 0; i < src.n; ++i) {
+        if (ids[i] < 0 || ids[i] >= limit) {
+          firstBad = std::min(firstBad, base + i);
+          continue;
+        }
+        keys[base + i] = key(i);
+      }
+    }
+  }
+  if (firstBad < N) {
+    size_t k = 0;
+    while (firstBad >= sourceStart[k + 1])
+      ++k;
+    const int64_t i = firstBad - sourceStart[k];
+    throw IdOutOfRange(k, i, sources[k].ids[i], sources[k].rows);
+  }
+
+  // Ascending rows, (source, position) order within a row.
+  const Key *sorted;
+  if (N < kRadixMin) {
+    std::sort(keys, keys + N);
+    sorted = keys;
+  } else {
+    sorted = radixSort(keys, s.tmp.data(), N, idxBits, rowBits, s.hist);
+  }
+  const int64_t distinct = findSegments(sorted, N, idxBits, s);
+  const int64_t *segment = s.segment.data();
+
+  detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
+
+#pragma omp parallel if (N * D > kParallelWork / 4)
+  {
+    thread_local std::vector<T> rowScratch;
+    rowScratch.resize(size_t(2 * D));
+    T *acc = rowScratch.data(), *tmp = acc + D;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t r = 0; r < distinct; ++r) {
+      for (int64_t q = segment[r]; q < segment[r + 1]; ++q) {
+        const int64_t c = int64_t(uint64_t(sorted[q] & idxMask));
+        size_t k = 0;
+        while (c >= sourceStart[k + 1])
+          ++k;
+        const GradSource<T> &src = sources[k];
+        const int64_t i = c - sourceStart[k];
+        const bool first = q == segment[r];
+        if (src.kind == GradSource<T>::Kind::Rows) {
+          const T *g = src.values + i * D;
+          if (first)
+            std::memcpy(acc, g, sizeof(T) * size_t(D));
+          else
+            addScaled(acc, T(1), g, tmp, D);
+          continue;
+        }
+        // lookupGrad's per-id row: dy[b] * (weight / bag size for mean).
+        const int64_t b = bagOf[c], size = src.offsets[b + 1] - src.offsets[b];
+        const T scale = src.pooling == Pooling::Mean && size > 0 ? T(1) / T(size) : T(1);
+        const T sc = scale * (src.weights ? src.weights[i] : T(1));
+        const T *g = src.dy + b * D;
+        if (first)
+          for (int64_t j = 0; j < D; ++j)
+            acc[j] = sc * g[j];
+        else
+          addScaled(acc, sc, g, tmp, D);
+      }
+      const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
+      detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
+    }
+  }
+}
+
+} // namespace
+
+template <class T>
+void embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
+                     T *table, int64_t rows, int64_t D, const GradSource<T> *sources, size_t count,
+                     T *state0, T *state1) {
+  detail::Hyper<T> h = detail::makeHyper<T>(p, step, lrScale, gradScale, "embeddingUpdate");
+  detail::checkStates(p, state0, state1, "embeddingUpdate");
+  if (rows < 0 || D <= 0)
+    throw std::invalid_argument("embeddingUpdate: table of " + std::to_string(rows) + " rows x " +
+                                std::to_string(D));
+
+  thread_local std::vector<int64_t> sourceStart;
+  sourceStart.assign(count + 1, 0);
+  for (size_t k = 0; k < count; ++k) {
+    const GradSource<T> &src = sources[k];
+    const std::string at = "embeddingUpdate: source " + std::to_string(k);
+    if (src.rowOffset < 0 || src.rows < 0 || src.rowOffset + src.rows > rows)
+      throw std::invalid_argument(at + " addresses rows [" + std::to_string(src.rowOffset) + ", " +
+                                  std::to_string(src.rowOffset + src.rows) + ") of a table of " +
+                                  std::to_string(rows) + " rows");
+    if (src.kind == GradSource<T>::Kind::Bag) {
+      if (src.pooling == Pooling::Max)
+        throw std::invalid_argument(at + ": max pooling is not supported (its gradient "
+                                         "reads the table, which the update changes)");
+      if (src.B > int64_t(std::numeric_limits<uint32_t>::max()))
+        throw std::invalid_argument(at + " has " + std::to_string(src.B) + " bags");
+      checkBags(src.offsets, src.B, src.n, "embeddingUpdate", k);
+      // Ids outside every bag would have no gradient row (the unfused chain
+      // appends stale values for them), so a plan must not produce them.
+      const int64_t lo = src.B > 0 ? src.offsets[0] : 0, hi = src.B > 0 ? src.offsets[src.B] : 0;
+      if (lo != 0 || hi != src.n)
+        throw std::invalid_argument(at + ": the bags cover ids [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + ") but there are " +
+                                    std::to_string(src.n) + " ids");
+    } else if (src.n < 0) {
+      throw std::invalid_argument(at + " has " + std::to_string(src.n) + " ids");
+    }
+    sourceStart[k + 1] = sourceStart[k] + src.n;
+  }
+
+  const int64_t N = sourceStart[count];
+  if (N == 0) { // no gradient: only the global decay, as sparseUpdate with no rows
+    detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
+    return;
+  }
+  const int bits = bitWidth(uint64_t(N - 1)) + bitWidth(uint64_t(std::max<int64_t>(rows, 1) - 1));
+  if (bits <= 64)
+    sortedUpdate<uint64_t>(p, h, table, rows, D, sources, count, sourceStart.data(), state0,
+                           state1);
+  else
+    sortedUpdate<Key128>(p, h, table, rows, D, sources, count, sourceStart.data(), state0, state1);
+}
+
+// --- Explicit instantiations ------------------------------------------------
+
+#define EMBC_INSTANTIATE_FUSED_EMBEDDING(T)                                                        \
+  template void fusedLookup<T>(const LookupMember<T> *, size_t);                                   \
+  template void embeddingUpdate<T>(const OptimizerParams &, int64_t, double, double, T *, int64_t, \
+                                   int64_t, const GradSource<T> *, size_t, T *, T *);
+
+EMBC_INSTANTIATE_FUSED_EMBEDDING(float)
+EMBC_INSTANTIATE_FUSED_EMBEDDING(double)
+
+#undef EMBC_INSTANTIATE_FUSED_EMBEDDING
+
+} // namespace embc::runtime::cpu

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Pass equivalence: every example model (but the MLPerf-size DLRM, which
+does not fit a CI machine) trained three ways on the synthetic data:
+
+  base    embc --no-pack --no-fuse   one buffer and one kernel per op
+  packed  embc --no-fuse             -emb-pack-params only
+  full    embc                       -emb-pack-params and -emb-fuse
+
+packed must be bit-identical to base (the same bytes in the checkpoint:
+parameters, tables and optimizer state, and the same loss at every step);
+full must agree with base within 1e-5 relative, per step loss and every
+tensor of the checkpoint (max |full - base| / max |base|).
+
+Usage: pass_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
+       [--steps N] [--models a.json,b.json]
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+TOLERANCE = 1e-5
+SKIPPED = {"dlrm_mlperf.json"}  # its tables need ~100 GiB
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    return r
+
+
+def read_safetensors(path):
+    """name -> (dtype, shape, raw bytes) of a safetensors file."""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+        data = f.read()
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        tensors[name] = (info["dtype"], info["shape"], data[begin:end])
+    return tensors
+
+
+def floats(raw, dtype):
+    code = {"F32": "f", "F64": "d", "I64": "q"}[dtype]
+    return struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw)
+
+
+def train(args, model, variant, flags):
+    work = os.path.join(args.work, os.path.splitext(model)[0], variant)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    plan = os.path.join(work, "model.plan")
+    run([args.embc, os.path.join(args.examples, model), "-o", plan] + flags)
+    log = os.path.join(work, "log.jsonl")
+    ckpt = os.path.join(work, "ckpt")
+    run([args.embrun, plan, "--steps", str(args.steps), "--report-every", "1",
+         "--threads", "2", "--log", log, "--save", ckpt])
+    losses = [r["loss"] for r in map(json.loads, open(log)) if r.get("event") == "train"]
+    if len(losses) != args.steps:
+        sys.exit(f"FAIL: {model} {variant}: {len(losses)} train records, expected {args.steps}")
+    return losses, os.path.join(ckpt, "checkpoint.safetensors")
+
+
+def relative(a, b):
+    scale = max(max((abs(x) for x in b), default=0.0), 1e-30)
+    return max((abs(x - y) for x, y in zip(a, b)), default=0.0) / scale
+
+
+def check_model(args, model):
+    base_loss, base_ckpt = train(args, model, "base", ["--no-pack", "--no-fuse"])
+    packed_loss, packed_ckpt = train(args, model, "packed", ["--no-fuse"])
+    full_loss, full_ckpt = train(args, model, "full", [])
+    failures = []
+
+    base = read_safetensors(base_ckpt)
+    packed = read_safetensors(packed_ckpt)
+    if packed_loss != base_loss:
+        failures.append(f"packed loss differs: {packed_loss} vs {base_loss}")
+    for name, (dtype, shape, raw) in base.items():
+        if name not in packed or packed[name][2] != raw:
+            failures.append(f"packed tensor '{name}' is not bit-identical")
+
+    worst_loss = max(abs(f - b) / max(abs(b), 1e-30) for f, b in zip(full_loss, base_loss))
+    if worst_loss > TOLERANCE:
+        failures.append(f"fused loss differs by {worst_loss:.2e} relative")
+    full = read_safetensors(full_ckpt)
+    worst_name, worst = "", 0.0
+    for name, (dtype, shape, raw) in base.items():
+        if name not in full:
+            failures.append(f"fused checkpoint lacks '{name}'")
+            continue
+        if dtype not in ("F32", "F64"):
+            if full[name][2] != raw:
+                failures.append(f"fused tensor '{name}' differs")
+            continue
+        rel = relative(floats(full[name][2], dtype), floats(raw, dtype))
+        if rel > worst:
+            worst_name, worst = name, rel
+    if worst > TOLERANCE:
+        failures.append(f"fused tensor '{worst_name}' differs by {worst:.2e} relative")
+
+    status = "FAIL" if failures else "PASS"
+    print(f"{status}: {model}: packed bit-identical={not any('packed' in f for f in failures)}, "
+          f"fused loss max rel {worst_loss:.1e}, tensors max rel {worst:.1e} ({worst_name})",
+          flush=True)
+    for f in failures:
+        print(f"  {f}", flush=True)
+    return not failures
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--embc", required=True)
+    p.add_argument("--embrun", required=True)
+    p.add_argument("--examples", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--models", default="")
+    args = p.parse_args()
+    models = (args.models.split(",") if args.models else
+              sorted(m for m in os.listdir(args.examples)
+                     if m.endswith(".json") and m not in SKIPPED))
+    ok = all([check_model(args, m) for m in models])
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
