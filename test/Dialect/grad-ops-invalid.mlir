@@ -559,7 +559,7 @@ func.func @clip_type() {
 // -----
 
 func.func @update_unknown() {
-  // expected-error @+1 {{'emb.update' op 'nope' does not name an emb.param or emb.table}}
+  // expected-error @+1 {{'emb.update' op 'nope' does not name an emb.param, emb.table, emb.param_pack or emb.table_batch}}
   emb.update @nope
   return
 }
@@ -571,7 +571,7 @@ func.func @forward() {
   return
 }
 func.func @update_function() {
-  // expected-error @+1 {{'emb.update' op 'forward' does not name an emb.param or emb.table}}
+  // expected-error @+1 {{'emb.update' op 'forward' does not name an emb.param, emb.table, emb.param_pack or emb.table_batch}}
   emb.update @forward
   return
 }

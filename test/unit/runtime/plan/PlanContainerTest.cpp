@@ -37,17 +37,17 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 2; // header and body both say 2, checksum valid
+  plan.version = 3; // header and body both say 3, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 2, this embrun reads version 1: recompile the model with a "
+            "plan format version 3, this embrun reads version 2: recompile the model with a "
             "matching embc");
-  // A header that says 1 over a body that says 2 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 1)),
-            "version: plan format version 2, this embrun reads version 1: recompile the model "
+  // A header that says 2 over a body that says 3 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 2)),
+            "version: plan format version 3, this embrun reads version 2: recompile the model "
             "with a matching embc");
   // Version 0 (a zeroed header) as well.
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 1: recompile the model with a "
+            "plan format version 0, this embrun reads version 2: recompile the model with a "
             "matching embc");
 }
 
