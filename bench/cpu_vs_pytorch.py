@@ -361,23 +361,30 @@ def measure_hardware(torch, np, threads, quick):
 
 
 def gemm_flops_per_step(plan):
-    """FLOPs per step of the unfused dense-layer GEMM kernels, by op, from
-    the plan's buffer shapes: dense y = x W (x: B x in, W: in x out),
-    dense_grad_input dx = dy W^T, dense_grad_weight dW = x^T dy: 2 B in out
-    each. Fused kernels are not counted (their op is reported as such)."""
+    """FLOPs per step of the dense-layer GEMMs, by op, from the plan's buffer
+    shapes (docs/plan-format.md): dense and dense_act y = x w (x: B x K,
+    w: K x N), dense_grad_input dx = dy w^T, dense_grad_weight dw = x^T dy,
+    2 B K N each; dense_act_grad (fused) does dw and, with input_grad, dx."""
     shape = lambda buf: plan["buffers"][buf]["shape"]
     flops = {}
     for k in plan["step"]:
         op, ins = k["op"], k["inputs"]
-        if op == "dense":
+        if op in ("dense", "dense_act"):
             (bsz, n_in), n_out = shape(ins[0]), shape(ins[1])[1]
+            gemms = 1
         elif op == "dense_grad_input":
             (bsz, n_out), n_in = shape(ins[0]), shape(ins[1])[0]
+            gemms = 1
         elif op == "dense_grad_weight":
             (bsz, n_in), n_out = shape(ins[0]), shape(ins[1])[1]
+            gemms = 1
+        elif op == "dense_act_grad":
+            bsz = shape(ins[0])[0]
+            n_in, n_out = shape(ins[-1])
+            gemms = 2 if k["attrs"].get("input_grad", True) else 1
         else:
             continue
-        flops[op] = flops.get(op, 0) + 2 * bsz * n_in * n_out
+        flops[op] = flops.get(op, 0) + 2 * bsz * n_in * n_out * gemms
     return flops
 
 
@@ -494,14 +501,21 @@ def main():
                     ("--no-fuse", "forward+backward", None, "fused")):
                 ms = lambda pr: pr[key] if key else pr["forward_ms"] + pr["backward_ms"]
                 if flag in profiles:
-                    print(f"{what}: default {ms(d):.3f} ms/step, {flag} "
-                          f"{ms(profiles[flag]):.3f} ms/step, speed-up "
+                    print(f"{what}: default {ms(d):.4g} ms/step, {flag} "
+                          f"{ms(profiles[flag]):.4g} ms/step, speed-up "
                           f"{ms(profiles[flag]) / ms(d):.2f}x", flush=True)
                 else:
-                    print(f"{what}: {ms(d):.3f} ms/step; embc has no {flag} yet, so the "
+                    print(f"{what}: {ms(d):.4g} ms/step; embc has no {flag} yet, so the "
                           f"{done} and un{done} plans are the same plan", flush=True)
-            print(f"step in kernels: {d['step_ms']:.3f} ms (forward {d['forward_ms']:.3f}, "
-                  f"backward {d['backward_ms']:.3f}, update {d['update_ms']:.3f})")
+            fused_update = {tag: sum(o["ms_per_step"] for o in pr["ops"]
+                                     if o["op"] == "embedding_update")
+                            for tag, pr in profiles.items()}
+            if any(fused_update.values()):
+                # Fused plans update the tables inside the backward pass.
+                print("  tables are updated in the step by embedding_update: " + ", ".join(
+                    f"{tag} {v:.4g} ms/step" for tag, v in fused_update.items()))
+            print(f"step in kernels: {d['step_ms']:.4g} ms (forward {d['forward_ms']:.4g}, "
+                  f"backward {d['backward_ms']:.4g}, update {d['update_ms']:.4g})")
 
             # Fraction of the hardware limit.
             known = [o for o in d["ops"] if o["gb_per_s"] > 0]
@@ -518,15 +532,16 @@ def main():
             else:
                 print("memory: the plan has no byte estimates (Kernel::bytes is 0), so no "
                       "achieved GB/s")
-            flops = gemm_flops_per_step(plan)
-            gemm_ms = sum(o["ms_per_step"] for o in d["ops"] if o["op"] in flops)
-            if flops and gemm_ms > 0:
+            for tag, pr in profiles.items():
+                flops = gemm_flops_per_step(plans[tag])
+                gemm_ms = sum(o["ms_per_step"] for o in pr["ops"] if o["op"] in flops)
+                if not flops or gemm_ms <= 0:
+                    print(f"GEMM ({tag} plan): no dense layers")
+                    continue
                 gf = sum(flops.values()) / (gemm_ms / 1e3) / 1e9
-                print(f"GEMM: {sum(flops.values()) / 1e9:.3f} GFLOP/step in "
+                print(f"GEMM ({tag} plan): {sum(flops.values()) / 1e9:.3f} GFLOP/step in "
                       f"{', '.join(sorted(flops))}, {gemm_ms:.3f} ms/step = {gf:.1f} GFLOP/s "
                       f"= {gf / hw['sgemm_gflops']:.1%} of sgemm", flush=True)
-            else:
-                print("GEMM: no unfused dense-layer kernels in this plan")
             print(flush=True)
             rows.append((name, batch, embc_rate, torch_rate))
 

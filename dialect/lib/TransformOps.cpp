@@ -170,7 +170,7 @@ bool allowedIn(FusionKind kind, Operation *op) {
 
 LogicalResult FusedOp::verify() {
   Block &body = getBody().front();
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end with emb.yield");
   if (yield.getValues().getTypes() != getResultTypes())

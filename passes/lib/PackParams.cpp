@@ -64,7 +64,7 @@ LogicalResult collapseOps(SmallVectorImpl<OpTy> &targets, StringRef group) {
       if (op.getScale() != first.getScale())
         return op.emitOpError("is scaled differently from the update of @")
                << first.getTarget()
-               << ": packed members take one optimizer step together";
+               << ": the members of a pack or batch take one optimizer step together";
   }
   OpBuilder b(first);
   auto symbol = FlatSymbolRefAttr::get(b.getContext(), group);
@@ -79,19 +79,26 @@ LogicalResult collapseOps(SmallVectorImpl<OpTy> &targets, StringRef group) {
 
 LogicalResult PackParamsPass::packParams(ModuleOp module, func::FuncOp step,
                                          func::FuncOp update) {
-  // Backward order: the order @train_step finishes the gradients.
+  // Only parameters that @update steps are packed: one without an update is
+  // not trained, and the pack's update (weight decay) would move it.
+  llvm::DenseSet<Attribute> updated;
+  update.walk([&](UpdateOp op) { updated.insert(op.getTargetAttr()); });
+  auto trained = [&](ParamOp param) {
+    return updated.contains(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+  };
+  // Backward order (the order @train_step finishes the gradients), so that
+  // the first all-reduce bucket is complete first.
   SmallVector<ParamOp> order;
   llvm::DenseSet<Operation *> placed;
   step.walk([&](AccumulateGradOp acc) {
     auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(
         module, acc.getParamAttr());
-    if (param && placed.insert(param).second)
+    if (param && trained(param) && placed.insert(param).second)
       order.push_back(param);
   });
   for (auto param : module.getOps<ParamOp>())
-    if (placed.insert(param).second)
-      order.push_back(param); // parameters without a gradient come last
-
+    if (trained(param) && placed.insert(param).second)
+      order.push_back(param); // updated without a gradient: last
   llvm::MapVector<Type, SmallVector<ParamOp>> byType;
   for (ParamOp param : order)
     byType[cast<RankedTensorType>(param.getType()).getElementType()].push_back(param);

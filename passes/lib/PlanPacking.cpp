@@ -72,7 +72,11 @@ bool PlanBuilder::packedParam(ParamOp param, rt::Param &p) {
         p.state.push_back(addView("state/" + p.name + "/" + std::to_string(i), state,
                                   rowwise ? rowOffset * 4 : bytes,
                                   rowwise ? std::vector<int64_t>{leadingRows(shape)} : shape));
-      whole.members.push_back(int32_t(plan.params.size()));
+      // Members in pack order (by offset), as emb.param_pack lists them.
+      auto at = llvm::find_if(whole.members, [&](int32_t m) {
+        return viewOffset.lookup(plan.params[m].buffer) > bytes;
+      });
+      whole.members.insert(at, int32_t(plan.params.size()));
       return true;
     }
   }

@@ -428,9 +428,10 @@ public:
 
   BoundKernel bind(const Kernel &kernel, const Plan &plan) override {
     Binder binder(kernel, plan);
-    for (int32_t i : kernel.inputs)
-      if (i < 0 || i >= int32_t(plan.buffers.size()))
-        binder.fail("buffer index out of range");
+    for (const std::vector<int32_t> *list : {&kernel.inputs, &kernel.outputs})
+      for (int32_t i : *list)
+        if (i < 0 || i >= int32_t(plan.buffers.size()))
+          binder.fail("buffer index " + std::to_string(i) + " out of range");
     for (auto bind : {bindForward, bindBackward, bindUpdate, bindPacked, bindFusedDense,
                       bindFusedEmbedding})
       if (BoundKernel bound = bind(binder))
