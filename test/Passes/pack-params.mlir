@@ -187,7 +187,7 @@ module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optim
 // BUCKET:         emb.param_pack @dense_f32 : f32[560] members [@b2, @w2, @b1, @w1, @b0, @w0] offsets [0, 16, 32, 48, 208, 240] buckets [0, 240, 560]
 
 // NOBATCH-LABEL: module @buckets
-// NOBATCH:         emb.param_pack @dense_f32 : f32[560] {{.*}} buckets [0, 576]
+// NOBATCH:         emb.param_pack @dense_f32 : f32[560] {{.*}} buckets [0, 560]
 // NOBATCH:         emb.update @dense_f32 scale
 
 module @buckets attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_clip_norm = 1.0>} {
