@@ -443,7 +443,9 @@ void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
     bool table = rowsTouched > 0 &&
                  (b.role == rt::BufferRole::Table ||
                   (b.role == rt::BufferRole::OptimizerState && b.shape[0] > rowsTouched));
-    if (table)
+    // Tables, their state and shared sparse gradients: only the rows this
+    // launch's ids reach.
+    if (table || (b.dynamic && rowsTouched > 0))
       total += factor * std::min(b.bytes, rowsTouched * (b.bytes / b.shape[0]));
     else
       total += factor * b.bytes;
@@ -502,10 +504,10 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   if (fused)
     plan.notes.push_back("-emb-fuse: " + std::to_string(fused) +
                          " fused kernels in the step");
-  plan.notes.push_back("-emb-autodiff: " +
+  plan.notes.push_back("step: " + std::to_string(plan.forwardKernels) + " forward and " +
                        std::to_string(plan.step.size() - plan.forwardKernels) +
-                       " backward kernels, " +
-                       std::to_string(plan.update.size()) + " update kernels");
+                       " backward kernels; update: " +
+                       std::to_string(plan.update.size()) + " kernels");
   plan.notes.push_back("-emb-to-plan: buffers laid out without reuse "
                        "(-emb-plan-memory not run)");
   return plan;

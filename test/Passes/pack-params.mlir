@@ -106,7 +106,7 @@
 // PLAN-NEXT: { "bytes": 480, "dtype": "f32", "dynamic": false, "name": "table/tc", "offset": {{[0-9]+}}, "parent": -1, "role": "table", "shape": [ 30, 4 ] },
 // PLAN:      "name": "table/td", "offset": {{[0-9]+}}, "parent": -1,
 // PLAN:      "notes": [ "-emb-pack-params: 1 parameter pack(s), 1 table batch(es)",
-// PLAN-SAME: "packs": [ { "buckets": [ 0, 96 ], "buffer": 0, "grad": 1, "members": [ 0, 1, 2, 3 ], "name": "dense_f32", "optimizer": { {{.*}} "kind": "adam", {{.*}} }, "state": [ 2, 3 ] } ],
+// PLAN-SAME: "packs": [ { "buckets": [ 0, 96 ], "buffer": 0, "grad": 1, "members": [ 3, 2, 1, 0 ], "name": "dense_f32", "optimizer": { {{.*}} "kind": "adam", {{.*}} }, "state": [ 2, 3 ] } ],
 // PLAN-SAME: "params": [ { "buffer": 4, "grad": 5,
 // The members' sparse gradients go to the batch's, ids offset by the first row.
 // PLAN:      { "attrs": { "row_offset": 10, "table": 1 }, "bytes": {{[0-9]+}}, "inputs": [ {{[0-9]+}}, {{[0-9]+}} ], "op": "accumulate_rows", "outputs": [ 21, 22 ] },

@@ -103,7 +103,7 @@
 // CHECK-SAME: "loss_buffer": 39
 // CHECK-SAME: "memory": { "arena_bytes": 8128, "by_role": { "activation": 1692, "grad": 1784, "input": 336, "optimizer_state": 1552, "param": 56, "table": 1600, "workspace": 4 } }
 // CHECK-SAME: "model": "tiny"
-// CHECK-SAME: "notes": [ "-emb-autodiff: 17 backward kernels, 11 update kernels", "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)" ]
+// CHECK-SAME: "notes": [ "step: {{[0-9]+}} forward and 17 backward kernels; update: 11 kernels", "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)" ]
 // CHECK-SAME: "params": [ { "buffer": 0, "grad": 1
 // CHECK-SAME: "init": { "gain": 1.0, "high": 0.0, "kind": "xavier_uniform", "low": 0.0, "mean": 0.0, "std": 0.0, "value": 0.0 }, "name": "w"
 // CHECK-SAME: "optimizer": { "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "initial_accumulator": 0.0, "kind": "adam", "lr": 0.001, "momentum": 0.0, "weight_decay": 0.0, "weight_decay_mode": "lazy" }
@@ -234,7 +234,7 @@ module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // CHECK-SAME: "loss_buffer": 12
 // CHECK-SAME: "memory": { "arena_bytes": 1152, "by_role": { "activation": 116, "grad": 56, "input": 56, "optimizer_state": 64, "param": 8, "table": 64, "workspace": 0 } }
 // CHECK-SAME: "model": "plain"
-// CHECK-SAME: "notes": [ "-emb-autodiff: 7 backward kernels, 3 update kernels", "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)" ]
+// CHECK-SAME: "notes": [ "step: {{[0-9]+}} forward and 7 backward kernels; update: 3 kernels", "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)" ]
 // CHECK-SAME: "params": [ { "buffer": 0, "grad": 1
 // CHECK-SAME: "init": { "gain": 1.0, "high": 0.0, "kind": "xavier_uniform", "low": 0.0, "mean": 0.0, "std": 0.0, "value": 0.0 }, "name": "w"
 // CHECK-SAME: "optimizer": { "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "initial_accumulator": 0.0, "kind": "sgd", "lr": 0.1, "momentum": 0.0, "weight_decay": 0.0, "weight_decay_mode": "lazy" }

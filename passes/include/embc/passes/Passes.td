@@ -121,9 +121,9 @@ def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
       (no clipping), for sum and mean pooling;
     - `elementwise`: remaining chains of adds and activations.
 
-    Numerics: the fused kernels compute the same sums in the same order
-    except where a GEMM accumulates into the gradient directly; a fused run
-    agrees with an unfused one within 1e-5 relative (fp32).
+    Numerics: the contract is agreement with an unfused run within 1e-5
+    relative (fp32); the CPU kernels make the plain kernels' GEMM calls and
+    sum in their order, so on every example the runs are bit-identical.
 
     ```mlir
     // before
@@ -151,8 +151,8 @@ def EmbPackParamsPass : Pass<"emb-pack-params", "::mlir::ModuleOp"> {
     Dense parameters of one element type become one `emb.param_pack`: values,
     gradients and optimizer state each in one contiguous buffer (members at
     64-byte aligned offsets, in backward order), so `@update` runs one fused
-    optimizer step for all of them, clipping computes the global norm in one
-    pass, and the gradient is cut into all-reduce buckets of at most
+    optimizer step for all of them, clipping sums the gradient member by
+    member in one sweep of contiguous memory, and the gradient is cut into all-reduce buckets of at most
     `bucket-kib` KiB (at member boundaries) for data-parallel training.
 
     Tables with the same dim, storage and optimizer become one
