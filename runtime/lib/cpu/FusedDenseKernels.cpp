@@ -6,9 +6,8 @@
 // results agree to rounding and mostly bit for bit; what it saves is passes
 // over memory and OpenMP regions:
 //
-//  - denseActForward: GEMM a block of rows, then add the bias and apply the
-//    activation to that block while it is still in cache (the plain chain
-//    writes the bias rows, GEMMs onto them, then reads y again to activate).
+//  - denseActForward: denseForward's GEMM, then the activation in place on
+//    its output, in one launch (no separate pre-activation buffer).
 //  - denseActGrad: dz and db in one pass, dW += x^T dz as one GEMM with
 //    beta = 1 (no temporary), dx as one GEMM.
 //  - elementwiseForward: a chain of adds / activations / activation
@@ -225,20 +224,13 @@ void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *
                      int64_t K, int64_t N) {
   if (B <= 0 || N <= 0)
     return;
-  // The GEMM is denseForward's, call for call (bias seeded, beta = 1), so a
-  // fused layer computes the unfused one's bits: OpenBLAS sums a row block
-  // in another order than the whole matrix, and Adagrad turns last-bit
-  // differences of near-zero gradients into visible ones. The activation
-  // then runs in place on the GEMM's output (z is kept only when asked for).
+  // denseForward itself, so a fused layer computes the unfused one's bits:
+  // OpenBLAS sums a row block in another order than the whole matrix, and
+  // Adagrad turns last-bit differences of near-zero gradients into visible
+  // ones. The activation then runs in place on the GEMM's output (z is kept
+  // only when asked for).
   T *acc = z ? z : y;
-  T beta = T(0);
-  if (b) {
-#pragma omp parallel for schedule(static) if (B * N > kParallelWork)
-    for (int64_t r = 0; r < B; ++r)
-      std::memcpy(acc + r * N, b, sizeof(T) * size_t(N));
-    beta = T(1);
-  }
-  detail::gemm<T>(false, false, B, N, K, T(1), x, w, beta, acc);
+  denseForward(x, w, b, acc, B, K, N);
   if (!z && f == Activation::None)
     return;
   const int64_t rows = std::max<int64_t>(1, kEpilogueElements / N);

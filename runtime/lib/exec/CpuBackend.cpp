@@ -328,9 +328,9 @@ BoundKernel bindBackward(const Binder &b) {
 BoundKernel bindUpdate(const Binder &b) {
   const Kernel &k = b.k;
   const std::string &op = k.op;
-  if (op == "coalesce_rows" && !k.attrs.contains("batch")) {
+  if (op == "coalesce_rows") {
     b.expectCounts(0, 2);
-    int64_t D = b.table().dim;
+    int64_t D = b.sparseTarget().dim;
     int32_t rows = k.outputs[0], values = k.outputs[1];
     return [=](ExecState &s) {
       int64_t n = cpu::coalesceRows(s.data<int64_t>(rows), s.data<float>(values),
@@ -381,8 +381,8 @@ BoundKernel bindUpdate(const Binder &b) {
                        rowLength);
     };
   }
-  if (op == "update_table" && !k.attrs.contains("batch")) {
-    const Table &t = b.table();
+  if (op == "update_table") {
+    Binder::SparseTarget t = b.sparseTarget();
     bool clipped = k.inputs.size() == 3;
     b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
     cpu::OptimizerParams opt = optimizerOf(b, t.optimizer);

@@ -1,7 +1,8 @@
-//===- PackedBindings.cpp - kernels of packed parameters and table batches ===//
+//===- PackedBindings.cpp - the update kernel of packed parameters --------===//
 //
-// -emb-pack-params gives one buffer per pack (values, gradient, each state)
-// and per table batch. The optimizer then runs once per pack: elementwise
+// -emb-pack-params gives one buffer per pack (values, gradient, each state).
+// (A table batch is one table to coalesce_rows and update_table, which
+// CpuBackend.cpp binds for both.) The optimizer runs once per pack: elementwise
 // optimizers over the whole buffer in one pass (the gaps that align members
 // hold zeros and stay zero), LAMB and row-wise Adagrad per member, since
 // their norms and rows are per parameter. Every value gets the arithmetic it
@@ -20,13 +21,6 @@ const ParamPack &packOf(const Binder &b) {
   if (i < 0 || i >= int64_t(b.p.packs.size()))
     b.fail("pack index " + std::to_string(i) + " out of range");
   return b.p.packs[i];
-}
-
-const TableBatch &batchOf(const Binder &b) {
-  int64_t i = b.integer("batch");
-  if (i < 0 || i >= int64_t(b.p.tableBatches.size()))
-    b.fail("table batch index " + std::to_string(i) + " out of range");
-  return b.p.tableBatches[i];
 }
 
 /// One member of a pack: where its values, gradient and state start.
@@ -83,51 +77,11 @@ BoundKernel bindUpdatePacked(const Binder &b) {
   };
 }
 
-BoundKernel bindBatchCoalesce(const Binder &b) {
-  b.expectCounts(0, 2);
-  const TableBatch &batch = batchOf(b);
-  if (b.k.outputs[0] != batch.gradRows || b.k.outputs[1] != batch.gradValues)
-    b.fail("must coalesce the batch's sparse gradient");
-  int64_t D = batch.dim;
-  int32_t rows = b.k.outputs[0], values = b.k.outputs[1];
-  return [=](ExecState &s) {
-    int64_t n = cpu::coalesceRows(s.data<int64_t>(rows), s.data<float>(values),
-                                  s.length[rows], D);
-    s.length[rows] = s.length[values] = n;
-  };
-}
-
-BoundKernel bindBatchUpdate(const Binder &b) {
-  const Kernel &k = b.k;
-  const TableBatch &batch = batchOf(b);
-  bool clipped = k.inputs.size() == 3;
-  b.expectCounts(clipped ? 3 : 2, 1 + batch.state.size());
-  if (k.inputs[0] != batch.gradRows || k.inputs[1] != batch.gradValues ||
-      k.outputs[0] != batch.buffer)
-    b.fail("must read the batch's sparse gradient and write its rows");
-  cpu::OptimizerParams opt = optimizerOf(b, batch.optimizer);
-  double gradScale = b.real("grad_scale");
-  int64_t rowsCount = batch.rows, D = batch.dim;
-  int32_t rows = k.inputs[0], values = k.inputs[1], scale = clipped ? k.inputs[2] : -1;
-  std::vector<int32_t> out = k.outputs;
-  return [=](ExecState &s) {
-    double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
-    cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor, s.data<float>(out[0]),
-                      rowsCount, D, s.data<int64_t>(rows), s.data<float>(values),
-                      s.length[rows], out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                      out.size() > 2 ? s.data<float>(out[2]) : nullptr);
-  };
-}
-
 } // namespace
 
 BoundKernel embc::runtime::bindPacked(const Binder &b) {
   const std::string &op = b.k.op;
   if (op == "update_packed")
     return bindUpdatePacked(b);
-  if (op == "coalesce_rows" && b.k.attrs.contains("batch"))
-    return bindBatchCoalesce(b);
-  if (op == "update_table" && b.k.attrs.contains("batch"))
-    return bindBatchUpdate(b);
   return nullptr;
 }

@@ -37,9 +37,9 @@ bool hasDerivativeFromOutput(Activation f);
 // --- Dense layer with bias and activation ---------------------------------------
 
 /// y[B,N] = f(x[B,K] w[K,N] + b[N]); b may be null. When z is not null it
-/// also receives the pre-activation x w + b. The GEMM runs per block of rows
-/// and the bias and activation are applied to the block while it is in
-/// cache; blocks run in parallel. y and z must not alias x or w.
+/// also receives the pre-activation x w + b. The GEMM is denseForward's
+/// (bit-identical to the plain chain); the activation follows in place, in
+/// parallel blocks. y and z must not alias x or w.
 template <class T>
 void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *z, int64_t B,
                      int64_t K, int64_t N);
