@@ -20,6 +20,12 @@ const char *embc::runtime::dtypeName(DType type) {
     return "f64";
   case DType::I64:
     return "i64";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::U8:
+    return "u8";
   }
   // Only a value cast from an out-of-range integer gets here.
   throw std::invalid_argument("invalid DType value " +
@@ -33,6 +39,11 @@ int64_t embc::runtime::dtypeBytes(DType type) {
   case DType::F64:
   case DType::I64:
     return 8;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::U8:
+    return 1;
   }
   throw std::invalid_argument("invalid DType value " +
                               std::to_string(static_cast<int>(type)));
@@ -82,7 +93,7 @@ std::string childPath(const std::string &parent, size_t index) {
 }
 
 std::optional<DType> parseDType(const std::string &name) {
-  for (DType type : {DType::F32, DType::F64, DType::I64})
+  for (DType type : {DType::F32, DType::F64, DType::I64, DType::F16, DType::BF16, DType::U8})
     if (name == dtypeName(type))
       return type;
   return std::nullopt;

@@ -27,9 +27,12 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 2;
+inline constexpr uint32_t kPlanVersion = 3;
 
-enum class DType { F32, F64, I64 };
+/// Element types. F16/BF16/U8 store quantised embedding tables
+/// (-emb-quantize); U8 rows of an int8 table come with a per-row scale and
+/// bias (Table::qparams).
+enum class DType { F32, F64, I64, F16, BF16, U8 };
 const char *dtypeName(DType type);
 int64_t dtypeBytes(DType type);
 
@@ -59,6 +62,18 @@ struct Buffer {
   /// -1, or the buffer this one is a view into (-emb-pack-params): its bytes
   /// lie inside the parent's, aligned to its dtype, and count only once.
   int32_t parent = -1;
+  /// Copies of the buffer, one per micro-batch in flight (-emb-pipeline):
+  /// micro-batch mb uses copy mb % slots, `bytes` apart. `bytes` is one copy.
+  int32_t slots = 1;
+  /// The pass that created the buffer (frontend, emb-autodiff,
+  /// emb-pack-params, emb-quantize, emb-remat, emb-pipeline, emb-fuse,
+  /// emb-to-plan); shown in the memory report.
+  std::string origin;
+  /// Lifetime on the step timeline (step kernels 0..S-1, then update
+  /// kernels S..S+U-1): the first and last position that touches the buffer.
+  /// -1/-1: live for the whole run (parameters, tables, optimizer state,
+  /// gradients). Filled by -emb-plan-memory.
+  int64_t firstUse = -1, lastUse = -1;
 };
 
 struct Initializer {
@@ -91,6 +106,11 @@ struct Table {
   std::string name;
   int64_t rows = 0, dim = 0;
   int32_t buffer = -1, gradRows = -1, gradValues = -1;
+  /// Row storage: f32, f16, bf16 or int8 (row-wise; -emb-quantize). The
+  /// table buffer's dtype is F32, F16, BF16 or U8 accordingly.
+  std::string storage = "f32";
+  /// int8 only: rows x 2 F32 (scale, bias) per row; value = scale * q + bias.
+  int32_t qparams = -1;
   std::vector<int32_t> state;
   Initializer init;
   Optimizer optimizer;
@@ -144,6 +164,37 @@ struct Kernel {
   std::vector<int32_t> inputs, outputs;
   nlohmann::json attrs = nlohmann::json::object();
   int64_t bytes = 0; ///< the compiler's estimate of bytes moved per launch
+  int32_t stage = 0; ///< pipeline stage (-emb-pipeline) that runs the kernel
+};
+
+/// One instruction of the micro-batch schedule (-emb-pipeline), run in
+/// order: `load` (copy micro-batch mb's inputs), `forward`/`backward` (the
+/// stage's step kernels for mb), `send`/`recv` (boundary buffers between
+/// `stage` and `peer`), `reduce` (gradient all-reduce point), `step` (the
+/// optimizer update).
+struct ScheduleOp {
+  std::string kind;
+  int32_t stage = 0;
+  int32_t microBatch = -1;       ///< -1 for reduce and step
+  int32_t peer = -1;             ///< send/recv: the other stage
+  std::vector<int32_t> buffers;  ///< send/recv: the boundary buffers
+};
+
+/// Dynamic loss scaling for fp16 (-emb-quantize): the loss gradient is
+/// multiplied by the scale; an update whose gradients are not all finite is
+/// skipped and the scale multiplied by `backoff`; after `interval` good
+/// steps it is multiplied by `growth`.
+struct LossScaling {
+  bool enabled = false;
+  double initial = 65536.0, growth = 2.0, backoff = 0.5;
+  int64_t interval = 2000;
+};
+
+/// What -emb-plan-memory computed (the report shows it with each buffer).
+struct MemoryPlan {
+  std::string strategy = "sequential"; ///< sequential (no reuse) or greedy_by_size
+  int64_t peakBytes = 0;       ///< = arenaBytes
+  int64_t lowerBoundBytes = 0; ///< max over the timeline of the bytes live at once
 };
 
 struct TrainingConfig {
@@ -155,6 +206,10 @@ struct TrainingConfig {
   uint64_t seed = 0;
   std::string loss;             ///< bce_with_logits, mse, softmax_ce, neg_sampling
   std::string precision = "fp32";
+  LossScaling lossScaling;
+  int64_t microBatches = 1;   ///< per batch, each batchSize / microBatches examples
+  int64_t pipelineStages = 1;
+  std::string schedule = "gpipe"; ///< gpipe or 1f1b
 };
 
 struct Plan {
@@ -175,6 +230,10 @@ struct Plan {
   std::vector<Kernel> update;
   /// How many leading kernels of `step` are the forward pass (evaluation).
   int64_t forwardKernels = 0;
+  /// The micro-batch schedule of one optimizer step; empty: one
+  /// micro-batch, one stage (load, forward, backward, step).
+  std::vector<ScheduleOp> schedule;
+  MemoryPlan memory;
   int32_t lossBuffer = -1, predictionBuffer = -1;
   int64_t arenaBytes = 0;
   /// Free-form notes from the compiler (passes run, choices made).
