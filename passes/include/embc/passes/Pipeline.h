@@ -7,13 +7,17 @@
 
 namespace embc {
 
-/// Which optional passes the pipeline runs (embc --no-pack / --no-fuse).
+/// Which optional passes the pipeline runs (embc --no-pack, --no-fuse,
+/// --no-plan-memory). Quantisation, remat and pipelining follow the model's
+/// `plan` settings (each pass reads them from the module).
 struct TrainingPipelineOptions {
   bool pack = true;
   bool fuse = true;
+  bool planMemory = true;
 };
 
-/// -emb-autodiff, then -emb-pack-params and -emb-fuse unless turned off.
+/// In order: -emb-autodiff, -emb-quantize, -emb-pack-params, -emb-remat,
+/// -emb-pipeline, -emb-fuse, -emb-plan-memory.
 /// -emb-to-plan is not part of it: embc builds the plan from the result.
 void addTrainingPipeline(mlir::OpPassManager &pm,
                          const TrainingPipelineOptions &options = {});
