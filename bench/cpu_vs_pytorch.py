@@ -190,11 +190,10 @@ def build_models(torch):
 
         def optimizers(self, model):
             dense, emb = model["optimizer"]["dense"], model["optimizer"]["embedding"]
-            assert dense["type"] == "adam" and emb["type"] == "adagrad"
+            assert dense["type"] == "adam" and emb["type"] == "rowwise_adagrad"
             dense_params = list(self.bottom.parameters()) + list(self.top.parameters())
             return [torch.optim.Adam(dense_params, lr=dense["lr"], eps=1e-8),
-                    torch.optim.Adagrad(self.tables.parameters(), lr=emb["lr"], eps=1e-8,
-                                        initial_accumulator_value=0.0)]
+                    RowwiseAdagrad(self.tables.parameters(), lr=emb["lr"], eps=1e-8)]
 
         @staticmethod
         def loss(pred, label):
@@ -254,6 +253,30 @@ def build_models(torch):
                 rows, values = g.indices()[0], g.values()
                 w = t.weight
                 w.index_add_(0, rows, -self.lr * (values + self.wd * w[rows]))
+
+    class RowwiseAdagrad:
+        """Row-wise Adagrad on sparse table gradients, as embc's (and FBGEMM's)
+        rowwise_adagrad: per touched row r (duplicates summed) a_r +=
+        mean(g_r^2); w_r -= lr g_r / (sqrt(a_r) + eps). PyTorch has no
+        built-in one, so this is the update a PyTorch user writes by hand."""
+
+        def __init__(self, params, lr, eps):
+            self.params = list(params)
+            self.lr, self.eps = lr, eps
+            self.state = [torch.zeros(p.shape[0]) for p in self.params]
+
+        def zero_grad(self):
+            for p in self.params:
+                p.grad = None
+
+        @torch.no_grad()
+        def step(self):
+            for p, acc in zip(self.params, self.state):
+                g = p.grad.coalesce()
+                rows, values = g.indices()[0], g.values()
+                acc.index_add_(0, rows, values.pow(2).mean(dim=1))
+                scale = self.lr / (acc[rows].sqrt() + self.eps)
+                p.index_add_(0, rows, -scale.unsqueeze(1) * values)
 
     return {"dlrm_small": DLRM, "mf_movielens": MF}
 

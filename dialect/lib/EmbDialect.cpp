@@ -56,17 +56,24 @@ int64_t embc::emb::getElementBytes(Value v) {
   return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
 }
 
-int64_t embc::emb::getStorageElementBytes(StorageType storage) {
+int64_t embc::emb::getStorageElementBits(StorageType storage) {
   switch (storage) {
   case StorageType::f32:
-    return 4;
+    return 32;
   case StorageType::f16:
   case StorageType::bf16:
-    return 2;
+    return 16;
   case StorageType::int8_rowwise:
-    return 1;
+    return 8;
+  case StorageType::int4_rowwise:
+    return 4;
   }
   llvm_unreachable("unknown storage type");
+}
+
+int64_t embc::emb::getStorageRowParamBytes(StorageType storage) {
+  // FBGEMM's "SBHalf" layout: the scale and bias of a row as two fp16.
+  return storage == StorageType::int8_rowwise || storage == StorageType::int4_rowwise ? 4 : 0;
 }
 
 void embc::emb::printReal(AsmPrinter &printer, Real r) {

@@ -6,11 +6,11 @@ using namespace mlir;
 using namespace embc::emb;
 
 int64_t TableOp::getStorageBytes() {
-  int64_t bytes = getRows() * getDim() * getStorageElementBytes(getStorage());
-  // int8 row-wise quantisation keeps an fp32 scale and bias per row.
-  if (getStorage() == StorageType::int8_rowwise)
-    bytes += getRows() * 2 * 4;
-  return bytes;
+  // int4 packs two elements per byte (the verifier requires an even dim);
+  // row-wise storages add an fp16 scale and bias per row.
+  int64_t rowBytes = getDim() * getStorageElementBits(getStorage()) / 8 +
+                     getStorageRowParamBytes(getStorage());
+  return getRows() * rowBytes;
 }
 
 LogicalResult TableOp::verify() {
@@ -23,6 +23,10 @@ LogicalResult TableOp::verify() {
     return emitOpError("table of ")
            << getRows() << " x " << getDim()
            << " exceeds the limit of 2^40 elements";
+  if (getStorage() == StorageType::int4_rowwise && getDim() % 2 != 0)
+    return emitOpError("is stored as int4_rowwise, which packs two elements "
+                       "per byte, but its dim ")
+           << getDim() << " is odd; use an even dim or int8";
   InitKind kind = getInit().getKind();
   if (kind == InitKind::xavier_uniform || kind == InitKind::xavier_normal)
     return emitOpError("Xavier initialisation is for dense weights; use "

@@ -47,8 +47,11 @@ OptimizerAttr toAttr(MLIRContext *ctx, const OptimizerConfig &opt) {
 }
 
 StorageType toStorage(const std::string &dtype) {
-  return dtype == "int8" ? StorageType::int8_rowwise
-                         : symbolizeOrDie(symbolizeStorageType(dtype));
+  if (dtype == "int8")
+    return StorageType::int8_rowwise;
+  if (dtype == "int4")
+    return StorageType::int4_rowwise;
+  return symbolizeOrDie(symbolizeStorageType(dtype));
 }
 
 class Importer {

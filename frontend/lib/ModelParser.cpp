@@ -295,7 +295,13 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                             std::to_string(t.dim) +
                             " elements, more than the limit 2^40");
   t.dtype =
-      node.getEnum("dtype", {"f32", "f16", "bf16", "int8"}, defaultDtype);
+      node.getEnum("dtype", {"f32", "f16", "bf16", "int8", "int4"}, defaultDtype);
+  if (t.dtype == "int4" && t.dim % 2 != 0)
+    node.failAt(node.has("dtype") ? "dtype" : "dim",
+                "table '" + t.name + "' is stored as int4" +
+                    (node.has("dtype") ? "" : " (plan.quantize)") +
+                    ", which packs two values per byte, but its dim " +
+                    std::to_string(t.dim) + " is odd; use an even dim or int8");
   if (node.has("init")) {
     t.init = readInitializer(node.child("init"));
     if (t.init.kind == "xavier_uniform" || t.init.kind == "xavier_normal")
@@ -461,11 +467,12 @@ PlanKnobs readPlan(const JsonNode &node) {
   if (node.has("memory_budget"))
     p.memoryBudget = readByteSize(node, "memory_budget");
   p.quantize =
-      node.getEnum("quantize", {"none", "fp16", "bf16", "int8", "auto"}, "none");
+      node.getEnum("quantize", {"none", "fp16", "bf16", "int8", "int4", "auto"},
+                   "none");
   if (p.quantize == "auto")
     node.failAt("quantize", "'quantize': 'auto' needs the budget-driven auto "
                             "planner, which is not available yet; choose "
-                            "'none', 'fp16', 'bf16' or 'int8'");
+                            "'none', 'fp16', 'bf16', 'int8' or 'int4'");
   p.remat = node.getEnum("remat", {"none", "auto", "all"}, "none");
   if (p.remat == "auto" && p.memoryBudget == 0)
     node.failAt("remat", "'remat': 'auto' needs 'memory_budget'");

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineSchedule.h"
+
 #include "embc/passes/Passes.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -99,8 +101,16 @@ struct FusePass : embc::impl::EmbFusePassBase<FusePass> {
 
 private:
   void group(ArrayRef<Operation *> ops, FusionKind kind) {
-    if (ops.size() < 2 || !formGroup(ops, kind))
+    // A kernel runs on one pipeline stage: never group across stages.
+    if (ops.size() < 2 || llvm::any_of(ops, [&](Operation *op) {
+          return pipeline::stageOf(op) != pipeline::stageOf(ops.front());
+        }))
       return;
+    FusedOp fused = formGroup(ops, kind);
+    if (!fused)
+      return;
+    if (Attribute stage = ops.front()->getAttr(pipeline::kStageAttrName))
+      fused->setAttr(pipeline::kStageAttrName, stage);
     ++numGroups;
     numFusedOps += ops.size();
   }
@@ -130,6 +140,8 @@ void FusePass::gradientsFromOutputs(Block *block) {
     auto replacement = ActivationGradOp::create(
         b, grad.getLoc(), grad.getKind(), grad.getGrad(), forward.getResult(),
         /*from_output=*/true);
+    // Keep the discardable attributes (emb.stage of -emb-pipeline, emb.remat).
+    replacement->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
     grad.replaceAllUsesWith(replacement.getResult());
     grad.erase();
   }
@@ -252,9 +264,14 @@ void FusePass::embeddingUpdates(ModuleOp module, Block *block,
                                 func::FuncOp update) {
   auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
   if (!training || training.getGradAccumulation() != 1 ||
-      training.getGradClipNorm() != 0.0 || !update.getOps<ClipGradNormOp>().empty())
-    return; // the update must wait for all gradients of the step
+      training.getGradClipNorm() != 0.0 || !update.getOps<ClipGradNormOp>().empty() ||
+      !update.getOps<UnscaleGradsOp>().empty())
+    return; // the update must wait for all gradients of the step (and, with
+            // fp16 loss scaling, for their overflow check: it may be skipped)
 
+  if (auto step = block->getParentOp();
+      step && step->hasAttr(pipeline::kMicroBatchesAttrName))
+    return; // pipelined: the update is the schedule's step, after every micro-batch
   SymbolTableCollection symbols;
   for (auto upd : llvm::make_early_inc_range(update.getOps<UpdateOp>())) {
     if (upd.getScale())

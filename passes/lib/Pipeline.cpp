@@ -6,10 +6,33 @@
 void embc::addTrainingPipeline(mlir::OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
   pm.addPass(createEmbAutodiffPass());
+  // With plan.memory_budget: chooses table storage, remat and micro-batches
+  // for the passes below, compiling each candidate with them.
+  EmbAutoPassOptions autoOptions;
+  autoOptions.pack = options.pack;
+  autoOptions.fuse = options.fuse;
+  pm.addPass(createEmbAutoPass(autoOptions));
+  addPlanningPasses(pm, options);
+}
+
+void embc::addPlanningPasses(mlir::OpPassManager &pm,
+                             const TrainingPipelineOptions &options) {
+  // Before packing and fusion: it marks each table's own lookups and update.
+  pm.addPass(createEmbQuantizePass());
   // Packing first: fusion then sees one update per pack and batch, and an
   // embedding_update group serves a whole table batch.
   if (options.pack)
     pm.addPass(createEmbPackParamsPass());
+  // Remat follows the plan's `remat` (none: no change); before fusion, which
+  // then groups the recomputed forward ops like the originals.
+  pm.addPass(createEmbRematPass());
+  // Micro-batches and stages follow the plan's settings (1 and 1: no
+  // change); before fusion, which never groups ops of different stages.
+  pm.addPass(createEmbPipelinePass());
   if (options.fuse)
     pm.addPass(createEmbFusePass());
+  // Last: it plans the buffers of the IR as -emb-to-plan will lower it, and
+  // -emb-to-plan refuses a module changed after it.
+  if (options.planMemory)
+    pm.addPass(createEmbPlanMemoryPass());
 }

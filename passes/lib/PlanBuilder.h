@@ -51,6 +51,39 @@ inline rt::Optimizer convertOptimizer(OptimizerAttr opt) {
   return out;
 }
 
+/// A table's storage as the plan spells it (Table::storage) and the dtype
+/// of its buffer (-emb-quantize).
+inline std::string storageName(StorageType storage) {
+  if (storage == StorageType::int8_rowwise)
+    return "int8";
+  if (storage == StorageType::int4_rowwise)
+    return "int4";
+  return stringifyStorageType(storage).str();
+}
+inline rt::DType storageDType(StorageType storage) {
+  switch (storage) {
+  case StorageType::f16:
+    return rt::DType::F16;
+  case StorageType::bf16:
+    return rt::DType::BF16;
+  case StorageType::int8_rowwise:
+  case StorageType::int4_rowwise: // two 4-bit codes per byte
+    return rt::DType::U8;
+  case StorageType::f32:
+    break;
+  }
+  return rt::DType::F32;
+}
+/// The shape of a rows x dim table's values buffer: int4 packs two codes per
+/// byte (low nibble first), so its U8 buffer is rows x dim/2.
+inline std::vector<int64_t> storageShape(StorageType storage, int64_t rows, int64_t dim) {
+  return {rows, storage == StorageType::int4_rowwise ? dim / 2 : dim};
+}
+/// Row-wise storages (int8, int4) keep a rows x 2 F16 (scale, bias) buffer.
+inline bool hasRowParams(StorageType storage) {
+  return storage == StorageType::int8_rowwise || storage == StorageType::int4_rowwise;
+}
+
 /// Optimizer state buffers (shape of each) for a value of `shape`; rowwise
 /// Adagrad keeps one accumulator per row (leading dimension).
 inline SmallVector<std::vector<int64_t>> stateShapes(const rt::Optimizer &opt,
@@ -93,12 +126,34 @@ private:
                                  StringRef name);
   int64_t idCapacity(Value ids);
   LogicalResult addParamsAndTables(func::FuncOp step, int64_t accumulation);
+  /// For an op reading `table`: when the table is quantised, checks that
+  /// -emb-quantize marked the op and records "dequantize" in `attrs`.
+  LogicalResult dequantizeAttr(Operation *op, StringRef table, nlohmann::json &attrs);
+  /// The storage of table `name` (f32 for a pack or unknown symbol).
+  StorageType storageOf(StringRef name);
   LogicalResult addInputs(func::FuncOp step);
   LogicalResult lowerStep(func::FuncOp step);
   LogicalResult lowerUpdate(func::FuncOp update);
   FailureOr<rt::Kernel> lowerOp(Operation *op);
   void layout();
   void estimateBytes(rt::Kernel &kernel);
+
+  // PlanSchedule.cpp (-emb-pipeline)
+  /// config.microBatches/pipelineStages/schedule from the emb.schedule.
+  LogicalResult readPipelineConfig(func::FuncOp step);
+  /// Plan.schedule with the send/recv boundary buffers, then the slots.
+  LogicalResult lowerSchedule(func::FuncOp step);
+  /// Buffer.slots: copies per micro-batch in flight, from the schedule.
+  void computeSlots();
+
+  // PlanLayout.cpp
+  /// Fills Buffer::origin (the pass that made each buffer) where unset.
+  void assignOrigins();
+  /// Lifetimes and offsets: by emb.memory_plan's strategy when
+  /// -emb-plan-memory ran (failing if its peak is not reproduced), else one
+  /// buffer after another. Sets memoryNote.
+  LogicalResult layoutMemory();
+  std::string memoryNote;
 
   // PlanPacking.cpp
   /// Creates the packs' buffers; members then get views (packedParam).
@@ -111,6 +166,15 @@ private:
   bool batchedTable(TableOp table, rt::Table &t);
   /// The update kernel of a pack or batch target (or nothing if neither).
   std::optional<rt::Kernel> groupUpdate(UpdateOp op, double gradScale);
+
+  // PlanPrecision.cpp (-emb-quantize's dense half)
+  /// Refuses a module whose dense ops, loss gradient or update disagree
+  /// with its training precision.
+  LogicalResult checkPrecision(func::FuncOp step, func::FuncOp update);
+  /// "compute" / "loss_scaled" of the kernel lowered from `op` (or a group).
+  void precisionAttrs(Operation *op, nlohmann::json &attrs);
+  /// The unscale_grads kernel; fills config.loss_scaling from the op.
+  rt::Kernel lowerUnscale(UnscaleGradsOp op);
 
   // PlanFused.cpp
   FailureOr<rt::Kernel> lowerFused(FusedOp fused);

@@ -84,6 +84,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerFusedLookup(FusedOp fused) {
                         {"buckets", hashed ? int64_t(hash.getBuckets()) : 0},
                         {"seed", hashed ? int64_t(hash.getSeed()) : 0},
                         {"hashed_output", hashed && bufferOf.count(hash.getResult())}};
+    if (failed(dequantizeAttr(lookup, lookup.getTable(), m)))
+      return failure();
     k.inputs.push_back(read(hashed ? hash.getIds() : lookup.getIds()));
     k.inputs.push_back(read(lookup.getOffsets()));
     if (lookup.getWeights())
@@ -289,15 +291,20 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
   auto update = firstOf<UpdateOp>(fused);
   rt::Kernel k;
   k.op = "embedding_update";
-  k.attrs["grad_scale"] = 1.0 / double(plan.config.gradAccumulation);
+  k.attrs["grad_scale"] =
+      1.0 / double(plan.config.gradAccumulation * plan.config.microBatches);
   if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.attrs["batch"] = batch->second;
+    if (b.storage != "f32")
+      k.attrs["requantize"] = "stochastic";
     k.outputs = {b.buffer};
     k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
   } else {
     int32_t t = tableIndex.lookup(update.getTarget());
     k.attrs["table"] = t;
+    if (plan.tables[t].storage != "f32")
+      k.attrs["requantize"] = "stochastic";
     k.outputs = {plan.tables[t].buffer};
     k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());
   }

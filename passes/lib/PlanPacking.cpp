@@ -90,13 +90,16 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     b.name = batch.getSymName().str();
     SmallVector<int64_t> offsets = batch.getRowOffsets(symbols);
     int64_t capacity = 0;
+    std::optional<StorageType> storage;
     for (auto [ref, offset] : llvm::zip(batch.getMembers(), offsets)) {
       auto symbol = cast<FlatSymbolRefAttr>(ref);
       auto table = symbols.lookupNearestSymbolFrom<TableOp>(module, symbol);
-      if (table.getStorage() != StorageType::f32)
-        return batch.emitOpError("batches a table stored as ")
+      if (storage && table.getStorage() != *storage)
+        return batch.emitOpError("batches tables stored as ")
+               << stringifyStorageType(*storage) << " and "
                << stringifyStorageType(table.getStorage())
-               << "; the CPU runtime trains f32 tables";
+               << "; one buffer holds one storage";
+      storage = table.getStorage();
       b.rows += int64_t(table.getRows());
       b.dim = int64_t(table.getDim());
       b.optimizer = convertOptimizer(table.getOptimizer());
@@ -106,7 +109,15 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     }
     capacity = std::max<int64_t>(capacity, 1);
     std::vector<int64_t> shape = {b.rows, b.dim};
-    b.buffer = addBuffer("tables/" + b.name, rt::BufferRole::Table, rt::DType::F32, shape);
+    b.storage = storageName(storage.value_or(StorageType::f32));
+    StorageType kind = storage.value_or(StorageType::f32);
+    b.buffer = addBuffer("tables/" + b.name, rt::BufferRole::Table, storageDType(kind),
+                         storageShape(kind, b.rows, b.dim));
+    if (hasRowParams(kind)) {
+      b.qparams = addBuffer("qparams/" + b.name, rt::BufferRole::Table, rt::DType::F16,
+                            {b.rows, 2});
+      plan.buffers[b.qparams].origin = "emb-quantize";
+    }
     b.gradRows = addBuffer("grad_rows/" + b.name, rt::BufferRole::Grad, rt::DType::I64,
                            {capacity}, /*dynamic=*/true);
     b.gradValues = addBuffer("grad_values/" + b.name, rt::BufferRole::Grad, rt::DType::F32,
@@ -126,7 +137,12 @@ bool PlanBuilder::batchedTable(TableOp table, rt::Table &t) {
     return false;
   auto [index, rowOffset] = it->second;
   rt::TableBatch &batch = plan.tableBatches[index];
-  t.buffer = addView("table/" + t.name, batch.buffer, rowOffset * t.dim * 4, {t.rows, t.dim});
+  const rt::Buffer &values = plan.buffers[batch.buffer];
+  int64_t columns = values.shape[1]; // dim, or dim/2 for int4
+  int64_t rowBytes = columns * rt::dtypeBytes(values.dtype);
+  t.buffer = addView("table/" + t.name, batch.buffer, rowOffset * rowBytes, {t.rows, columns});
+  if (batch.qparams >= 0) // rows x 2 fp16
+    t.qparams = addView("qparams/" + t.name, batch.qparams, rowOffset * 2 * 2, {t.rows, 2});
   t.gradRows = batch.gradRows;
   t.gradValues = batch.gradValues;
   for (auto [i, state] : llvm::enumerate(batch.state)) {
@@ -156,6 +172,8 @@ std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.op = "update_table";
     k.attrs["batch"] = batch->second;
+    if (b.storage != "f32")
+      k.attrs["requantize"] = "stochastic";
     k.inputs = {b.gradRows, b.gradValues};
     k.outputs = {b.buffer};
     k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());

@@ -9,8 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineSchedule.h"
 #include "PlanBuilder.h"
+#include "Quantize.h"
 
+#include "embc/passes/MemoryReport.h"
 #include "embc/passes/Passes.h"
 #include "embc/passes/ToPlan.h"
 
@@ -162,6 +165,11 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
   // all the micro-batches of an optimizer step.
   llvm::StringMap<int64_t> gradCapacity;
   WalkResult walk = step.walk([&](AccumulateRowsOp acc) {
+    // A table whose backward -emb-fuse merged with its update never
+    // materialises its sparse gradient: its buffers keep one row.
+    auto group = acc->getParentOfType<FusedOp>();
+    if (group && group.getKind() == FusionKind::embedding_update)
+      return WalkResult::advance();
     int64_t ids = idCapacity(acc.getIds());
     if (ids < 0) {
       acc.emitOpError("cannot bound the number of ids in ")
@@ -178,21 +186,30 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     return failure();
 
   for (auto table : module.getOps<TableOp>()) {
-    if (table.getStorage() != StorageType::f32)
+    StorageType storage = table.getStorage();
+    if (storage != StorageType::f32 && !module->hasAttr(kQuantizedAttrName))
       return table.emitOpError("is stored as ")
-             << stringifyStorageType(table.getStorage())
-             << "; the CPU runtime trains f32 tables (quantised storage "
-                "comes with -emb-quantize)";
+             << stringifyStorageType(storage)
+             << ", but -emb-quantize has not run (the module has no "
+             << kQuantizedAttrName << "): run it after -emb-autodiff";
     rt::Table t;
     t.name = table.getSymName().str();
     t.rows = int64_t(table.getRows());
     t.dim = int64_t(table.getDim());
+    t.storage = storageName(storage);
     t.init = convertInit(table.getInit());
     t.optimizer = convertOptimizer(table.getOptimizer());
     std::vector<int64_t> shape = {t.rows, t.dim};
     if (!batchedTable(table, t)) {
-      t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table,
-                           rt::DType::F32, shape);
+      t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table, storageDType(storage),
+                           storageShape(storage, t.rows, t.dim));
+      if (hasRowParams(storage)) {
+        // Per row: fp16 scale and bias of its 8- or 4-bit codes
+        // (value = scale q + bias).
+        t.qparams = addBuffer("qparams/" + t.name, rt::BufferRole::Table,
+                              rt::DType::F16, {t.rows, 2});
+        plan.buffers[t.qparams].origin = "emb-quantize";
+      }
       int64_t capacity = std::max<int64_t>(gradCapacity.lookup(t.name), 1);
       t.gradRows = addBuffer("grad_rows/" + t.name, rt::BufferRole::Grad,
                              rt::DType::I64, {capacity}, /*dynamic=*/true);
@@ -246,6 +263,26 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
   return success();
 }
 
+StorageType PlanBuilder::storageOf(StringRef name) {
+  auto table = module.lookupSymbol<TableOp>(name);
+  return table ? table.getStorage() : StorageType::f32;
+}
+
+LogicalResult PlanBuilder::dequantizeAttr(Operation *op, StringRef table,
+                                          nlohmann::json &attrs) {
+  StorageType storage = storageOf(table);
+  if (storage == StorageType::f32)
+    return success();
+  auto marked = op->getAttrOfType<StorageTypeAttr>(kDequantizeAttrName);
+  if (!marked || marked.getValue() != storage)
+    return op->emitOpError("reads table @")
+           << table << " stored as " << stringifyStorageType(storage)
+           << " but is not marked " << kDequantizeAttrName << " = #emb<storage "
+           << stringifyStorageType(storage) << ">: run -emb-quantize";
+  attrs["dequantize"] = storageName(storage);
+  return success();
+}
+
 /// Kernel name: the op's name without the dialect prefix.
 rt::Kernel embc::planbuilder::kernelFor(Operation *op) {
   rt::Kernel k;
@@ -260,11 +297,18 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
   if (auto lookup = dyn_cast<LookupOp>(op)) {
     tableAttr(lookup.getTable());
     k.attrs["pooling"] = stringifyPooling(lookup.getPooling()).str();
+    if (failed(dequantizeAttr(op, lookup.getTable(), k.attrs)))
+      return failure();
   } else if (auto grad = dyn_cast<LookupGradOp>(op)) {
     tableAttr(grad.getTable());
     k.attrs["pooling"] = stringifyPooling(grad.getPooling()).str();
+    if (grad.getPooling() == Pooling::max &&
+        failed(dequantizeAttr(op, grad.getTable(), k.attrs)))
+      return failure();
   } else if (auto gather = dyn_cast<GatherOp>(op)) {
     tableAttr(gather.getTable());
+    if (failed(dequantizeAttr(op, gather.getTable(), k.attrs)))
+      return failure();
   } else if (auto hash = dyn_cast<HashOp>(op)) {
     k.attrs["buckets"] = int64_t(hash.getBuckets());
     k.attrs["seed"] = int64_t(hash.getSeed());
@@ -341,6 +385,8 @@ LogicalResult PlanBuilder::lowerStep(func::FuncOp step) {
     FailureOr<rt::Kernel> kernel = fused ? lowerFused(fused) : lowerOp(&op);
     if (failed(kernel))
       return failure();
+    precisionAttrs(&op, kernel->attrs);
+    kernel->stage = int32_t(pipeline::stageOf(&op));
     plan.step.push_back(std::move(*kernel));
   }
   if (!inBackward)
@@ -349,7 +395,9 @@ LogicalResult PlanBuilder::lowerStep(func::FuncOp step) {
 }
 
 LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
-  double gradScale = 1.0 / double(plan.config.gradAccumulation);
+  // Gradients are summed over every micro-batch of every accumulation step.
+  double gradScale =
+      1.0 / double(plan.config.gradAccumulation * plan.config.microBatches);
   int32_t scaleBuffer = -1;
   for (Operation &op : update.getBody().front()) {
     rt::Kernel k = kernelFor(&op);
@@ -366,6 +414,8 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
         k.attrs["table"] = t;
         k.outputs = {plan.tables[t].gradRows, plan.tables[t].gradValues};
       }
+    } else if (auto unscale = dyn_cast<UnscaleGradsOp>(op)) {
+      k = lowerUnscale(unscale);
     } else if (auto clip = dyn_cast<ClipGradNormOp>(op)) {
       k.attrs["max_norm"] = clip.getMaxNorm().convertToDouble();
       k.attrs["grad_scale"] = gradScale;
@@ -399,6 +449,8 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
         const rt::Table &table = plan.tables[t];
         k.op = "update_table";
         k.attrs["table"] = t;
+        if (table.storage != "f32")
+          k.attrs["requantize"] = "stochastic";
         k.inputs = {table.gradRows, table.gradValues};
         k.outputs = {table.buffer};
         k.outputs.insert(k.outputs.end(), table.state.begin(), table.state.end());
@@ -419,7 +471,7 @@ void PlanBuilder::layout() {
     if (b.parent >= 0)
       continue; // placed with its parent below
     b.offset = offset;
-    offset += (b.bytes + 63) / 64 * 64;
+    offset += (b.bytes * b.slots + 63) / 64 * 64; // copies per micro-batch in flight
   }
   for (auto [id, relative] : viewOffset)
     plan.buffers[id].offset = plan.buffers[plan.buffers[id].parent].offset + relative;
@@ -481,24 +533,43 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   step.walk([&](LossOp loss) {
     config.loss = stringifyLossKind(loss.getKind()).str();
   });
-  if (config.precision != "fp32")
-    return module.emitError("precision '")
-           << config.precision
-           << "' needs -emb-quantize; the CPU runtime computes in fp32";
+  if (failed(checkPrecision(step, update)))
+    return failure();
 
-  if (failed(addParamsAndTables(step, config.gradAccumulation)) ||
+  if (failed(readPipelineConfig(step)) ||
+      failed(addParamsAndTables(step, config.gradAccumulation * config.microBatches)) ||
       failed(addInputs(step)) || failed(lowerStep(step)) ||
-      failed(lowerUpdate(update)))
+      failed(lowerUpdate(update)) || failed(lowerSchedule(step)))
     return failure();
   layout();
+  assignOrigins();
+  if (failed(layoutMemory()))
+    return failure();
   for (rt::Kernel &k : plan.step)
     estimateBytes(k);
   for (rt::Kernel &k : plan.update)
     estimateBytes(k);
+  // -emb-auto's explanation of what it chose, first: it shaped the rest.
+  if (auto lines = module->getAttrOfType<ArrayAttr>("emb.auto"))
+    for (auto line : lines.getAsRange<StringAttr>())
+      plan.notes.push_back(line.str());
   if (!plan.packs.empty() || !plan.tableBatches.empty())
     plan.notes.push_back("-emb-pack-params: " + std::to_string(plan.packs.size()) +
                          " parameter pack(s), " +
                          std::to_string(plan.tableBatches.size()) + " table batch(es)");
+  if (module->hasAttr(kQuantizedAttrName)) {
+    std::map<std::string, int64_t> byStorage;
+    for (const rt::Table &t : plan.tables)
+      ++byStorage[t.storage];
+    std::string counts;
+    for (auto &[storage, n] : byStorage)
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + storage;
+    plan.notes.push_back("-emb-quantize: tables " + counts + " (" +
+                         std::to_string(plan.bytesWithRole(rt::BufferRole::Table)) +
+                         " bytes with row-wise scale/bias)");
+  }
+  if (auto remat = module->getAttrOfType<StringAttr>("emb.remat_note"))
+    plan.notes.push_back("-emb-remat: " + remat.str());
   int64_t fused = 0;
   step.walk([&](FusedOp) { ++fused; });
   if (fused)
@@ -508,8 +579,7 @@ FailureOr<rt::Plan> PlanBuilder::build() {
                        std::to_string(plan.step.size() - plan.forwardKernels) +
                        " backward kernels; update: " +
                        std::to_string(plan.update.size()) + " kernels");
-  plan.notes.push_back("-emb-to-plan: buffers laid out without reuse "
-                       "(-emb-plan-memory not run)");
+  plan.notes.push_back(memoryNote);
   return plan;
 }
 
@@ -542,7 +612,7 @@ FailureOr<rt::Plan> embc::buildPlan(ModuleOp module) {
   return PlanBuilder(module).build();
 }
 
-std::string embc::formatPlanReport(const rt::Plan &plan) {
+std::string embc::formatPlanReport(const rt::Plan &plan, bool everything) {
   std::string s;
   llvm::raw_string_ostream os(s);
   auto mib = [](int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
@@ -550,16 +620,7 @@ std::string embc::formatPlanReport(const rt::Plan &plan) {
      << " buffers, " << plan.step.size() << " step kernels ("
      << plan.forwardKernels << " forward), " << plan.update.size()
      << " update kernels\n";
-  const rt::BufferRole roles[] = {
-      rt::BufferRole::Table,  rt::BufferRole::Param,
-      rt::BufferRole::Grad,   rt::BufferRole::OptimizerState,
-      rt::BufferRole::Input,  rt::BufferRole::Activation,
-      rt::BufferRole::Workspace};
-  for (rt::BufferRole role : roles)
-    if (int64_t bytes = plan.bytesWithRole(role))
-      os << llvm::format("  %-16s %10.2f MiB\n", rt::roleName(role), mib(bytes));
-  os << llvm::format("  %-16s %10.2f MiB (one arena, allocated by embrun)\n",
-                     "arena", mib(plan.arenaBytes));
+  printMemoryReport(plan, os, everything);
   // Kernels by op, in first-launch order: what fusion and packing changed.
   for (auto [title, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{
                                     "step", &plan.step},

@@ -41,7 +41,13 @@ emb.table @t [10 x 8] f16 init<kind = xavier_normal, gain = 2.0> optimizer<kind 
 
 // -----
 
-// expected-error @+2 {{expected ::embc::emb::StorageType to be one of: f32, f16, bf16, int8_rowwise}}
+// int4 packs two elements per byte: the dim must be even.
+// expected-error @+1 {{'emb.table' op is stored as int4_rowwise, which packs two elements per byte, but its dim 5 is odd; use an even dim or int8}}
+emb.table @t [10 x 5] int4_rowwise init<kind = zeros> optimizer<kind = sgd>
+
+// -----
+
+// expected-error @+2 {{expected ::embc::emb::StorageType to be one of: f32, f16, bf16, int8_rowwise, int4_rowwise}}
 // expected-error @+1 {{failed to parse Emb_StorageTypeAttr parameter 'value'}}
 emb.table @t [10 x 8] f64 init<kind = zeros> optimizer<kind = sgd>
 

@@ -6,10 +6,12 @@
 // CHECK-NEXT: emb.table @t_f16[100 x 8] f16 init<kind = constant, value = 0.5> optimizer<kind = sgd, lr = 0.1, momentum = 0.9>{{$}}
 // CHECK-NEXT: emb.table @t_bf16[100 x 8] bf16 init<kind = uniform, low = -0.05, high = 0.05> optimizer<kind = adagrad, lr = 0.05, initial_accumulator = 0.1>{{$}}
 // CHECK-NEXT: emb.table @t_int8[100 x 8] int8_rowwise init<kind = normal, mean = 0.5, std = 0.01> optimizer<kind = rowwise_adagrad, lr = 0.05, eps = 1.0e-10>{{$}}
+// CHECK-NEXT: emb.table @t_int4[100 x 8] int4_rowwise init<kind = zeros> optimizer<kind = sgd>{{$}}
 emb.table @t_f32 [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd>
 emb.table @t_f16 [100 x 8] f16 init<kind = constant, value = 0.5> optimizer<kind = sgd, lr = 0.1, momentum = 0.9>
 emb.table @t_bf16 [100 x 8] bf16 init<kind = uniform, low = -0.05, high = 0.05> optimizer<kind = adagrad, lr = 0.05, initial_accumulator = 0.1>
 emb.table @t_int8 [100 x 8] int8_rowwise init<kind = normal, mean = 0.5, std = 0.01> optimizer<kind = rowwise_adagrad, lr = 0.05, eps = 1.0e-10>
+emb.table @t_int4 [100 x 8] int4_rowwise init<kind = zeros> optimizer<kind = sgd>
 
 // The Adam family; parameters equal to their defaults (lr = 0.01, eps = 1e-8,
 // weight_decay_mode = lazy, ...) are elided when printed.

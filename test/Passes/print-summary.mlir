@@ -22,16 +22,18 @@
 // emb.get and emb.hash have no cost and are not counted.
 //
 // Tables (unused ones count too): 100*8*4 = 3200 B (3.1 KiB); int8 rows carry
-// an fp32 scale and bias, 50*8*1 + 50*2*4 = 800 B; 10*8*2 = 160 B. Total 160
-// rows, 4160 B (4.1 KiB). Dense parameters (unused ones too): 24 + 8 + 64 + 8 +
+// an fp16 scale and bias, 50*8*1 + 50*2*2 = 600 B; 10*8*2 = 160 B; int4 packs
+// two elements per byte, 20*6/2 + 20*2*2 = 140 B. Total 180 rows, 4100 B
+// (4.0 KiB). Dense parameters (unused ones too): 24 + 8 + 64 + 8 +
 // 11 + 1 + 10 (f16) = 126 elements, 4*116 + 2*10 = 484 B.
 
-// CHECK-LABEL: model 'tiny': 3 tables, 7 dense parameters
+// CHECK-LABEL: model 'tiny': 4 tables, 7 dense parameters
 // CHECK-NEXT:  batch 2, precision bf16, dense optimizer adam lr=0.001
 // CHECK-NEXT:  table @user [100 x 8] f32 3.1 KiB adagrad lr=0.05
-// CHECK-NEXT:  table @item [50 x 8] int8_rowwise 800 B sgd lr=0.01
+// CHECK-NEXT:  table @item [50 x 8] int8_rowwise 600 B sgd lr=0.01
 // CHECK-NEXT:  table @ctx [10 x 8] bf16 160 B rowwise_adagrad lr=0.05
-// CHECK-NEXT:  embeddings: 160 rows, 4.1 KiB
+// CHECK-NEXT:  table @tag [20 x 6] int4_rowwise 140 B sgd lr=0.01
+// CHECK-NEXT:  embeddings: 180 rows, 4.0 KiB
 // CHECK-NEXT:  dense parameters: 126 (484 B)
 // CHECK-NEXT:  forward per batch: 696 FLOP, 1.7 KiB moved, 11 ops
 
@@ -47,6 +49,7 @@ module @tiny attributes {emb.training = #emb.training<batch_size = 2,
   emb.table @user [100 x 8] f32 init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.05>
   emb.table @item [50 x 8] int8_rowwise init<kind = zeros> optimizer<kind = sgd>
   emb.table @ctx [10 x 8] bf16 init<kind = zeros> optimizer<kind = rowwise_adagrad, lr = 0.05>
+  emb.table @tag [20 x 6] int4_rowwise init<kind = zeros> optimizer<kind = sgd>
   emb.param @w0 : tensor<3x8xf32> init<kind = xavier_uniform>
   emb.param @b0 : tensor<8xf32> init<kind = zeros>
   emb.param @wc : tensor<8x8xf32> init<kind = xavier_normal>

@@ -32,12 +32,13 @@ module {
 
 // -----
 
-// expected-error @+1 {{precision 'bf16' needs -emb-quantize; the CPU runtime computes in fp32}}
+// bf16 compute needs -emb-quantize to mark the products (PlanPrecision.cpp).
 module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, precision = bf16>} {
   emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
   func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
                      %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"}) -> (tensor<f32>, tensor<4x1xf32>) {
     %w = emb.get @w : tensor<3x1xf32>
+    // expected-error @+1 {{'emb.dense' op computes in fp32 but the module's training precision is bf16: run -emb-quantize}}
     %p = emb.dense %x, %w : tensor<4x3xf32>, tensor<3x1xf32> -> tensor<4x1xf32>
     %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
     return %l, %p : tensor<f32>, tensor<4x1xf32>
@@ -46,12 +47,13 @@ module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer 
 
 // -----
 
-// expected-error @+1 {{precision 'fp16' needs -emb-quantize; the CPU runtime computes in fp32}}
+// fp16 compute needs -emb-quantize to mark the products (PlanPrecision.cpp).
 module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, precision = fp16>} {
   emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
   func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
                      %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"}) -> (tensor<f32>, tensor<4x1xf32>) {
     %w = emb.get @w : tensor<3x1xf32>
+    // expected-error @+1 {{'emb.dense' op computes in fp32 but the module's training precision is fp16: run -emb-quantize}}
     %p = emb.dense %x, %w : tensor<4x3xf32>, tensor<3x1xf32> -> tensor<4x1xf32>
     %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
     return %l, %p : tensor<f32>, tensor<4x1xf32>
@@ -60,9 +62,9 @@ module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer 
 
 // -----
 
-// Quantised storage is not trained by the CPU runtime yet.
+// Quantised storage needs -emb-quantize (which marks the lookups and updates).
 module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  // expected-error @+1 {{'emb.table' op is stored as int8_rowwise; the CPU runtime trains f32 tables (quantised storage comes with -emb-quantize)}}
+  // expected-error @+1 {{'emb.table' op is stored as int8_rowwise, but -emb-quantize has not run (the module has no emb.quantized): run it after -emb-autodiff}}
   emb.table @t [10 x 1] int8_rowwise init<kind = zeros> optimizer<kind = sgd>
   func.func @forward(%ids: tensor<?xi64> {emb.feature = "s", emb.role = "ids", emb.max_ids = 4 : i64},
                      %offs: tensor<5xi64> {emb.feature = "s", emb.role = "offsets"},
@@ -75,12 +77,13 @@ module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer 
 
 // -----
 
-module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  // expected-error @+1 {{'emb.table' op is stored as bf16; the CPU runtime trains f32 tables (quantised storage comes with -emb-quantize)}}
+// Quantised, but a lookup of the bf16 table is not marked (hand-written IR).
+module attributes {emb.quantized = {rounding = "stochastic", tables = 1 : i64}, emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   emb.table @t [10 x 1] bf16 init<kind = zeros> optimizer<kind = sgd>
   func.func @forward(%ids: tensor<?xi64> {emb.feature = "s", emb.role = "ids", emb.max_ids = 4 : i64},
                      %offs: tensor<5xi64> {emb.feature = "s", emb.role = "offsets"},
                      %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"}) -> (tensor<f32>, tensor<4x1xf32>) {
+    // expected-error @+1 {{'emb.lookup' op reads table @t stored as bf16 but is not marked emb.dequantize = #emb<storage bf16>: run -emb-quantize}}
     %e = emb.lookup @t[%ids, %offs] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x1xf32>
     %l = emb.loss bce_with_logits %e, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
     return %l, %e : tensor<f32>, tensor<4x1xf32>

@@ -1,6 +1,7 @@
 //===- embc.cpp - the embc compiler driver ---------------------------------===//
 //
 // embc model.json -o model.plan [--emit=plan|plan-json|report|train-ir|ir|summary]
+//      [--no-pack] [--no-fuse] [--no-plan-memory] [--report-html FILE]
 //
 // Reads and checks a model file, builds its emb IR, runs the training
 // pipeline (-emb-autodiff, -emb-pack-params, -emb-fuse, then -emb-to-plan;
@@ -14,6 +15,7 @@
 #include "embc/frontend/Model.h"
 #include "embc/frontend/ModelImporter.h"
 #include "embc/passes/InitAll.h"
+#include "embc/passes/MemoryReport.h"
 #include "embc/passes/Passes.h"
 #include "embc/passes/Pipeline.h"
 #include "embc/passes/ToPlan.h"
@@ -68,6 +70,15 @@ cl::opt<bool> noPack("no-pack",
 cl::opt<bool> noFuse("no-fuse",
                      cl::desc("Do not run -emb-fuse (one kernel per op)"),
                      cl::cat(embcCategory));
+cl::opt<bool> noPlanMemory("no-plan-memory",
+                           cl::desc("Do not run -emb-plan-memory (buffers one "
+                                    "after another, no reuse)"),
+                           cl::cat(embcCategory));
+cl::opt<std::string> reportHtml(
+    "report-html",
+    cl::desc("Also write the memory report as an HTML page with SVG charts "
+             "(arena layout, live bytes, pipeline schedule)"),
+    cl::value_desc("file"), cl::cat(embcCategory));
 } // namespace
 
 /// Prints the model summary of `module` to `os` through -emb-print-summary.
@@ -150,6 +161,7 @@ int main(int argc, char **argv) {
   embc::TrainingPipelineOptions pipeline;
   pipeline.pack = !noPack;
   pipeline.fuse = !noFuse;
+  pipeline.planMemory = !noPlanMemory;
   embc::addTrainingPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
@@ -170,6 +182,15 @@ int main(int argc, char **argv) {
            << "' is invalid: " << planError << "\n";
     return 2;
   }
+  if (!reportHtml.empty()) {
+    std::unique_ptr<ToolOutputFile> html = mlir::openOutputFile(reportHtml, &message);
+    if (!html) {
+      errs() << "embc: error: --report-html: " << message << "\n";
+      return 1;
+    }
+    html->os() << embc::formatReportHtml(*plan);
+    html->keep();
+  }
   switch (emitKind) {
   case Emit::PlanJson:
     out->os() << embc::runtime::planToJson(*plan).dump(2) << "\n";
@@ -182,7 +203,7 @@ int main(int argc, char **argv) {
     // The report goes where it does not mix with a plan written to stdout.
     (outputFile == "-" ? errs() : outs())
         << "embc: wrote " << (outputFile == "-" ? std::string("<stdout>") : std::string(outputFile))
-        << "\n" << embc::formatPlanReport(*plan);
+        << "\n" << embc::formatPlanReport(*plan, /*everything=*/false);
     break;
   }
   out->keep();

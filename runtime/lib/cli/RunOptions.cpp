@@ -79,6 +79,11 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
       ->check(CLI::IsMember({"fail", "skip"}));
   app.add_flag("--profile", o.profile,
                "Time every kernel; print a per-op table and log a profile record");
+  double lossScale = 0;
+  auto *lossScaleOpt =
+      app.add_option("--loss-scale", lossScale,
+                     "fp16 plans: initial dynamic loss scale (default: the plan's)")
+          ->check(CLI::PositiveNumber);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -106,6 +111,8 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
     o.epochs = epochs;
   if (seedOpt->count())
     o.seed = seed;
+  if (lossScaleOpt->count())
+    o.lossScale = lossScale;
   if (!data.empty())
     if (auto err = parseDataSource(data, o.data))
       return {std::nullopt, "embrun: error: --data: " + *err + "\n", 2};

@@ -25,7 +25,8 @@ using detail::kParallelWork;
 // --- Dense layers -----------------------------------------------------------
 
 template <class T>
-void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K, int64_t N) {
+void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K, int64_t N,
+                  ComputeType compute) {
   T beta = T(0);
   if (b) {
     // Seed every row with the bias so the GEMM adds onto it (beta = 1).
@@ -34,17 +35,20 @@ void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K
       std::memcpy(y + r * N, b, sizeof(T) * size_t(N));
     beta = T(1);
   }
-  detail::gemm<T>(false, false, B, N, K, T(1), x, w, beta, y);
+  // The bias seeds the f32 accumulator unrounded (a GPU epilogue adds it in f32).
+  detail::gemm<T>(compute, false, false, B, N, K, T(1), x, w, beta, y);
 }
 
 template <class T>
-void denseGradInput(const T *dy, const T *w, T *dx, int64_t B, int64_t K, int64_t N) {
-  detail::gemm<T>(false, true, B, K, N, T(1), dy, w, T(0), dx);
+void denseGradInput(const T *dy, const T *w, T *dx, int64_t B, int64_t K, int64_t N,
+                    ComputeType compute) {
+  detail::gemm<T>(compute, false, true, B, K, N, T(1), dy, w, T(0), dx);
 }
 
 template <class T>
-void denseGradWeight(const T *x, const T *dy, T *dw, int64_t B, int64_t K, int64_t N) {
-  detail::gemm<T>(true, false, K, N, B, T(1), x, dy, T(0), dw);
+void denseGradWeight(const T *x, const T *dy, T *dw, int64_t B, int64_t K, int64_t N,
+                     ComputeType compute) {
+  detail::gemm<T>(compute, true, false, K, N, B, T(1), x, dy, T(0), dw);
 }
 
 template <class T> void biasGrad(const T *dy, T *db, int64_t B, int64_t N) {
@@ -226,9 +230,12 @@ template <class T> void addTwo(const T *a, const T *b, T *y, int64_t n) {
 // --- Explicit instantiations ------------------------------------------------
 
 #define EMBC_INSTANTIATE_DENSE(T)                                                                  \
-  template void denseForward<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t); \
-  template void denseGradInput<T>(const T *, const T *, T *, int64_t, int64_t, int64_t);          \
-  template void denseGradWeight<T>(const T *, const T *, T *, int64_t, int64_t, int64_t);         \
+  template void denseForward<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t, \
+                                ComputeType);                                                      \
+  template void denseGradInput<T>(const T *, const T *, T *, int64_t, int64_t, int64_t,           \
+                                  ComputeType);                                                    \
+  template void denseGradWeight<T>(const T *, const T *, T *, int64_t, int64_t, int64_t,          \
+                                   ComputeType);                                                   \
   template void biasGrad<T>(const T *, T *, int64_t, int64_t);                                     \
   template void activationForward<T>(Activation, const T *, T *, int64_t);                        \
   template void activationGrad<T>(Activation, const T *, const T *, T *, int64_t);                \

@@ -15,12 +15,17 @@
 //  - interactionConcat*: the pairwise dots written straight into the concat
 //    row, and the gradient read straight from it.
 //
+// A bf16/fp16 ComputeType rounds the products' operands as the plain kernels
+// do (Rounding.h): the GEMMs' operands, the interaction's inputs and its
+// incoming gradient columns; the concat's copied columns pass unrounded.
+//
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 
 #include "Gemm.h"
 #include "KernelSupport.h"
+#include "Rounding.h"
 
 #include <omp.h>
 
@@ -221,7 +226,7 @@ void activationGradFromOutput(Activation f, const T *dy, const T *y, T *dx, int6
 
 template <class T>
 void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *z, int64_t B,
-                     int64_t K, int64_t N) {
+                     int64_t K, int64_t N, ComputeType compute) {
   if (B <= 0 || N <= 0)
     return;
   // denseForward itself, so a fused layer computes the unfused one's bits:
@@ -230,7 +235,7 @@ void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *
   // ones. The activation then runs in place on the GEMM's output (z is kept
   // only when asked for).
   T *acc = z ? z : y;
-  denseForward(x, w, b, acc, B, K, N);
+  denseForward(x, w, b, acc, B, K, N, compute);
   if (!z && f == Activation::None)
     return;
   const int64_t rows = std::max<int64_t>(1, kEpilogueElements / N);
@@ -244,7 +249,8 @@ void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *
 
 template <class T>
 void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const T *x, const T *w,
-                  T *dz, T *dw, T *db, T *dx, int64_t B, int64_t K, int64_t N) {
+                  T *dz, T *dw, T *db, T *dx, int64_t B, int64_t K, int64_t N,
+                  ComputeType compute) {
   if (fromOutput && !hasDerivativeFromOutput(f))
     throw std::invalid_argument("denseActGrad: gelu cannot be differentiated from its output");
   const bool activated = f != Activation::None;
@@ -291,9 +297,9 @@ void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const 
     }
   }
   // dW += x^T g straight into the accumulator (beta = 1: no temporary).
-  detail::gemm<T>(true, false, K, N, B, T(1), x, g, T(1), dw);
+  detail::gemm<T>(compute, true, false, K, N, B, T(1), x, g, T(1), dw);
   if (dx)
-    detail::gemm<T>(false, true, B, K, N, T(1), g, w, T(0), dx);
+    detail::gemm<T>(compute, false, true, B, K, N, T(1), g, w, T(0), dx);
 }
 
 // --- Elementwise chains ---------------------------------------------------------
@@ -410,8 +416,11 @@ void elementwiseForward(const ElementwiseChain &chain, const T *const *ins, T *c
 template <class T>
 void interactionConcatForward(const std::vector<const T *> &copies,
                               const std::vector<int64_t> &copyWidths, int64_t position,
-                              const std::vector<const T *> &xs, T *y, int64_t B, int64_t D,
-                              bool self) {
+                              const std::vector<const T *> &xsIn, T *y, int64_t B, int64_t D,
+                              bool self, ComputeType compute) {
+  std::vector<const T *> rounded; // stays empty (no allocation) in f32
+  const std::vector<const T *> &xs =
+      compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
   const int64_t C = int64_t(copies.size()), F = int64_t(xs.size());
   if (int64_t(copyWidths.size()) != C || position < 0 || position > C || F < 2)
     throw std::invalid_argument("interactionConcatForward: " + std::to_string(C) + " copies, " +
@@ -440,9 +449,13 @@ void interactionConcatForward(const std::vector<const T *> &copies,
 
 template <class T>
 void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, int64_t position,
-                           const std::vector<int32_t> &copyInto, const std::vector<const T *> &xs,
-                           const std::vector<T *> &dxs, const std::vector<T *> &dcopies, int64_t B,
-                           int64_t D, bool self) {
+                           const std::vector<int32_t> &copyInto,
+                           const std::vector<const T *> &xsIn, const std::vector<T *> &dxs,
+                           const std::vector<T *> &dcopies, int64_t B, int64_t D, bool self,
+                           ComputeType compute) {
+  std::vector<const T *> rounded; // stays empty (no allocation) in f32
+  const std::vector<const T *> &xs =
+      compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
   const int64_t C = int64_t(copyWidths.size()), F = int64_t(xs.size());
   if (int64_t(copyInto.size()) != C || int64_t(dcopies.size()) != C ||
       int64_t(dxs.size()) != F || position < 0 || position > C || F < 2)
@@ -460,6 +473,9 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
   int64_t W = P;
   for (int64_t w : copyWidths)
     W += w;
+  // The interaction's gradient columns are product operands (rounded); the
+  // copies' columns are read from dy itself. dyRounded == dy in f32.
+  const T *dyRounded = detail::roundedCopy(compute, dy, B * W, detail::kGradSlot);
 #pragma omp parallel for schedule(static) if (B * (P * D + W) > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {
     const T *row = dy + b * W;
@@ -470,7 +486,7 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
     // interactionGrad's arithmetic for row b.
     for (int64_t i = 0; i < F; ++i)
       detail::fillZero(dxs[i] + b * D, D);
-    const T *g = row + at;
+    const T *g = dyRounded + b * W + at;
     int64_t p = 0;
     for (int64_t i = 0; i < F; ++i) {
       const T *xi = xs[i] + b * D;
@@ -507,19 +523,20 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
 #define EMBC_INSTANTIATE_FUSED_DENSE(T)                                                            \
   template void activationGradFromOutput<T>(Activation, const T *, const T *, T *, int64_t);      \
   template void denseActForward<T>(Activation, const T *, const T *, const T *, T *, T *,         \
-                                   int64_t, int64_t, int64_t);                                     \
+                                   int64_t, int64_t, int64_t, ComputeType);                        \
   template void denseActGrad<T>(Activation, bool, const T *, const T *, const T *, const T *, T *, \
-                                T *, T *, T *, int64_t, int64_t, int64_t);                         \
+                                T *, T *, T *, int64_t, int64_t, int64_t, ComputeType);            \
   template void elementwiseForward<T>(const ElementwiseChain &, const T *const *, T *const *,     \
                                       int64_t);                                                    \
   template void interactionConcatForward<T>(const std::vector<const T *> &,                       \
                                             const std::vector<int64_t> &, int64_t,                 \
                                             const std::vector<const T *> &, T *, int64_t, int64_t, \
-                                            bool);                                                 \
+                                            bool, ComputeType);                                    \
   template void interactionConcatGrad<T>(const T *, const std::vector<int64_t> &, int64_t,        \
                                          const std::vector<int32_t> &,                             \
                                          const std::vector<const T *> &, const std::vector<T *> &, \
-                                         const std::vector<T *> &, int64_t, int64_t, bool);
+                                         const std::vector<T *> &, int64_t, int64_t, bool,         \
+                                         ComputeType);
 
 EMBC_INSTANTIATE_FUSED_DENSE(float)
 EMBC_INSTANTIATE_FUSED_DENSE(double)

@@ -10,6 +10,8 @@
 #ifndef EMBC_RUNTIME_LIB_CPU_GEMM_H
 #define EMBC_RUNTIME_LIB_CPU_GEMM_H
 
+#include "Rounding.h"
+
 #include <cblas.h>
 #include <cstdint>
 #include <type_traits>
@@ -41,6 +43,21 @@ void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, co
   else
     cblas_dgemm(CblasRowMajor, ta, tb, blasint(M), blasint(N), blasint(K), alpha, A, lda, B, ldb,
                 beta, C, ldc);
+}
+
+/// The GEMM of a dense kernel that computes in `compute`: for F32 exactly
+/// gemm() (same call, same bits); for BF16/F16 both operands are rounded to
+/// the compute type first (RNE, scratch slots 0 and 1) and the product
+/// accumulates in T, as a tensor core with f32 accumulation does. C (and
+/// beta * C) is never rounded: it is the f32 accumulator.
+template <class T>
+void gemm(ComputeType compute, bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+          T alpha, const T *A, const T *B, T beta, T *C) {
+  if (compute != ComputeType::F32) {
+    A = roundedCopy(compute, A, M * K, kGemmSlotA);
+    B = roundedCopy(compute, B, K * N, kGemmSlotB);
+  }
+  gemm<T>(transA, transB, M, N, K, alpha, A, B, beta, C);
 }
 
 } // namespace embc::runtime::cpu::detail

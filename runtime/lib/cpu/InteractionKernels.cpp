@@ -4,7 +4,10 @@
 // DCN-v2 cross layer and the batched dot product of skip-gram / matrix
 // factorisation. Work is parallel over the batch; each output row is written
 // by one thread in a fixed order (deterministic). The cross layer's D x D
-// products go to BLAS.
+// products go to BLAS. With a bf16/fp16 ComputeType the interaction's and
+// the cross layer's product operands are rounded first (Rounding.h); the dot
+// product (matrix factorisation, skip-gram) has no compute type: it is a
+// memory-bound reduction the GPU path also runs in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 
 #include "Gemm.h"
 #include "KernelSupport.h"
+#include "Rounding.h"
 
 #include <stdexcept>
 #include <string>
@@ -23,7 +27,11 @@ using detail::kParallelWork;
 // --- Pairwise interaction -----------------------------------------------------
 
 template <class T>
-void interactionForward(const std::vector<const T *> &xs, T *y, int64_t B, int64_t D, bool self) {
+void interactionForward(const std::vector<const T *> &xsIn, T *y, int64_t B, int64_t D, bool self,
+                        ComputeType compute) {
+  std::vector<const T *> rounded; // stays empty (no allocation) in f32
+  const std::vector<const T *> &xs =
+      compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
   const int64_t F = int64_t(xs.size());
   const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
 #pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
@@ -37,13 +45,18 @@ void interactionForward(const std::vector<const T *> &xs, T *y, int64_t B, int64
 }
 
 template <class T>
-void interactionGrad(const T *dy, const std::vector<const T *> &xs, const std::vector<T *> &dxs,
-                     int64_t B, int64_t D, bool self) {
-  const int64_t F = int64_t(xs.size());
-  if (dxs.size() != xs.size())
-    throw std::invalid_argument("interactionGrad: " + std::to_string(xs.size()) +
+void interactionGrad(const T *dyIn, const std::vector<const T *> &xsIn,
+                     const std::vector<T *> &dxs, int64_t B, int64_t D, bool self,
+                     ComputeType compute) {
+  const int64_t F = int64_t(xsIn.size());
+  if (dxs.size() != xsIn.size())
+    throw std::invalid_argument("interactionGrad: " + std::to_string(xsIn.size()) +
                                 " inputs but " + std::to_string(dxs.size()) + " gradients");
   const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+  const T *dy = detail::roundedCopy(compute, dyIn, B * P, detail::kGradSlot);
+  std::vector<const T *> rounded; // stays empty (no allocation) in f32
+  const std::vector<const T *> &xs =
+      compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
 #pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < F; ++i)
@@ -70,8 +83,9 @@ void interactionGrad(const T *dy, const std::vector<const T *> &xs, const std::v
 
 // y must not alias x0 or xl: the GEMM writes xl * w into y first.
 template <class T>
-void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D) {
-  detail::gemm<T>(false, false, B, D, D, T(1), xl, w, T(0), y);
+void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D,
+                  ComputeType compute) {
+  detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), y);
 #pragma omp parallel for schedule(static) if (B * D > kParallelWork)
   for (int64_t r = 0; r < B; ++r) {
     const T *__restrict a = x0 + r * D;
@@ -87,19 +101,19 @@ void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_
 // dx0 first holds du (so no scratch is needed), then is overwritten by dy * u.
 template <class T>
 void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
-               T *dw, T *db, int64_t B, int64_t D) {
+               T *dw, T *db, int64_t B, int64_t D, ComputeType compute) {
   const int64_t n = B * D;
 #pragma omp parallel for simd schedule(static) if (n > kParallelWork)
   for (int64_t i = 0; i < n; ++i)
     dx0[i] = dy[i] * x0[i];
-  detail::gemm<T>(true, false, D, D, B, T(1), xl, dx0, T(0), dw);
+  detail::gemm<T>(compute, true, false, D, D, B, T(1), xl, dx0, T(0), dw);
   biasGrad(dx0, db, B, D);
 #pragma omp parallel for simd schedule(static) if (n > kParallelWork)
   for (int64_t i = 0; i < n; ++i)
     dxl[i] = dy[i];
-  detail::gemm<T>(false, true, B, D, D, T(1), dx0, w, T(1), dxl);
+  detail::gemm<T>(compute, false, true, B, D, D, T(1), dx0, w, T(1), dxl);
 
-  detail::gemm<T>(false, false, B, D, D, T(1), xl, w, T(0), dx0);
+  detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), dx0);
 #pragma omp parallel for schedule(static) if (n > kParallelWork)
   for (int64_t r = 0; r < B; ++r) {
     const T *__restrict g = dy + r * D;
@@ -146,13 +160,14 @@ void dotGrad(const T *dy, const T *lhs, const T *rhs, T *dlhs, T *drhs, int64_t 
 
 #define EMBC_INSTANTIATE_INTERACTION(T)                                                            \
   template void interactionForward<T>(const std::vector<const T *> &, T *, int64_t, int64_t,      \
-                                      bool);                                                       \
+                                      bool, ComputeType);                                          \
   template void interactionGrad<T>(const T *, const std::vector<const T *> &,                     \
-                                   const std::vector<T *> &, int64_t, int64_t, bool);             \
+                                   const std::vector<T *> &, int64_t, int64_t, bool,              \
+                                   ComputeType);                                                   \
   template void crossForward<T>(const T *, const T *, const T *, const T *, T *, int64_t,         \
-                                int64_t);                                                          \
+                                int64_t, ComputeType);                                             \
   template void crossGrad<T>(const T *, const T *, const T *, const T *, const T *, T *, T *, T *, \
-                             T *, int64_t, int64_t);                                               \
+                             T *, int64_t, int64_t, ComputeType);                                  \
   template void dotForward<T>(const T *, const T *, T *, int64_t, int64_t, int64_t);              \
   template void dotGrad<T>(const T *, const T *, const T *, T *, T *, int64_t, int64_t, int64_t);
 

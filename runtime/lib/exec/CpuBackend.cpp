@@ -14,6 +14,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -76,10 +77,11 @@ BoundKernel bindForward(const Binder &b) {
       b.fail("weight rows != input columns");
     int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1,
             y = k.outputs[0];
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::denseForward(s.data<float>(x), s.data<float>(w),
                         bb >= 0 ? s.data<float>(bb) : nullptr, s.data<float>(y),
-                        B, K, N);
+                        B, K, N, compute);
     };
   }
   if (op == "activation") {
@@ -124,11 +126,12 @@ BoundKernel bindForward(const Binder &b) {
     int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
     std::vector<int32_t> ins = k.inputs;
     int32_t y = k.outputs[0];
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       std::vector<const float *> xs;
       for (int32_t i : ins)
         xs.push_back(s.data<float>(i));
-      cpu::interactionForward(xs, s.data<float>(y), B, D, self);
+      cpu::interactionForward(xs, s.data<float>(y), B, D, self, compute);
     };
   }
   if (op == "cross") {
@@ -136,10 +139,11 @@ BoundKernel bindForward(const Binder &b) {
     int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
     auto in = k.inputs;
     int32_t y = k.outputs[0];
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::crossForward(s.data<float>(in[0]), s.data<float>(in[1]),
                         s.data<float>(in[2]), s.data<float>(in[3]),
-                        s.data<float>(y), B, D);
+                        s.data<float>(y), B, D, compute);
     };
   }
   if (op == "dot") {
@@ -178,28 +182,44 @@ BoundKernel bindBackward(const Binder &b) {
     int64_t C = twoSided ? b.dim(b.in(1), 1) : b.dim(b.in(0), 1);
     int32_t in = k.inputs[0], target = k.inputs[1], din = k.outputs[0];
     int32_t dtarget = twoSided ? k.outputs[1] : -1;
+    // fp16 loss scaling: the gradient leaves the loss multiplied by the
+    // current scale, so every gradient behind it (dense and embedding) is.
+    bool scaled = b.flag("loss_scaled");
+    if (scaled && !b.p.config.lossScaling.enabled)
+      b.fail("loss_scaled is set but the plan's config.loss_scaling is disabled");
+    int64_t nIn = Binder::numel(b.out(0)), nTarget = twoSided ? Binder::numel(b.out(1)) : 0;
     return [=](ExecState &s) {
       cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target),
                     s.data<float>(din),
                     dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
+      if (!scaled)
+        return;
+      const float scale = float(s.lossScale.scale);
+      for (auto [buffer, n] : {std::pair{din, nIn}, std::pair{dtarget, nTarget}}) {
+        float *g = buffer >= 0 ? s.data<float>(buffer) : nullptr;
+        for (int64_t i = 0; g && i < n; ++i)
+          g[i] *= scale;
+      }
     };
   }
   if (op == "dense_grad_input") {
     b.expectCounts(2, 1);
     int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1), K = b.dim(b.in(1), 0);
     int32_t dy = k.inputs[0], w = k.inputs[1], dx = k.outputs[0];
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::denseGradInput(s.data<float>(dy), s.data<float>(w),
-                          s.data<float>(dx), B, K, N);
+                          s.data<float>(dx), B, K, N, compute);
     };
   }
   if (op == "dense_grad_weight") {
     b.expectCounts(2, 1);
     int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
     int32_t x = k.inputs[0], dy = k.inputs[1], dw = k.outputs[0];
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::denseGradWeight(s.data<float>(x), s.data<float>(dy),
-                           s.data<float>(dw), B, K, N);
+                           s.data<float>(dw), B, K, N, compute);
     };
   }
   if (op == "bias_grad") {
@@ -236,6 +256,7 @@ BoundKernel bindBackward(const Binder &b) {
     int32_t dy = k.inputs[0];
     std::vector<int32_t> xs(k.inputs.begin() + 1, k.inputs.end());
     std::vector<int32_t> dxs = k.outputs;
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       std::vector<const float *> x;
       std::vector<float *> dx;
@@ -243,7 +264,7 @@ BoundKernel bindBackward(const Binder &b) {
         x.push_back(s.data<float>(i));
       for (int32_t i : dxs)
         dx.push_back(s.data<float>(i));
-      cpu::interactionGrad(s.data<float>(dy), x, dx, B, D, self);
+      cpu::interactionGrad(s.data<float>(dy), x, dx, B, D, self, compute);
     };
   }
   if (op == "cross_grad") {
@@ -251,12 +272,13 @@ BoundKernel bindBackward(const Binder &b) {
     int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
     auto in = k.inputs;
     auto out = k.outputs;
+    cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::crossGrad(s.data<float>(in[0]), s.data<float>(in[1]),
                      s.data<float>(in[2]), s.data<float>(in[3]),
                      s.data<float>(in[4]), s.data<float>(out[0]),
                      s.data<float>(out[1]), s.data<float>(out[2]),
-                     s.data<float>(out[3]), B, D);
+                     s.data<float>(out[3]), B, D, compute);
     };
   }
   if (op == "dot_grad") {
@@ -285,7 +307,17 @@ BoundKernel bindBackward(const Binder &b) {
                       s.data<int64_t>(offsets),
                       weights >= 0 ? s.data<float>(weights) : nullptr, B,
                       pooling, s.data<float>(dy), s.data<float>(out));
-      s.length[out] = idCount(s, ids);
+      // Ids outside every bag get no gradient. Their rows are written as
+      // zeros: with buffers reused between lifetimes (-emb-plan-memory) they
+      // would otherwise hold another value's bytes.
+      int64_t n = idCount(s, ids);
+      const int64_t *o = s.data<int64_t>(offsets);
+      int64_t lo = B > 0 ? std::clamp<int64_t>(o[0], 0, n) : n;
+      int64_t hi = B > 0 ? std::clamp<int64_t>(o[B], lo, n) : n;
+      float *rows = s.data<float>(out);
+      std::fill(rows, rows + lo * D, 0.0f);
+      std::fill(rows + hi * D, rows + n * D, 0.0f);
+      s.length[out] = n;
     };
   }
   if (op == "accumulate_grad") {
@@ -432,8 +464,8 @@ public:
       for (int32_t i : *list)
         if (i < 0 || i >= int32_t(plan.buffers.size()))
           binder.fail("buffer index " + std::to_string(i) + " out of range");
-    for (auto bind : {bindForward, bindBackward, bindUpdate, bindPacked, bindFusedDense,
-                      bindFusedEmbedding})
+    for (auto bind : {bindQuantized, bindForward, bindBackward, bindUpdate, bindPacked,
+                      bindFusedDense, bindFusedEmbedding, bindLossScaling})
       if (BoundKernel bound = bind(binder))
         return bound;
     binder.fail("not in the CPU backend's kernel catalogue");

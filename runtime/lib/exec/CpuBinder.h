@@ -179,6 +179,21 @@ inline void checkIds(const int64_t *ids, int64_t n, int64_t rows, const Table &t
           "' (rows 0.." + std::to_string(rows - 1) + ")");
 }
 
+/// A dense kernel's compute precision (-emb-quantize): attribute "compute",
+/// f32 when absent (what every plan without bf16/fp16 has).
+inline cpu::ComputeType computeOf(const Binder &b) {
+  if (!b.k.attrs.contains("compute"))
+    return cpu::ComputeType::F32;
+  std::string compute = b.str("compute");
+  if (compute == "bf16")
+    return cpu::ComputeType::BF16;
+  if (compute == "fp16")
+    return cpu::ComputeType::F16;
+  if (compute == "fp32")
+    return cpu::ComputeType::F32;
+  b.fail("unknown compute type '" + compute + "' (expected fp32, bf16 or fp16)");
+}
+
 inline std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count) {
   std::vector<int64_t> widths;
   for (size_t i = first; i < first + count; ++i)
@@ -187,6 +202,10 @@ inline std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count
 }
 
 
+/// Kernels on tables in quantised storage (-emb-quantize): lookup, gather,
+/// max-pooled lookup_grad, update_table, fused_lookup, embedding_update;
+/// nullptr for kernels on f32 tables. Bound before the others.
+BoundKernel bindQuantized(const Binder &b);
 /// Packed parameters and batched tables (-emb-pack-params): update_packed.
 BoundKernel bindPacked(const Binder &b);
 /// Fused dense kernels (-emb-fuse): dense_act, dense_act_grad,
@@ -194,6 +213,8 @@ BoundKernel bindPacked(const Binder &b);
 BoundKernel bindFusedDense(const Binder &b);
 /// Fused embedding kernels (-emb-fuse): fused_lookup, embedding_update.
 BoundKernel bindFusedEmbedding(const Binder &b);
+/// fp16 dynamic loss scaling (-emb-quantize): unscale_grads.
+BoundKernel bindLossScaling(const Binder &b);
 
 } // namespace embc::runtime
 

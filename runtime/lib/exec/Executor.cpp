@@ -2,6 +2,7 @@
 
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/data/CounterRandom.h"
+#include "embc/runtime/cpu/QuantizedKernels.h"
 
 #include <algorithm>
 #include <chrono>
@@ -79,6 +80,9 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
   state_.length.resize(plan_.buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i)
     state_.length[i] = plan_.buffers[i].dynamic ? 0 : plan_.buffers[i].shape[0];
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    allInputs_.push_back(i);
+  prepareSchedule();
 }
 
 Executor::~Executor() = default;
@@ -123,12 +127,13 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
 
 /// Runs `kernels`, adding each launch's wall time to its timing. CPU kernels
 /// are synchronous (their OpenMP regions end before they return), so the
-/// interval is the kernel's whole cost.
+/// interval is the kernel's whole cost. Stops early when a kernel sets
+/// state.skipUpdate (loss scaling found an overflow).
 void runTimed(std::vector<BoundKernel> &kernels,
               std::vector<KernelTiming> &timings, ExecState &state) {
   using Clock = std::chrono::steady_clock;
   auto last = Clock::now();
-  for (size_t i = 0; i < kernels.size(); ++i) {
+  for (size_t i = 0; i < kernels.size() && !state.skipUpdate; ++i) {
     kernels[i](state);
     auto now = Clock::now();
     timings[i].launches += 1;
@@ -161,18 +166,37 @@ void Executor::initialize(uint64_t seed) {
   }
   for (const Table &t : plan_.tables) {
     const Buffer &b = plan_.buffers[t.buffer];
-    fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
+    if (t.storage == "f32") {
+      fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
+    } else {
+      // The f32 values an f32 table would get, rounded to nearest into the
+      // table's storage (-emb-quantize). Its rows x dim, not the buffer's
+      // shape: int4 packs two values per byte.
+      std::vector<float> values(size_t(t.rows * t.dim));
+      fillInitial(values.data(), t.rows * t.dim, t.init, {t.rows, t.dim}, seed, t.name);
+      cpu::QuantizedTable q{cpu::parseStorage(t.storage), data<std::byte>(t.buffer),
+                            t.qparams >= 0 ? data<uint16_t>(t.qparams) : nullptr, t.rows,
+                            t.dim};
+      for (int64_t r = 0; r < t.rows; ++r)
+        cpu::quantizeRow(q, r, values.data() + r * t.dim, /*nearest=*/true, 0);
+    }
     initStates(t.state, t.optimizer);
   }
+  state_.seed = seed;
+  state_.lossScale = cpu::LossScaleState();
+  if (plan_.config.lossScaling.enabled)
+    state_.lossScale.scale = plan_.config.lossScaling.initial;
   zeroGradients();
 }
 
-void Executor::loadBatch(const data::Batch &batch) {
+void Executor::loadBatch(const data::Batch &batch) { loadInputs(batch, allInputs_); }
+
+void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &which) {
   if (batch.features.size() != specs_.size())
     throw data::DataError("batch has " + std::to_string(batch.features.size()) +
                           " features, the plan reads " +
                           std::to_string(specs_.size()));
-  for (size_t i = 0; i < plan_.inputs.size(); ++i) {
+  for (size_t i : which) {
     const Input &in = plan_.inputs[i];
     const data::FeatureBatch &fb = batch.features[inputFeature_[i]];
     const Buffer &buf = plan_.buffers[in.buffer];
@@ -220,7 +244,7 @@ float Executor::forward() {
 }
 
 void Executor::beginStep(int64_t step, double lrScale) {
-  state_.optimizerStep = step;
+  state_.optimizerStep = step - state_.lossScale.skippedSteps;
   state_.lrScale = lrScale;
 }
 
@@ -234,15 +258,21 @@ float Executor::forwardBackward() {
   return *data<float>(plan_.lossBuffer);
 }
 
-void Executor::update(int64_t step, double lrScale) {
-  state_.optimizerStep = step;
+bool Executor::update(int64_t step, double lrScale) {
+  state_.optimizerStep = step - state_.lossScale.skippedSteps;
   state_.lrScale = lrScale;
+  state_.skipUpdate = false;
   if (profiling_) {
     runTimed(update_, updateTimings_, state_);
-    return;
+  } else {
+    for (size_t i = 0; i < update_.size() && !state_.skipUpdate; ++i)
+      update_[i](state_);
   }
-  for (BoundKernel &k : update_)
-    k(state_);
+  // Cleared here, not only at the start: the step's kernels run under the
+  // same flag check when profiling.
+  bool applied = !state_.skipUpdate;
+  state_.skipUpdate = false;
+  return applied;
 }
 
 void Executor::resetTimings() {

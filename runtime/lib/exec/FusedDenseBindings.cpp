@@ -91,10 +91,11 @@ BoundKernel bindDenseAct(const Binder &b) {
     expectMatrix(b, b.out(1), B, N, "pre-activation output");
   int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1;
   int32_t y = k.outputs[0], z = k.outputs.size() == 2 ? k.outputs[1] : -1;
+  const cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) {
     cpu::denseActForward(f, s.data<float>(x), s.data<float>(w),
                          bb >= 0 ? s.data<float>(bb) : nullptr, s.data<float>(y),
-                         z >= 0 ? s.data<float>(z) : nullptr, B, K, N);
+                         z >= 0 ? s.data<float>(z) : nullptr, B, K, N, compute);
   };
 }
 
@@ -136,10 +137,12 @@ BoundKernel bindDenseActGrad(const Binder &b) {
   }
   int32_t dy = k.inputs[0], a = activated ? k.inputs[1] : -1, x = k.inputs[xAt],
           w = k.inputs[xAt + 1];
+  const cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) {
     auto ptr = [&s](int32_t buf) { return buf >= 0 ? s.data<float>(buf) : nullptr; };
     cpu::denseActGrad(f, fromOutput, s.data<float>(dy), ptr(a), s.data<float>(x),
-                      s.data<float>(w), ptr(dz), s.data<float>(dw), ptr(db), ptr(dx), B, K, N);
+                      s.data<float>(w), ptr(dz), s.data<float>(dw), ptr(db), ptr(dx), B, K, N,
+                      compute);
   };
 }
 
@@ -276,12 +279,14 @@ BoundKernel bindInteractionConcat(const Binder &b) {
   std::vector<int32_t> xBufs(k.inputs.begin() + C, k.inputs.end());
   int32_t y = k.outputs[0];
   std::vector<const float *> copies(copyBufs.size()), xs(xBufs.size());
+  const cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) mutable {
     for (size_t j = 0; j < copyBufs.size(); ++j)
       copies[j] = s.data<float>(copyBufs[j]);
     for (size_t i = 0; i < xBufs.size(); ++i)
       xs[i] = s.data<float>(xBufs[i]);
-    cpu::interactionConcatForward(copies, widths, position, xs, s.data<float>(y), B, D, self);
+    cpu::interactionConcatForward(copies, widths, position, xs, s.data<float>(y), B, D, self,
+                                  compute);
   };
 }
 
@@ -340,6 +345,7 @@ BoundKernel bindInteractionConcatGrad(const Binder &b) {
   std::vector<int32_t> dxBufs(k.outputs.begin(), k.outputs.begin() + F);
   std::vector<const float *> xs(static_cast<size_t>(F));
   std::vector<float *> dxs(static_cast<size_t>(F)), dcopies(static_cast<size_t>(C), nullptr);
+  const cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) mutable {
     for (int64_t i = 0; i < F; ++i) {
       xs[i] = s.data<float>(xBufs[i]);
@@ -348,7 +354,7 @@ BoundKernel bindInteractionConcatGrad(const Binder &b) {
     for (int64_t j = 0; j < C; ++j)
       dcopies[j] = copyOut[j] >= 0 ? s.data<float>(copyOut[j]) : nullptr;
     cpu::interactionConcatGrad(s.data<float>(dy), widths, position, copyInto, xs, dxs, dcopies, B,
-                               D, self);
+                               D, self, compute);
   };
 }
 

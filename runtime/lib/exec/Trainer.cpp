@@ -10,6 +10,8 @@
 #include "embc/runtime/exec/Trainer.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
+#include "embc/runtime/cpu/QuantizedKernels.h"
+#include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
 
 #include <xxhash.h>
@@ -110,10 +112,32 @@ std::vector<std::pair<std::string, int32_t>> checkpointTensors(const Plan &plan)
   }
   for (const Table &t : plan.tables) {
     out.push_back({checkpointName("table", t.name), t.buffer});
+    if (t.qparams >= 0) // int8/int4 storage: the rows' fp16 scale and bias
+      out.push_back({checkpointName("qparams", t.name), t.qparams});
     for (size_t i = 0; i < t.state.size(); ++i)
       out.push_back({"state/" + t.name + "/" + std::to_string(i), t.state[i]});
   }
   return out;
+}
+
+/// A checkpointed buffer's safetensors dtype: tables keep their storage
+/// (F16, BF16, U8 codes; -emb-quantize), everything else is F32.
+std::string safetensorsDType(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "F16";
+  case DType::BF16:
+    return "BF16";
+  case DType::U8:
+    return "U8";
+  case DType::F64:
+    return "F64";
+  case DType::I64:
+    return "I64";
+  case DType::F32:
+    break;
+  }
+  return "F32";
 }
 
 std::string fingerprint(const Plan &plan) {
@@ -291,10 +315,20 @@ void Trainer::save(const std::string &dir) const {
                       {"step", std::to_string(step_)},
                       {"position", std::to_string(position_)},
                       {"seed", std::to_string(seed_)}};
+  if (plan_.config.lossScaling.enabled) {
+    // fp16 loss scaling: the scale and its counts, so a resumed run scales
+    // (and skips) exactly as the uninterrupted one. %.17g round-trips a double.
+    const cpu::LossScaleState &ls = executor_.lossScale();
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%.17g", ls.scale);
+    content.metadata["loss_scale"] = scale;
+    content.metadata["loss_scale_good_steps"] = std::to_string(ls.goodSteps);
+    content.metadata["loss_scale_skipped_steps"] = std::to_string(ls.skippedSteps);
+  }
   for (auto &[name, buffer] : checkpointTensors(plan_)) {
     const Buffer &b = plan_.buffers[buffer];
-    content.tensors.push_back(
-        {name, "F32", b.shape, executor_.data<float>(buffer), size_t(b.bytes)});
+    content.tensors.push_back({name, safetensorsDType(b.dtype), b.shape,
+                               executor_.data<std::byte>(buffer), size_t(b.bytes)});
   }
   ckpt::saveCheckpoint(dir, content);
 }
@@ -325,19 +359,42 @@ void Trainer::resume() {
   seed_ = seed;
   step_ = std::stoll(meta("step"));
   position_ = std::stoull(meta("position"));
+  if (plan_.config.lossScaling.enabled)
+    executor_.setLossScale({std::stod(meta("loss_scale")),
+                            std::stoll(meta("loss_scale_good_steps")),
+                            std::stoll(meta("loss_scale_skipped_steps"))});
   for (auto &[name, buffer] : checkpointTensors(plan_)) {
     const Buffer &b = plan_.buffers[buffer];
-    ckpt::restoreTensor(file, name, "F32", b.shape,
-                        executor_.data<float>(buffer), size_t(b.bytes));
+    ckpt::restoreTensor(file, name, safetensorsDType(b.dtype), b.shape,
+                        executor_.data<std::byte>(buffer), size_t(b.bytes));
   }
 }
 
 void Trainer::exportEmbeddings(const std::string &path) const {
   std::vector<ckpt::TensorView> tables;
+  // Quantised tables are exported dequantised, as f32 like the others:
+  // the export is for use elsewhere, not for resuming.
+  std::vector<std::vector<float>> dequantised;
+  dequantised.reserve(plan_.tables.size());
   for (const Table &t : plan_.tables) {
     const Buffer &b = plan_.buffers[t.buffer];
-    tables.push_back({t.name, "F32", b.shape, executor_.data<float>(t.buffer),
-                      size_t(b.bytes)});
+    if (t.storage == "f32") {
+      tables.push_back({t.name, "F32", b.shape, executor_.data<float>(t.buffer),
+                        size_t(b.bytes)});
+      continue;
+    }
+    std::vector<float> &values = dequantised.emplace_back(size_t(t.rows * t.dim));
+    cpu::QuantizedTable q{cpu::parseStorage(t.storage),
+                          const_cast<std::byte *>(executor_.data<std::byte>(t.buffer)),
+                          t.qparams >= 0
+                              ? const_cast<uint16_t *>(executor_.data<uint16_t>(t.qparams))
+                              : nullptr,
+                          t.rows, t.dim};
+    for (int64_t r = 0; r < t.rows; ++r)
+      cpu::dequantizeRow(q, r, values.data() + r * t.dim);
+    // rows x dim, not the buffer's shape (int4 packs two values per byte).
+    tables.push_back({t.name, "F32", {t.rows, t.dim}, values.data(),
+                      values.size() * sizeof(float)});
   }
   ckpt::exportEmbeddings(path, tables,
                          {{"model", plan_.model}, {"step", std::to_string(step_)}});
@@ -348,11 +405,26 @@ std::map<std::string, double> Trainer::evaluate() {
   auto stream = data::openStream(streamOptions(source, false), specs_);
   Outcomes outcomes;
   data::Batch batch;
+  std::vector<data::Batch> micro;
   while (stream->next(batch)) {
-    executor_.loadBatch(batch);
-    double loss = executor_.forward();
-    outcomes.add(executor_, batch, label_, labelKind_, batch.valid, loss,
-                 plan_.config.loss);
+    if (!executor_.hasSchedule()) {
+      executor_.loadBatch(batch);
+      double loss = executor_.forward();
+      outcomes.add(executor_, batch, label_, labelKind_, batch.valid, loss,
+                   plan_.config.loss);
+      continue;
+    }
+    // A micro-batch plan evaluates micro-batch by micro-batch (the forward
+    // kernels are sized for one); all-padding micro-batches are skipped.
+    data::splitBatch(batch, executor_.microBatches(), micro);
+    for (const data::Batch &part : micro) {
+      if (part.valid == 0)
+        continue;
+      executor_.loadBatch(part);
+      double loss = executor_.forward();
+      outcomes.add(executor_, part, label_, labelKind_, part.valid, loss,
+                   plan_.config.loss);
+    }
   }
   evalSkipped_ = stream->stats().skipped; // the same file each evaluation
   return outcomes.metrics(labelKind_, "eval_");
@@ -378,6 +450,12 @@ void Trainer::reportProfile(int64_t steps) {
 
 TrainSummary Trainer::run() {
   executor_.initialize(seed_);
+  if (options_.lossScale) {
+    if (!plan_.config.lossScaling.enabled)
+      throw std::runtime_error("--loss-scale is for fp16 plans with dynamic loss scaling; "
+                               "this plan's precision is " + plan_.config.precision);
+    executor_.setLossScale({*options_.lossScale, 0, 0});
+  }
   if (!options_.resumeDir.empty())
     resume();
 
@@ -404,18 +482,29 @@ TrainSummary Trainer::run() {
   int64_t examplesRun = 0;
   int64_t profiledSteps = 0;
   data::Batch batch;
+  std::vector<data::Batch> micro; // the batch's micro-batches (-emb-pipeline)
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
     executor_.zeroGradients();
     executor_.beginStep(step_ + 1, learningRateScale(config, step_));
     double stepLoss = 0;
-    for (int64_t m = 0; m < config.gradAccumulation; ++m) {
+    for (int64_t a = 0; a < config.gradAccumulation; ++a) {
       stream->next(batch);
-      executor_.loadBatch(batch);
-      double loss = executor_.forwardBackward();
-      stepLoss += loss;
-      interval.add(executor_, batch, label_, labelKind_, batch.size, loss,
-                   config.loss);
+      if (executor_.hasSchedule()) {
+        // -emb-pipeline: the batch runs as micro-batches; the loss is their
+        // mean and the metrics see every micro-batch's predictions.
+        data::splitBatch(batch, executor_.microBatches(), micro);
+        stepLoss += executor_.runSchedule(micro, [&](int32_t mb, float loss) {
+          interval.add(executor_, micro[size_t(mb)], label_, labelKind_,
+                       micro[size_t(mb)].size, loss, config.loss);
+        });
+      } else {
+        executor_.loadBatch(batch);
+        double loss = executor_.forwardBackward();
+        stepLoss += loss;
+        interval.add(executor_, batch, label_, labelKind_, batch.size, loss,
+                     config.loss);
+      }
       position_ = batch.position;
     }
     if (!std::isfinite(stepLoss))
@@ -442,6 +531,10 @@ TrainSummary Trainer::run() {
                      lastTrain};
       r.values["samples_per_s"] = double(examplesRun) / trainSeconds;
       r.values["lr_scale"] = learningRateScale(config, step_ - 1);
+      if (config.lossScaling.enabled) {
+        r.values["loss_scale"] = executor_.lossScale().scale;
+        r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);
+      }
       reporter_.progress(r);
       reporter_.record(r);
       interval = Outcomes();
@@ -483,6 +576,10 @@ TrainSummary Trainer::run() {
   r.values["peak_memory_bytes"] = double(summary.peakMemoryBytes);
   r.values["arena_bytes"] = double(plan_.arenaBytes);
   r.values["skipped_lines"] = double(skipped_);
+  if (config.lossScaling.enabled) {
+    r.values["loss_scale"] = executor_.lossScale().scale;
+    r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);
+  }
   reporter_.summary(r);
   if (options_.profile)
     reportProfile(profiledSteps);

@@ -119,6 +119,7 @@ std::optional<Plan> embc::runtime::deserializePlan(const std::string &bytes, std
     Plan plan = planFromJson(parsed, memoryReport);
     validatePlan(plan);
     checkMemoryReport(memoryReport, plan);
+    plan.memory.lowerBoundBytes = liveLowerBound(plan); // derived, as the peak
     return plan;
   } catch (const PlanFormatError &e) {
     error = e.what();

@@ -179,6 +179,23 @@ TrainingConfig readConfig(const json &value) {
   config.seed = r.unsignedInteger("seed");
   config.loss = r.string("loss");
   config.precision = r.string("precision");
+  // -emb-quantize's loss scaling; plans written before it have none.
+  if (value.contains("loss_scaling")) {
+    ObjectReader ls(r.field("loss_scaling"), r.where("loss_scaling"));
+    config.lossScaling.enabled = ls.boolean("enabled");
+    config.lossScaling.initial = ls.number("initial");
+    config.lossScaling.growth = ls.number("growth");
+    config.lossScaling.backoff = ls.number("backoff");
+    config.lossScaling.interval = ls.integer("interval");
+    ls.finish();
+  }
+  // -emb-pipeline's settings; plans written before it run one micro-batch.
+  if (value.contains("micro_batches"))
+    config.microBatches = r.integer("micro_batches");
+  if (value.contains("pipeline_stages"))
+    config.pipelineStages = r.integer("pipeline_stages");
+  if (value.contains("schedule"))
+    config.schedule = r.string("schedule");
   r.finish();
   return config;
 }
@@ -197,7 +214,8 @@ Buffer readBuffer(const json &value, const std::string &path) {
   if (std::optional<DType> parsed = parseDType(dtype))
     buffer.dtype = *parsed;
   else
-    failAt(r.where("dtype"), "unknown dtype '" + dtype + "' (expected f32, f64 or i64)");
+    failAt(r.where("dtype"), "unknown dtype '" + dtype +
+                                 "' (expected f32, f64, i64, f16, bf16 or u8)");
   const json &shape = r.array("shape");
   for (size_t i = 0; i < shape.size(); ++i)
     buffer.shape.push_back(
@@ -206,6 +224,16 @@ Buffer readBuffer(const json &value, const std::string &path) {
   buffer.offset = r.integer("offset");
   buffer.bytes = r.integer("bytes");
   buffer.parent = r.index("parent");
+  // Memory planning's fields (format v3); older bodies lack them: one slot,
+  // no origin, live for the whole run.
+  if (value.contains("slots"))
+    buffer.slots = r.index("slots");
+  if (value.contains("origin"))
+    buffer.origin = r.string("origin");
+  if (value.contains("first_use"))
+    buffer.firstUse = r.integer("first_use");
+  if (value.contains("last_use"))
+    buffer.lastUse = r.integer("last_use");
   r.finish();
   return buffer;
 }
@@ -245,6 +273,10 @@ TableBatch readTableBatch(const json &value, const std::string &path) {
   batch.members = r.indexList("members");
   batch.rowOffsets = readIntegers(r, "row_offsets");
   batch.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
+  if (value.contains("storage"))
+    batch.storage = r.string("storage");
+  if (value.contains("qparams"))
+    batch.qparams = r.index("qparams");
   r.finish();
   return batch;
 }
@@ -274,6 +306,11 @@ Table readTable(const json &value, const std::string &path) {
   table.state = r.indexList("state");
   table.init = readInitializer(r.field("init"), r.where("init"));
   table.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
+  // -emb-quantize's fields; plans written before them hold f32 tables.
+  if (value.contains("storage"))
+    table.storage = r.string("storage");
+  if (value.contains("qparams"))
+    table.qparams = r.index("qparams");
   r.finish();
   return table;
 }
@@ -305,8 +342,22 @@ Kernel readKernel(const json &value, const std::string &path) {
     failAt(r.where("attrs"), "expected an object, got " + describe(attrs));
   kernel.attrs = attrs;
   kernel.bytes = r.integer("bytes");
+  if (value.contains("stage")) // -emb-pipeline; absent: stage 0
+    kernel.stage = r.index("stage");
   r.finish();
   return kernel;
+}
+
+ScheduleOp readScheduleOp(const json &value, const std::string &path) {
+  ObjectReader r(value, path);
+  ScheduleOp op;
+  op.kind = r.string("kind");
+  op.stage = r.index("stage");
+  op.microBatch = r.index("micro_batch");
+  op.peer = r.index("peer");
+  op.buffers = r.indexList("buffers");
+  r.finish();
+  return op;
 }
 
 template <class T, class F>
@@ -350,6 +401,8 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   plan.step = readList<Kernel>(r, "step", readKernel);
   plan.update = readList<Kernel>(r, "update", readKernel);
   plan.forwardKernels = r.integer("forward_kernels");
+  if (body.contains("schedule")) // -emb-pipeline; absent: no schedule
+    plan.schedule = readList<ScheduleOp>(r, "schedule", readScheduleOp);
   plan.lossBuffer = r.index("loss_buffer");
   plan.predictionBuffer = r.index("prediction_buffer");
   plan.arenaBytes = r.integer("arena_bytes");
@@ -360,6 +413,13 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
     plan.notes.push_back(notes[i].get<std::string>());
   }
   memoryReport = r.field("memory");
+  // The planner's summary: the strategy is read here; the peak and the
+  // lower bound are derived data, checked by checkMemoryReport.
+  plan.memory.peakBytes = plan.arenaBytes;
+  if (memoryReport.is_object() && memoryReport.contains("strategy")) {
+    ObjectReader m(memoryReport, "memory");
+    plan.memory.strategy = m.string("strategy");
+  }
   r.finish();
   return plan;
 }

@@ -45,8 +45,13 @@ std::string joinAlternatives(const std::vector<std::string> &words);
 /// The body's `format` value.
 inline constexpr const char *kPlanFormatName = "embc.plan";
 
-/// The derived `memory` object of the body: bytes per role and the arena.
+/// The derived `memory` object of the body: bytes per role, the arena (=
+/// the peak), the planner's strategy and the lower bound.
 nlohmann::json memoryReportJson(const Plan &plan);
+
+/// The most bytes live at one position (Plan::liveBytes): what the memory
+/// report calls the lower bound.
+int64_t liveLowerBound(const Plan &plan);
 
 /// Reads the JSON body into a Plan, checking its structure only. The
 /// `memory` object is returned separately: it is derived data, checked
@@ -55,6 +60,10 @@ Plan planFromJson(const nlohmann::json &body, nlohmann::json &memoryReport);
 
 /// The semantic checks of docs/plan-format.md ("Validation").
 void validatePlan(const Plan &plan);
+
+/// The micro-batch settings, Kernel.stage and Plan.schedule
+/// (PlanSchedule.cpp); called by validatePlan.
+void validateSchedule(const Plan &plan);
 
 /// Checks that a plan's `memory` object says what its (valid) buffers say.
 void checkMemoryReport(const nlohmann::json &reported, const Plan &plan);

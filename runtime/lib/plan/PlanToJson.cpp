@@ -52,6 +52,16 @@ json optimizerJson(const Optimizer &opt, const std::string &path) {
           {"weight_decay_mode", opt.weightDecayMode}};
 }
 
+/// fp16 dynamic loss scaling (-emb-quantize); always written, disabled
+/// unless the plan computes in fp16.
+json lossScalingJson(const LossScaling &ls) {
+  return {{"enabled", ls.enabled},
+          {"initial", finite(ls.initial, "config.loss_scaling.initial")},
+          {"growth", finite(ls.growth, "config.loss_scaling.growth")},
+          {"backoff", finite(ls.backoff, "config.loss_scaling.backoff")},
+          {"interval", ls.interval}};
+}
+
 json configJson(const TrainingConfig &config) {
   return {{"batch_size", config.batchSize},
           {"grad_accumulation", config.gradAccumulation},
@@ -61,7 +71,11 @@ json configJson(const TrainingConfig &config) {
           {"decay_steps", config.decaySteps},
           {"seed", config.seed},
           {"loss", config.loss},
-          {"precision", config.precision}};
+          {"precision", config.precision},
+          {"loss_scaling", lossScalingJson(config.lossScaling)},
+          {"micro_batches", config.microBatches},
+          {"pipeline_stages", config.pipelineStages},
+          {"schedule", config.schedule}};
 }
 
 json bufferJson(const Buffer &buffer) {
@@ -72,7 +86,11 @@ json bufferJson(const Buffer &buffer) {
           {"dynamic", buffer.dynamic},
           {"offset", buffer.offset},
           {"bytes", buffer.bytes},
-          {"parent", buffer.parent}};
+          {"parent", buffer.parent},
+          {"slots", buffer.slots},
+          {"origin", buffer.origin},
+          {"first_use", buffer.firstUse},
+          {"last_use", buffer.lastUse}};
 }
 
 json packJson(const ParamPack &pack, const std::string &path) {
@@ -95,6 +113,8 @@ json tableBatchJson(const TableBatch &batch, const std::string &path) {
           {"state", batch.state},
           {"members", batch.members},
           {"row_offsets", batch.rowOffsets},
+          {"storage", batch.storage},
+          {"qparams", batch.qparams},
           {"optimizer", optimizerJson(batch.optimizer, childPath(path, "optimizer"))}};
 }
 
@@ -115,6 +135,8 @@ json tableJson(const Table &table, const std::string &path) {
           {"grad_rows", table.gradRows},
           {"grad_values", table.gradValues},
           {"state", table.state},
+          {"storage", table.storage},
+          {"qparams", table.qparams},
           {"init", initializerJson(table.init, childPath(path, "init"))},
           {"optimizer", optimizerJson(table.optimizer, childPath(path, "optimizer"))}};
 }
@@ -138,7 +160,19 @@ json kernelsJson(const std::vector<Kernel> &kernels) {
                     {"inputs", kernel.inputs},
                     {"outputs", kernel.outputs},
                     {"attrs", kernel.attrs},
-                    {"bytes", kernel.bytes}});
+                    {"bytes", kernel.bytes},
+                    {"stage", kernel.stage}});
+  return list;
+}
+
+json scheduleJson(const std::vector<ScheduleOp> &schedule) {
+  json list = json::array();
+  for (const ScheduleOp &op : schedule)
+    list.push_back({{"kind", op.kind},
+                    {"stage", op.stage},
+                    {"micro_batch", op.microBatch},
+                    {"peer", op.peer},
+                    {"buffers", op.buffers}});
   return list;
 }
 
@@ -157,7 +191,11 @@ json embc::runtime::detail::memoryReportJson(const Plan &plan) {
   json byRole = json::object();
   for (BufferRole role : allRoles())
     byRole[roleName(role)] = plan.bytesWithRole(role);
-  return {{"arena_bytes", plan.arenaBytes}, {"by_role", byRole}};
+  return {{"arena_bytes", plan.arenaBytes},
+          {"by_role", byRole},
+          {"strategy", plan.memory.strategy},
+          {"peak_bytes", plan.arenaBytes},
+          {"lower_bound_bytes", liveLowerBound(plan)}};
 }
 
 json embc::runtime::planToJson(const Plan &plan) {
@@ -178,6 +216,7 @@ json embc::runtime::planToJson(const Plan &plan) {
           {"step", kernelsJson(plan.step)},
           {"update", kernelsJson(plan.update)},
           {"forward_kernels", plan.forwardKernels},
+          {"schedule", scheduleJson(plan.schedule)},
           {"loss_buffer", plan.lossBuffer},
           {"prediction_buffer", plan.predictionBuffer},
           {"arena_bytes", plan.arenaBytes},

@@ -8,6 +8,8 @@
 
 #include "PlanInternal.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 using namespace embc::runtime;
@@ -78,7 +80,42 @@ int64_t Plan::bytesWithRole(BufferRole role) const {
   return total;
 }
 
+std::vector<int64_t> Plan::liveBytes() const {
+  const int64_t positions = int64_t(step.size() + update.size());
+  // A difference array over the timeline; sums saturate instead of
+  // overflowing (the reader calls this on plans it has not yet trusted).
+  std::vector<int64_t> delta(size_t(std::max<int64_t>(positions, 1)) + 1, 0);
+  auto add = [](int64_t &to, int64_t value) {
+    if (__builtin_add_overflow(to, value, &to))
+      to = value > 0 ? INT64_MAX : INT64_MIN;
+  };
+  for (const Buffer &b : buffers) {
+    if (b.parent >= 0 || b.bytes < 0)
+      continue;
+    int64_t bytes;
+    if (__builtin_mul_overflow(b.bytes, std::max<int64_t>(b.slots, 1), &bytes))
+      bytes = INT64_MAX;
+    bool whole = b.firstUse < 0 || b.lastUse < b.firstUse || b.firstUse >= positions;
+    int64_t first = whole ? 0 : b.firstUse;
+    int64_t last = whole ? std::max<int64_t>(positions, 1) - 1 : std::min(b.lastUse, positions - 1);
+    add(delta[size_t(first)], bytes);
+    add(delta[size_t(last + 1)], -bytes);
+  }
+  std::vector<int64_t> live(delta.size() - 1);
+  int64_t sum = 0;
+  for (size_t p = 0; p < live.size(); ++p) {
+    add(sum, delta[p]);
+    live[p] = sum;
+  }
+  return live;
+}
+
 namespace embc::runtime::detail {
+
+int64_t liveLowerBound(const Plan &plan) {
+  std::vector<int64_t> live = plan.liveBytes();
+  return *std::max_element(live.begin(), live.end());
+}
 
 void failAt(const std::string &path, const std::string &what) {
   throw PlanFormatError(path.empty() ? what : path + ": " + what);

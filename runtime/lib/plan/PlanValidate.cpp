@@ -13,6 +13,8 @@
 #include "PlanInternal.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 using namespace embc::runtime;
@@ -92,6 +94,26 @@ void validateConfig(const TrainingConfig &config) {
                                      "' schedule");
   requireWord(config.loss, kLosses, "config.loss", "loss");
   requireWord(config.precision, kPrecisions, "config.precision", "precision");
+  // Dynamic loss scaling: checked even when disabled, so a plan never
+  // carries a policy that would misbehave if switched on.
+  const LossScaling &ls = config.lossScaling;
+  if (!(ls.initial > 0) || !std::isfinite(ls.initial))
+    failAt("config.loss_scaling.initial",
+           "must be a positive finite scale, got " + std::to_string(ls.initial));
+  if (!(ls.growth >= 1) || !std::isfinite(ls.growth))
+    failAt("config.loss_scaling.growth",
+           "must be >= 1 (the scale never shrinks on good steps), got " +
+               std::to_string(ls.growth));
+  if (!(ls.backoff > 0 && ls.backoff < 1))
+    failAt("config.loss_scaling.backoff",
+           "must lie in (0, 1) (an overflow must lower the scale), got " +
+               std::to_string(ls.backoff));
+  if (ls.interval < 1)
+    failAt("config.loss_scaling.interval",
+           "must be at least 1 good step, got " + std::to_string(ls.interval));
+  if (ls.enabled && config.precision != "fp16")
+    failAt("config.loss_scaling.enabled",
+           "loss scaling is for fp16 compute; the plan's precision is " + config.precision);
 }
 
 void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string &path) {
@@ -186,6 +208,92 @@ void validateView(const Plan &plan, size_t index, const std::string &path) {
                    ")");
 }
 
+/// Memory planning (-emb-plan-memory): slots, origins and lifetimes are
+/// well-formed, every copy fits the arena, and buffers that are live at the
+/// same time never share a byte (reuse is only between disjoint lifetimes).
+void validateMemoryLayout(const Plan &plan) {
+  static const std::vector<std::string> origins = {
+      "frontend", "emb-autodiff", "emb-quantize", "emb-pack-params", "emb-remat",
+      "emb-pipeline", "emb-fuse", "emb-to-plan"};
+  static const std::vector<std::string> strategies = {"sequential", "greedy_by_size"};
+  requireWord(plan.memory.strategy, strategies, "memory.strategy", "memory strategy");
+  const int64_t positions = int64_t(plan.step.size() + plan.update.size());
+  std::vector<int64_t> extent(plan.buffers.size(), 0);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const Buffer &b = plan.buffers[i];
+    std::string path = childPath("buffers", i);
+    if (b.slots < 1)
+      failAt(childPath(path, "slots"), "must be at least 1, got " + std::to_string(b.slots));
+    if (!b.origin.empty()) // hand-written plans may leave it out
+      requireWord(b.origin, origins, childPath(path, "origin"), "origin");
+    bool whole = b.firstUse == -1 && b.lastUse == -1;
+    if (!whole && !(b.firstUse >= 0 && b.firstUse <= b.lastUse && b.lastUse < positions))
+      failAt(childPath(path, "first_use"),
+             "lifetime [" + std::to_string(b.firstUse) + ", " + std::to_string(b.lastUse) +
+                 "] is neither -1/-1 (whole run) nor within the " + std::to_string(positions) +
+                 " kernel positions of the step and update");
+    // Every copy of a multi-slot buffer lies in the arena too.
+    if (__builtin_mul_overflow(b.bytes, int64_t(b.slots), &extent[i]) ||
+        extent[i] > plan.arenaBytes || b.offset > plan.arenaBytes - extent[i])
+      failAt(childPath(path, "slots"), "buffer '" + b.name + "' with " +
+                                           std::to_string(b.slots) + " slots of " +
+                                           std::to_string(b.bytes) +
+                                           " bytes ends past the arena (" +
+                                           std::to_string(plan.arenaBytes) + " bytes)");
+    if (b.parent >= 0) {
+      const Buffer &parent = plan.buffers[b.parent];
+      bool inside = parent.firstUse < 0 ||
+                    (!whole && b.firstUse >= parent.firstUse && b.lastUse <= parent.lastUse);
+      if (!inside)
+        failAt(childPath(path, "first_use"),
+               "view '" + b.name + "' lives [" + std::to_string(b.firstUse) + ", " +
+                   std::to_string(b.lastUse) + "], outside its parent '" + parent.name +
+                   "' [" + std::to_string(parent.firstUse) + ", " +
+                   std::to_string(parent.lastUse) + "]");
+    }
+  }
+  // Buffers of their own by offset; each is compared with the earlier ones
+  // whose bytes reach past its start.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].parent < 0)
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return plan.buffers[a].offset < plan.buffers[b].offset;
+  });
+  auto span = [&](const Buffer &b) {
+    return b.firstUse < 0 ? std::pair<int64_t, int64_t>{0, INT64_MAX}
+                          : std::pair<int64_t, int64_t>{b.firstUse, b.lastUse};
+  };
+  auto describe = [&](size_t i) {
+    const Buffer &b = plan.buffers[i];
+    std::string life = b.firstUse < 0 ? "the whole run"
+                                      : "[" + std::to_string(b.firstUse) + ", " +
+                                            std::to_string(b.lastUse) + "]";
+    return "buffers[" + std::to_string(i) + "] '" + b.name + "' [" + std::to_string(b.offset) +
+           ", +" + std::to_string(extent[i]) + ") live " + life;
+  };
+  std::vector<size_t> open; // earlier buffers whose bytes may still overlap
+  for (size_t i : order) {
+    const Buffer &b = plan.buffers[i];
+    std::vector<size_t> still;
+    for (size_t j : open) {
+      const Buffer &a = plan.buffers[j];
+      if (a.offset + extent[j] <= b.offset)
+        continue; // ends before b starts: so will it for every later buffer
+      still.push_back(j);
+      auto [af, al] = span(a);
+      auto [bf, bl] = span(b);
+      if (extent[i] > 0 && af <= bl && bf <= al)
+        failAt(childPath(childPath("buffers", i), "offset"),
+               describe(i) + " overlaps " + describe(j) +
+                   ": buffers live at the same time must not share memory");
+    }
+    still.push_back(i);
+    open.swap(still);
+  }
+}
+
 /// Member `index` of a pack or batch: its buffer `member` must be a view of
 /// the pack's `whole` at `relative` bytes from the pack's start.
 void requireViewAt(const Plan &plan, int32_t member, int32_t whole, int64_t relative,
@@ -241,16 +349,62 @@ void validatePack(const Plan &plan, const ParamPack &pack, const BufferRefs &ref
                                            std::to_string(elements) + " elements");
 }
 
+/// The shape of a rows x dim table's values buffer in `storage`: int4 packs
+/// two 4-bit codes per byte, so its u8 buffer is rows x dim/2.
+std::vector<int64_t> storageShape(const std::string &storage, int64_t rows, int64_t dim) {
+  return {rows, storage == "int4" ? dim / 2 : dim};
+}
+
+/// A table's (or batch's) storage (-emb-quantize): the values buffer has
+/// the storage's dtype, int4 needs an even dim, and int8/int4 rows come
+/// with a rows x 2 f16 scale/bias buffer (role table); other storages have
+/// none. The values buffer's shape is checked by the caller (storageShape),
+/// after this.
+void validateStorage(const std::string &storage, int32_t qparams, const Buffer &values,
+                     int64_t rows, int64_t dim, const BufferRefs &refs,
+                     const std::string &path) {
+  static const std::map<std::string, DType> dtypes = {{"f32", DType::F32},
+                                                      {"f16", DType::F16},
+                                                      {"bf16", DType::BF16},
+                                                      {"int8", DType::U8},
+                                                      {"int4", DType::U8}};
+  auto it = dtypes.find(storage);
+  if (it == dtypes.end())
+    failAt(childPath(path, "storage"),
+           "unknown storage '" + storage + "' (expected f32, f16, bf16, int8 or int4)");
+  if (values.dtype != it->second)
+    failAt(childPath(path, "buffer"), "values buffer '" + values.name + "' is " +
+                                          dtypeName(values.dtype) + ", but " + storage +
+                                          " storage needs " + dtypeName(it->second));
+  if (storage == "int4" && dim % 2 != 0)
+    failAt(childPath(path, "dim"), "is " + std::to_string(dim) +
+                                       ", but int4 storage packs two values per byte and "
+                                       "needs an even dim");
+  std::string qpath = childPath(path, "qparams");
+  if (storage != "int8" && storage != "int4") {
+    if (qparams != -1)
+      failAt(qpath, "must be -1: only int8 and int4 storage have a per-row scale and bias");
+    return;
+  }
+  const Buffer &q = refs.withRole(qparams, BufferRole::Table, qpath);
+  if (q.dtype != DType::F16 || q.shape != std::vector<int64_t>{rows, 2})
+    failAt(qpath, "scale/bias buffer '" + q.name + "' must be f16" + shapeText({rows, 2}) +
+                      " (scale, bias per row), got " + dtypeName(q.dtype) + shapeText(q.shape));
+}
+
 void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferRefs &refs,
                         std::vector<int> &batchOf, size_t self, const std::string &path) {
   if (batch.name.empty())
     failAt(childPath(path, "name"), "must not be empty");
   const Buffer &values = refs.withRole(batch.buffer, BufferRole::Table, childPath(path, "buffer"));
-  if (values.parent >= 0 || values.shape != std::vector<int64_t>{batch.rows, batch.dim})
-    failAt(childPath(path, "buffer"), "must be a [rows, dim] = " +
-                                          shapeText({batch.rows, batch.dim}) +
-                                          " buffer of its own, got '" + values.name + "' " +
-                                          shapeText(values.shape));
+  validateStorage(batch.storage, batch.qparams, values, batch.rows, batch.dim, refs, path);
+  std::vector<int64_t> shape = storageShape(batch.storage, batch.rows, batch.dim);
+  if (values.parent >= 0 || values.shape != shape)
+    failAt(childPath(path, "buffer"),
+           std::string("must be a ") +
+               (batch.storage == "int4" ? "[rows, dim / 2] = " : "[rows, dim] = ") +
+               shapeText(shape) + " buffer of its own, got '" + values.name + "' " +
+               shapeText(values.shape));
   refs.withRole(batch.gradRows, BufferRole::Grad, childPath(path, "grad_rows"));
   refs.withRole(batch.gradValues, BufferRole::Grad, childPath(path, "grad_values"));
   validateOptimizer(batch.optimizer, batch.state, refs, path);
@@ -275,7 +429,7 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
     if (table.optimizer.kind != batch.optimizer.kind)
       failAt(at, "table '" + table.name + "' uses " + table.optimizer.kind + ", the batch " +
                      batch.optimizer.kind);
-    int64_t rowBytes = batch.dim * dtypeBytes(values.dtype);
+    int64_t rowBytes = shape[1] * dtypeBytes(values.dtype);
     requireViewAt(plan, table.buffer, batch.buffer, batch.rowOffsets[m] * rowBytes, at);
     for (size_t s = 0; s < batch.state.size(); ++s) {
       const Buffer &whole = plan.buffers.at(batch.state[s]);
@@ -284,6 +438,11 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
     }
     if (table.gradRows != batch.gradRows || table.gradValues != batch.gradValues)
       failAt(at, "table '" + table.name + "' must share the batch's sparse gradient buffers");
+    if (table.storage != batch.storage)
+      failAt(at, "table '" + table.name + "' is stored as " + table.storage + ", the batch as " +
+                     batch.storage);
+    if (batch.qparams >= 0)
+      requireViewAt(plan, table.qparams, batch.qparams, batch.rowOffsets[m] * 2 * 2, at);
   }
   if (nextRow != batch.rows)
     failAt(childPath(path, "rows"), std::to_string(batch.rows) + " but the members hold " +
@@ -321,10 +480,15 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
   if (table.dim <= 0)
     failAt(childPath(path, "dim"), "must be positive, got " + std::to_string(table.dim));
   const Buffer &values = refs.withRole(table.buffer, BufferRole::Table, childPath(path, "buffer"));
-  if (values.shape != std::vector<int64_t>{table.rows, table.dim})
+  // Storage first: an odd int4 dim is reported as such, not as a shape mismatch.
+  validateStorage(table.storage, table.qparams, values, table.rows, table.dim, refs, path);
+  std::vector<int64_t> shape = storageShape(table.storage, table.rows, table.dim);
+  if (values.shape != shape)
     failAt(childPath(path, "buffer"),
            "table buffer '" + values.name + "' has shape " + shapeText(values.shape) +
-               ", expected [rows, dim] = " + shapeText({table.rows, table.dim}));
+               (table.storage == "int4" ? ", expected [rows, dim / 2] = "
+                                        : ", expected [rows, dim] = ") +
+               shapeText(shape));
 
   // The sparse gradient: C row ids (filled up to a runtime count) and C x dim values.
   std::string rowsPath = childPath(path, "grad_rows");
@@ -397,6 +561,7 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
     validateBuffer(plan.buffers[i], plan.arenaBytes, childPath("buffers", i));
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     validateView(plan, i, childPath("buffers", i));
+  validateMemoryLayout(plan);
 
   BufferRefs refs(plan);
   std::set<std::string> names;
@@ -420,6 +585,7 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
                                   std::to_string(plan.step.size()) + " kernels of the step");
   refs.get(plan.lossBuffer, "loss_buffer");
   refs.get(plan.predictionBuffer, "prediction_buffer");
+  validateSchedule(plan);
 }
 
 void embc::runtime::detail::checkMemoryReport(const json &reported, const Plan &plan) {
@@ -445,6 +611,16 @@ void embc::runtime::detail::checkMemoryReport(const json &reported, const Plan &
   if (reported.at("arena_bytes") != expected.at("arena_bytes"))
     failAt("memory.arena_bytes", reported.at("arena_bytes").dump() + " but arena_bytes is " +
                                      std::to_string(plan.arenaBytes));
+  // The planner's figures (format v3; older bodies lack them): the peak is
+  // the arena, the lower bound follows from the buffers' lifetimes.
+  if (reported.contains("peak_bytes") && reported.at("peak_bytes") != expected.at("peak_bytes"))
+    failAt("memory.peak_bytes", reported.at("peak_bytes").dump() + " but arena_bytes is " +
+                                    std::to_string(plan.arenaBytes));
+  if (reported.contains("lower_bound_bytes") &&
+      reported.at("lower_bound_bytes") != expected.at("lower_bound_bytes"))
+    failAt("memory.lower_bound_bytes",
+           reported.at("lower_bound_bytes").dump() + " but the buffers' lifetimes give " +
+               expected.at("lower_bound_bytes").dump() + " bytes live at most");
   if (!reported.contains("by_role"))
     failAt("memory.by_role", "missing field");
   const json &reportedRoles = reported.at("by_role");

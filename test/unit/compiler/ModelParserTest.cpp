@@ -133,7 +133,7 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "dcn.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
+                       "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
                        "mf_movielens.json", "skipgram.json", "two_tower.json",
                        "wide_deep.json"}));
   for (const std::string &name : names) {
@@ -212,7 +212,7 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_DOUBLE_EQ(t->init.high, 0.01);
   EXPECT_EQ(t->init.high, 1.0 / std::sqrt(10000.0));
   // A table without its own optimizer takes the model's embedding optimizer.
-  EXPECT_EQ(t->optimizer.kind, "adagrad");
+  EXPECT_EQ(t->optimizer.kind, "rowwise_adagrad");
   EXPECT_EQ(t->optimizer.lr, 0.1);
   EXPECT_EQ(t->optimizer.eps, 1e-8);
   EXPECT_EQ(t->optimizer.initialAccumulator, 0.0);
@@ -224,7 +224,7 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(m->denseOptimizer.momentum, 0.0);
   EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
   EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
-  EXPECT_EQ(m->embeddingOptimizer.kind, "adagrad");
+  EXPECT_EQ(m->embeddingOptimizer.kind, "rowwise_adagrad");
   EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
 
   EXPECT_EQ(m->loss.type, "bce_with_logits");

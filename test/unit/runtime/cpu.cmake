@@ -16,3 +16,13 @@ target_link_libraries(FusedDenseKernelTests PRIVATE EmbCpuKernels)
 emb_unit_test(FusedEmbeddingKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FusedEmbeddingKernelTest.cpp)
 target_include_directories(FusedEmbeddingKernelTests PRIVATE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(FusedEmbeddingKernelTests PRIVATE EmbCpuKernels ${XXHASH_LIBRARY})
+
+# bf16/fp16 dense compute and fp16 loss scaling (-emb-quantize's dense half):
+# conversions, rounded kernels, and the executor's skip-and-rescale.
+emb_unit_test(MixedPrecisionTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/MixedPrecisionTest.cpp)
+target_link_libraries(MixedPrecisionTests PRIVATE EmbExec)
+
+# Quantised table storage (-emb-quantize): conversions, stochastic rounding,
+# and the quantised lookup and update against their f32 counterparts.
+emb_unit_test(QuantizedKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/QuantizedKernelTest.cpp)
+target_link_libraries(QuantizedKernelTests PRIVATE EmbCpuKernels)

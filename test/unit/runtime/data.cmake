@@ -2,6 +2,7 @@
 # datasets when present), the synthetic generator, determinism, resume,
 # padding and prefetching of EmbData (runtime/lib/data).
 emb_unit_test(DataTests
+  ${CMAKE_CURRENT_SOURCE_DIR}/data/BatchSliceTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/data/CriteoReaderTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/data/MovieLensReaderTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/data/PermutationTest.cpp

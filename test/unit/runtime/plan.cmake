@@ -7,6 +7,7 @@ emb_unit_test(PlanTests
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanRoundTripTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanContainerTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanValidationTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanScheduleTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanDocExampleTest.cpp)
 target_include_directories(PlanTests PRIVATE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(PlanTests PRIVATE EmbPlan ${XXHASH_LIBRARY})

@@ -96,9 +96,14 @@ mlir::FailureOr<TableOp> lookupTable(mlir::Operation *op,
                                      mlir::FlatSymbolRefAttr table,
                                      mlir::SymbolTableCollection &symbolTable);
 
-/// Bytes of one element of a table stored as `storage` (int8 rows carry a
-/// float scale and bias on top; see TableOp::getStorageBytes).
-int64_t getStorageElementBytes(StorageType storage);
+/// Bits of one element of a table stored as `storage`: 32, 16, 8 or 4 (int4
+/// packs two elements per byte, so a row of `dim` takes dim * bits / 8
+/// bytes; row-wise storages carry an fp16 scale and bias per row on top, see
+/// TableOp::getStorageBytes).
+int64_t getStorageElementBits(StorageType storage);
+/// Bytes per row of the per-row scale and bias of row-wise quantised
+/// storage (int8_rowwise, int4_rowwise: 2 x fp16 = 4); 0 for the others.
+int64_t getStorageRowParamBytes(StorageType storage);
 } // namespace embc::emb
 
 #endif // EMBC_DIALECT_EMBDIALECT_H

@@ -32,7 +32,8 @@ def Emb_LossKindAttr : EnumAttr<Emb_Dialect, Emb_LossKind, "loss_kind">;
 
 def Emb_StorageType : I32EnumAttr<"StorageType", "storage of an embedding table", [
     I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"f16", 1>,
-    I32EnumAttrCase<"bf16", 2>, I32EnumAttrCase<"int8_rowwise", 3>]> {
+    I32EnumAttrCase<"bf16", 2>, I32EnumAttrCase<"int8_rowwise", 3>,
+    I32EnumAttrCase<"int4_rowwise", 4>]> {
   let cppNamespace = "::embc::emb";
   let genSpecializedAttr = 0;
 }

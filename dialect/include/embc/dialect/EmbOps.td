@@ -46,7 +46,8 @@ def Emb_TableOp : Emb_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Bytes of the table's storage (scale and bias included for int8).
+    /// Bytes of the table's storage (fp16 scale and bias included for
+    /// int8/int4 row-wise; int4 packs two elements per byte).
     int64_t getStorageBytes();
   }];
 }
@@ -335,5 +336,7 @@ def Emb_LossOp : Emb_Op<"loss", [Emb_Differentiable, Pure, Emb_Cost]> {
 
 include "embc/dialect/EmbGradOps.td"
 include "embc/dialect/EmbTransformOps.td"
+include "embc/dialect/EmbScheduleOps.td"
+include "embc/dialect/EmbPrecisionOps.td"
 
 #endif // EMBC_DIALECT_EMBOPS_TD

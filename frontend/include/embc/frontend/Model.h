@@ -55,7 +55,7 @@ struct Table {
   std::string name;
   std::string pointer;
   int64_t rows = 0, dim = 0;
-  std::string dtype = "f32"; ///< f32, f16, bf16, int8 (after plan.quantize)
+  std::string dtype = "f32"; ///< f32, f16, bf16, int8, int4 (after plan.quantize)
   Initializer init;
   OptimizerConfig optimizer; ///< the override, or the model's embedding optimizer
   std::string sharding = "none";

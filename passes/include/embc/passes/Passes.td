@@ -99,6 +99,58 @@ def EmbAutodiffPass : Pass<"emb-autodiff", "::mlir::ModuleOp"> {
 // Optimisation (between -emb-autodiff and -emb-to-plan)
 //===----------------------------------------------------------------------===//
 
+def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
+  let summary = "Fit the plan into the memory budget: micro-batches, remat, table precision";
+  let description = [{
+    With `plan.memory_budget` set (or the `budget` option), chooses the
+    micro-batch count, activation rematerialisation and table storage so that
+    the plan fits, and writes the choice into the module for the passes that
+    follow (table `storage`, `emb.plan` remat and micro_batches). Exact
+    levers come first: micro-batches (each divisor of the batch up to
+    `max-micro-batches`) and remat (none or all) do not change what the model
+    learns. Only when none of them fits are tables quantised, along a
+    ladder: the k largest tables at bf16 (k = 1..T), then the k largest at
+    int8 with the others bf16, then int4 with the others int8; the lowest
+    rung that fits is the mildest quantisation that does. Every candidate is compiled
+    for real on a clone of the module (the rest of the pipeline and
+    -emb-plan-memory), so the peak it compares is the plan's own. Among the
+    fitting candidates of the best quality, the fastest by a nominal device
+    model wins (bytes at `bandwidth-gbs`, FLOPs at `tflops`, `launch-us` per
+    kernel launch). The reasons go into the `emb.auto` module attribute and
+    the plan report.
+
+    ```mlir
+    // before: #emb.plan<memory_budget = 12582912>
+    // after
+    module attributes {emb.auto = ["-emb-auto: memory budget 12.0 MiB", ...,
+        "  chose 4 micro-batches, remat none: peak 11.2 MiB, ..."],
+      emb.plan = #emb.plan<memory_budget = 12582912, micro_batches = 4>, ...}
+    ```
+    Without a budget the module is unchanged; with micro_batches, remat or
+    pipeline stages set by hand, they are the user's plan and nothing is
+    chosen (remat `auto` fits the budget by itself). Refused: a module
+    without @train_step, one already planned, and a budget below the
+    smallest plan found (the error says the smallest budget that would fit).
+  }];
+  let options = [
+    Option<"budgetBytes", "budget", "int64_t", /*default=*/"0",
+           "Memory budget in bytes (0: the model's plan.memory_budget)">,
+    Option<"maxMicroBatches", "max-micro-batches", "int64_t", /*default=*/"64",
+           "Largest micro-batch count tried">,
+    Option<"bandwidthGBs", "bandwidth-gbs", "double", /*default=*/"3000.0",
+           "Device memory bandwidth of the time estimate, GB/s">,
+    Option<"tflops", "tflops", "double", /*default=*/"100.0",
+           "Device compute rate of the time estimate, TFLOP/s">,
+    Option<"launchUs", "launch-us", "double", /*default=*/"5.0",
+           "Cost of one kernel launch in the time estimate, microseconds">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Candidates are compiled with -emb-pack-params">,
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Candidates are compiled with -emb-fuse">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
+}
+
 def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
   let summary = "Group ops that the plan runs as single kernels";
   let description = [{
@@ -182,6 +234,241 @@ def EmbPackParamsPass : Pass<"emb-pack-params", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numPackedParams", "packed-params", "Parameters packed">,
     Statistic<"numBatchedTables", "batched-tables", "Tables batched">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect"];
+}
+
+def EmbPipelinePass : Pass<"emb-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Split the batch into micro-batches, assign pipeline stages, emit the schedule";
+  let description = [{
+    Reads `micro_batches` m, `pipeline_stages` p and `schedule` from the
+    module's `emb.plan` (options override them); m = 1 and p = 1 leave the
+    IR unchanged.
+
+    Micro-batching rewrites `@train_step` to run on B/m examples: the
+    batch-major arguments (dense, label, negatives: B rows; offsets: B+1;
+    ids and weights: `emb.max_ids` divided by m) and every value computed
+    from them take the micro-batch shape, while parameter-shaped values
+    (`emb.get` results, parameter gradients) keep theirs. The rewritten
+    module is verified, so every op re-checks its shapes. Gradients
+    accumulate over the m micro-batches and -emb-to-plan scales the update
+    by 1/(grad_accumulation * m): the result equals the full-batch step.
+
+    With p > 1 the forward ops are split into p contiguous stages of
+    balanced cost (CostOpInterface FLOPs + bytes; ops that already carry
+    `emb.stage` keep it), and each backward op runs on the stage of the
+    forward values it reads (it must lie between those and the stages of the
+    gradients it reads). Every op gets `emb.stage = N : i64`.
+
+    The schedule of one optimizer step (GPipe or 1F1B; with one stage both
+    run each micro-batch's forward and backward back to back) is emitted as
+    `emb.schedule`, whose verifier checks it for deadlocks and mismatched
+    transfers.
+
+    ```mlir
+    // before: #emb.plan<micro_batches = 2>, batch 8
+    func.func @train_step(%x: tensor<8x2xf32> {emb.role = "dense", ...}, ...)
+    // after
+    func.func @train_step(%x: tensor<4x2xf32> {emb.role = "dense", ...}, ...)
+        attributes {emb.micro_batches = 2 : i64, emb.pipeline_stages = 1 : i64}
+    emb.schedule gpipe stages 1 micro_batches 2 {
+      emb.sched.load stage 0 mb 0
+      emb.sched.forward stage 0 mb 0
+      emb.sched.backward stage 0 mb 0
+      ...
+      emb.sched.step stage 0
+    }
+    ```
+    Refused: m not dividing the batch, more stages than forward ops, stage
+    assignments that send values backwards, a module already pipelined, and
+    any op whose shapes do not survive the rewrite (the op's verifier says
+    which).
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "Micro-batches per batch (0: the module's emb.plan)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Pipeline stages (0: the module's emb.plan)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "gpipe or 1f1b (empty: the module's emb.plan)">,
+  ];
+  let statistics = [
+    Statistic<"numRetyped", "retyped-values", "Values given the micro-batch shape">,
+    Statistic<"numInstructions", "schedule-instructions", "Schedule instructions emitted">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
+}
+
+def EmbPlanMemoryPass : Pass<"emb-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Plan the arena: buffer lifetimes and static offsets with reuse";
+  let description = [{
+    Lowers the module to its plan (as `-emb-to-plan` would), computes every
+    buffer's lifetime on the step's timeline (step kernels 0..S-1, then
+    update kernels S..S+U-1: a buffer lives from the first to the last
+    kernel that names it), and gives the buffers offsets in one arena so
+    that buffers whose lifetimes do not meet share memory. Parameters,
+    tables, gradients and optimizer state live for the whole run; inputs
+    from the start of the step; the loss and predictions to its end; a
+    buffer with several micro-batch slots for the whole step.
+
+    `strategy=greedy_by_size` (the default) places the largest buffer
+    first, each at the lowest 64-byte aligned offset that no placed buffer
+    with an overlapping lifetime uses; `sequential` keeps one buffer after
+    another (no reuse), for comparison. The IR is unchanged but for the
+    result, recorded on the module; `-emb-to-plan` lays the plan out by it
+    and fails if the IR changed since (the peak would differ), so this pass
+    runs last.
+
+    ```mlir
+    // after (on the module; bytes)
+    module attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64,
+        peak = 21376 : i64, sequential = 27776 : i64, strategy = "greedy_by_size"}, ...}
+    ```
+    Needs `-emb-autodiff` first; refuses a module it has already planned.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"greedy_by_size\"",
+           "How to place buffers: greedy_by_size or sequential">,
+  ];
+  let statistics = [
+    Statistic<"numBuffers", "buffers", "Buffers in the plan">,
+    Statistic<"numTransient", "transient-buffers",
+              "Buffers live for part of the step (may share memory)">,
+    Statistic<"peakBytes", "peak-bytes", "Arena bytes after planning">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect"];
+}
+
+def EmbQuantizePass : Pass<"emb-quantize", "::mlir::ModuleOp"> {
+  let summary = "Train embedding tables in quantised storage (f16, bf16, int8/int4 row-wise)";
+  let description = [{
+    Makes each table's storage (`emb.table ... bf16`, from the model's
+    `dtype` or `plan.quantize`) explicit in the training IR:
+
+    - every `emb.lookup` / `emb.gather` of a quantised table (and a max-pooled
+      `emb.lookup_grad`, which reads the rows) gets `emb.dequantize =
+      #emb<storage ...>`: rows are converted to f32 as they are read, fused
+      into the lookup (int8/int4: `scale * q + bias` per row, with an fp16
+      scale and bias; int4 packs two codes per byte and needs an even dim);
+    - every `emb.update` of one gets `emb.requantize = "stochastic"`: the
+      touched row is dequantised, takes the f32 optimizer step, and is
+      stored back with stochastic rounding (unbiased, keyed on the seed,
+      table, row, optimizer step and element, so deterministic for any
+      thread count); int8/int4 rows first get a new fp16 scale and bias
+      from their min and max (scale (max - min) / 255 or / 15);
+    - the module gets `emb.quantized`; `-emb-to-plan` refuses quantised
+      tables without it.
+
+    Optimizer state stays f32. The dense half (bf16/fp16 compute, fp16 loss
+    scaling) is QuantizeDense.cpp's, called from here: with
+    `training.precision` bf16 or fp16, every emb.dense, emb.interaction,
+    emb.cross and their gradient ops get `emb.compute = #emb<precision bf16>`
+    (operands rounded to the compute type, f32 accumulation; parameters,
+    gradients and optimizer state stay f32 master copies); fp16 also marks
+    its emb.loss_grad `emb.loss_scaled` and puts `emb.unscale_grads` at the
+    head of @update (dynamic loss scaling: an overflowing update is skipped
+    and the scale halved):
+
+    ```mlir
+    %y = emb.dense %x, %w, %b {emb.compute = #emb<precision fp16>} : ...
+    %d = emb.loss_grad bce_with_logits %y, %t {emb.loss_scaled} : ...
+    func.func @update() {
+      emb.unscale_grads initial(6.553600e+04) growth(2.000000e+00) backoff(5.000000e-01) interval(2000)
+      ...
+    ```
+
+    ```mlir
+    // before
+    emb.table @t[1000 x 16] bf16 init<kind = normal, std = 0.01> optimizer<kind = adagrad, lr = 0.1>
+    %e = emb.lookup @t[%ids, %offsets] sum : tensor<?xi64>, tensor<129xi64> -> tensor<128x16xf32>
+    emb.update @t
+    // after
+    %e = emb.lookup @t[%ids, %offsets] sum {emb.dequantize = #emb<storage bf16>} : ...
+    emb.update @t {emb.requantize = "stochastic"}
+    ```
+    Runs once, after `-emb-autodiff` and before `-emb-pack-params` and
+    `-emb-fuse`. Refuses global weight decay on a quantised table (every row
+    would be requantised each step) and `tables=int4` on a table of odd dim.
+  }];
+  let options = [
+    Option<"tables", "tables", "std::string", /*default=*/"\"\"",
+           "Store every table as f32, f16, bf16, int8 or int4 (default: each "
+           "table's own storage)">,
+  ];
+  let statistics = [
+    Statistic<"numQuantizedTables", "quantized-tables", "Tables in quantised storage">,
+    Statistic<"numMarkedOps", "marked-ops", "Lookups and updates marked">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect"];
+}
+
+def EmbRematPass : Pass<"emb-remat", "::mlir::ModuleOp"> {
+  let summary = "Recompute forward activations in the backward instead of keeping them";
+  let description = [{
+    Forward values that the backward of `@train_step` reads live from the
+    forward until their backward use: together they are the activation peak.
+    The pass keeps some of them (checkpoints) and recomputes the others: for
+    each dropped value it clones the forward ops that rebuild it from kept
+    values right before the value's first backward use (a segment is rebuilt
+    once; later backward uses read the same clones) and rewires the backward
+    to the clones. Cloned ops carry the unit attribute `emb.remat`.
+
+    Only pure ops with a cost (dense, activation, concat, add, interaction,
+    cross, dot, ...) are recomputed; lookups (their pooled outputs are
+    checkpoints), the loss, values the step returns and ops with side
+    effects are always kept. Before planning, activation gradients are made
+    to read the activation's output (`from_output`, as `-emb-fuse` does), so
+    a dense layer's pre-activation is never needed by the backward.
+
+    The forward values the backward reads form a chain of stages in op
+    order (a DAG such as DLRM's is taken in op order too). The mode comes
+    from the module's `emb.plan` (`remat`, `memory_budget`), the options
+    override it:
+
+    - `none`: the IR is left unchanged;
+    - `all`: keep as little as possible: `strategy=sqrt` (the default) is
+      the sqrt(n) segmentation of Chen et al.; `strategy=dp` is the dynamic
+      program at its minimum-memory point (fewest FLOPs among the schedules
+      of the lowest peak);
+    - `auto`: the dynamic program, optimal for chains: the fewest recomputed
+      FLOPs (CostOpInterface) such that the estimated peak (persistent bytes:
+      tables, parameters, their gradients and optimizer state, inputs, the
+      activations that are always kept; plus the kept activations and the
+      largest recomputed segment) fits the budget.
+
+    The module gets `emb.remat_note`, which the plan report shows:
+    `recomputes K values (C ops), +X% step FLOPs, activation estimate A -> B
+    bytes` (X against the step's FLOPs, counted as 3x the forward's; A and B
+    from the liveness of the step's values in op order).
+
+    ```mlir
+    // before (mode all)
+    %z = emb.dense %x, %w, %b : ... -> tensor<8x4xf32>
+    %y = emb.activation relu %z : tensor<8x4xf32>
+    ...
+    %dz = emb.activation_grad relu %dy, %y from_output : tensor<8x4xf32>
+    %dw = emb.dense_grad_weight %x, %dz : ...
+    // after: %y is rebuilt where the backward first needs it
+    %z2 = emb.dense %x, %w, %b {emb.remat} : ... -> tensor<8x4xf32>
+    %y2 = emb.activation relu %z2 {emb.remat} : tensor<8x4xf32>
+    %dz = emb.activation_grad relu %dy, %y2 from_output : tensor<8x4xf32>
+    ```
+    Needs `-emb-autodiff` first and runs before `-emb-fuse`. Refuses a
+    budget below the smallest peak rematerialisation reaches (and says
+    that peak), `auto` without a budget, and a module it has already run on.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"\"",
+           "none, auto or all (default: the module's emb.plan remat)">,
+    Option<"budget", "budget", "int64_t", /*default=*/"-1",
+           "Memory budget in bytes for mode auto (default: the module's "
+           "emb.plan memory_budget)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"\"",
+           "Schedule of mode all: sqrt (default) or dp (minimum memory)">,
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-values", "Activations recomputed">,
+    Statistic<"numClonedOps", "cloned-ops", "Forward ops cloned into the backward">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }

@@ -16,11 +16,16 @@ struct TrainingPipelineOptions {
   bool planMemory = true;
 };
 
-/// In order: -emb-autodiff, -emb-quantize, -emb-pack-params, -emb-remat,
-/// -emb-pipeline, -emb-fuse, -emb-plan-memory.
+/// In order: -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
+/// -emb-remat, -emb-pipeline, -emb-fuse, -emb-plan-memory.
 /// -emb-to-plan is not part of it: embc builds the plan from the result.
 void addTrainingPipeline(mlir::OpPassManager &pm,
                          const TrainingPipelineOptions &options = {});
+
+/// The pipeline after -emb-autodiff and -emb-auto (-emb-quantize to
+/// -emb-plan-memory): what -emb-auto compiles each candidate with.
+void addPlanningPasses(mlir::OpPassManager &pm,
+                       const TrainingPipelineOptions &options = {});
 
 } // namespace embc
 

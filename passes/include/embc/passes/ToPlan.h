@@ -18,8 +18,10 @@ namespace embc {
 /// a plan. Reports errors on the offending op and returns failure.
 mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module);
 
-/// A human-readable report of a plan: buffers by role, the arena, kernels.
-std::string formatPlanReport(const runtime::Plan &plan);
+/// A human-readable report of a plan: memory (peak, lower bound, totals per
+/// role; with `everything`, every buffer and a timeline of live bytes),
+/// kernels and notes.
+std::string formatPlanReport(const runtime::Plan &plan, bool everything = true);
 
 } // namespace embc
 

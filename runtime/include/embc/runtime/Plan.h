@@ -30,8 +30,8 @@ namespace embc::runtime {
 inline constexpr uint32_t kPlanVersion = 3;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
-/// (-emb-quantize); U8 rows of an int8 table come with a per-row scale and
-/// bias (Table::qparams).
+/// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
+/// F16 scale and bias (Table::qparams).
 enum class DType { F32, F64, I64, F16, BF16, U8 };
 const char *dtypeName(DType type);
 int64_t dtypeBytes(DType type);
@@ -106,10 +106,13 @@ struct Table {
   std::string name;
   int64_t rows = 0, dim = 0;
   int32_t buffer = -1, gradRows = -1, gradValues = -1;
-  /// Row storage: f32, f16, bf16 or int8 (row-wise; -emb-quantize). The
-  /// table buffer's dtype is F32, F16, BF16 or U8 accordingly.
+  /// Row storage: f32, f16, bf16, int8 or int4 (both row-wise;
+  /// -emb-quantize). The table buffer's dtype is F32, F16, BF16, U8 or U8
+  /// accordingly, shape rows x dim, except int4: rows x dim/2, two 4-bit
+  /// codes per byte, element 2k in the low nibble (dim must be even).
   std::string storage = "f32";
-  /// int8 only: rows x 2 F32 (scale, bias) per row; value = scale * q + bias.
+  /// int8/int4 only: rows x 2 F16 (scale, bias) per row; value = scale * q +
+  /// bias, computed in f32 from the fp16 values.
   int32_t qparams = -1;
   std::vector<int32_t> state;
   Initializer init;
@@ -142,6 +145,11 @@ struct TableBatch {
   std::vector<int32_t> members;    ///< indices into Plan::tables
   std::vector<int64_t> rowOffsets; ///< first batch row of each member
   Optimizer optimizer;
+  /// The members' storage (-emb-pack-params batches one storage only) and,
+  /// for int8/int4, the rows x 2 F16 scale/bias buffer the members' qparams
+  /// view (at byte 4 * row offset). An int4 batch's buffer is rows x dim/2.
+  std::string storage = "f32";
+  int32_t qparams = -1;
 };
 
 /// One data input of the step, bound to a column of the data source.
@@ -241,6 +249,11 @@ struct Plan {
 
   /// Bytes of the buffers with `role`, views not counted twice.
   int64_t bytesWithRole(BufferRole role) const;
+  /// Bytes live at each position of the timeline (step kernels, then update
+  /// kernels), from the buffers' lifetimes: each buffer that is not a view
+  /// counts bytes x slots over [firstUse, lastUse], or everywhere when it
+  /// lives for the whole run. Its maximum is MemoryPlan::lowerBoundBytes.
+  std::vector<int64_t> liveBytes() const;
 };
 
 /// Serialises a plan: magic "EMBCPLAN", version, flags, body length, checksum

@@ -40,6 +40,10 @@ struct RunOptions {
   std::string device = "auto"; ///< auto, cpu, cuda
   std::string onBadData = "fail"; ///< fail or skip
   bool profile = false; ///< time every kernel launch; print and log a per-op table
+  /// fp16 plans: the initial dynamic loss scale instead of the plan's
+  /// config.loss_scaling.initial (a fresh run only; a resume keeps the
+  /// checkpoint's scale).
+  std::optional<double> lossScale;
 };
 
 /// Result of parsing: options, or a message (help text or error) and the

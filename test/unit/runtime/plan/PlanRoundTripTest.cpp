@@ -95,7 +95,7 @@ TEST(PlanJson, UsesTheDocumentedSnakeCaseSchema) {
   EXPECT_EQ(keys, (std::vector<std::string>{
                       "arena_bytes", "buffers", "compiler", "config", "format",
                       "forward_kernels", "inputs", "loss_buffer", "memory", "model", "notes",
-                      "packs", "params", "prediction_buffer", "step", "table_batches", "tables",
+                      "packs", "params", "prediction_buffer", "schedule", "step", "table_batches", "tables",
                       "update", "version"}));
 }
 

@@ -147,6 +147,77 @@ TEST(PlanValidation, TableShapeMismatch) {
             "tables[0].dim: must be positive, got 0");
 }
 
+/// The sample's table stored as int4 (-emb-quantize): u8 codes [10, 8 / 2]
+/// and an f16 [10, 2] scale/bias buffer appended to the arena.
+void makeInt4(Plan &p) {
+  Buffer &codes = p.buffers[kTable];
+  codes.dtype = DType::U8;
+  codes.shape = {10, 4};
+  codes.bytes = 40;
+  Buffer q;
+  q.name = "emb_qparams";
+  q.role = BufferRole::Table;
+  q.dtype = DType::F16;
+  q.shape = {10, 2};
+  q.bytes = 40;
+  q.offset = p.arenaBytes;
+  p.arenaBytes += 128; // room for an f32 version in the cases below
+  p.buffers.push_back(q);
+  p.tables[0].storage = "int4";
+  p.tables[0].qparams = int32_t(p.buffers.size() - 1);
+}
+
+TEST(PlanValidation, QuantisedTableStorage) {
+  EXPECT_EQ(errorAfter([](Plan &p) { makeInt4(p); }), "<accepted>");
+  // int8: the same scale/bias buffer, codes [rows, dim].
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.tables[0].storage = "int8";
+              p.buffers[kTable].shape = {10, 8};
+              p.buffers[kTable].bytes = 80;
+            }),
+            "<accepted>");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.buffers[kTable].shape = {10, 8};
+              p.buffers[kTable].bytes = 80;
+            }),
+            "tables[0].buffer: table buffer 'emb_table' has shape [10, 8], expected [rows, dim "
+            "/ 2] = [10, 4]");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.tables[0].dim = 7;
+            }),
+            "tables[0].dim: is 7, but int4 storage packs two values per byte and needs an even "
+            "dim");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.buffers.back().dtype = DType::F32;
+              p.buffers.back().bytes = 80;
+            }),
+            "tables[0].qparams: scale/bias buffer 'emb_qparams' must be f16[10, 2] (scale, bias "
+            "per row), got f32[10, 2]");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.tables[0].qparams = -1;
+            }),
+            "tables[0].qparams: buffer -1 is out of range (the plan has 19 buffers)");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.tables[0].storage = "int2";
+            }),
+            "tables[0].storage: unknown storage 'int2' (expected f32, f16, bf16, int8 or int4)");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              makeInt4(p);
+              p.tables[0].storage = "f32";
+              p.buffers[kTable].dtype = DType::F32;
+              p.buffers[kTable].shape = {10, 8};
+              p.buffers[kTable].bytes = 320;
+            }),
+            "tables[0].qparams: must be -1: only int8 and int4 storage have a per-row scale and "
+            "bias");
+}
+
 TEST(PlanValidation, TableBufferRolesAndSparseGradient) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].buffer = kWeight; }),
             "tables[0].buffer: buffer 4 'fc_w' has role param, expected table");
@@ -242,8 +313,8 @@ TEST(PlanValidation, UnknownRoleOrDType) {
   EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][12]["role"] = "scratchpad"; }),
             "buffers[12].role: unknown role 'scratchpad' (expected table, param, grad, "
             "optimizer_state, input, activation or workspace)");
-  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][2]["dtype"] = "bf16"; }),
-            "buffers[2].dtype: unknown dtype 'bf16' (expected f32, f64 or i64)");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["buffers"][2]["dtype"] = "f8"; }),
+            "buffers[2].dtype: unknown dtype 'f8' (expected f32, f64, i64, f16, bf16 or u8)");
 }
 
 TEST(PlanValidation, MissingFields) {

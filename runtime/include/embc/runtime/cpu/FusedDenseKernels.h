@@ -10,6 +10,8 @@
 // for finite-difference checks). Outputs are overwritten unless the comment
 // says "accumulates". No function allocates per call: the elementwise chain
 // keeps its block temporaries in thread-local scratch that only grows.
+// The trailing ComputeType of the GEMM and interaction kernels is Kernels.h's
+// (F32: the f32 kernel bit for bit; BF16/F16: operands rounded, f32 sums).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +44,7 @@ bool hasDerivativeFromOutput(Activation f);
 /// parallel blocks. y and z must not alias x or w.
 template <class T>
 void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *z, int64_t B,
-                     int64_t K, int64_t N);
+                     int64_t K, int64_t N, ComputeType compute = ComputeType::F32);
 
 /// The whole backward of y = f(x w + b):
 ///   dz = dy * f'(a)      (a = y when fromOutput, else z = x w + b)
@@ -54,7 +56,8 @@ void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *
 /// so it equals biasGrad(dz) bit for bit.
 template <class T>
 void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const T *x, const T *w,
-                  T *dz, T *dw, T *db, T *dx, int64_t B, int64_t K, int64_t N);
+                  T *dz, T *dw, T *db, T *dx, int64_t B, int64_t K, int64_t N,
+                  ComputeType compute = ComputeType::F32);
 
 // --- Elementwise chains ---------------------------------------------------------
 
@@ -101,7 +104,7 @@ template <class T>
 void interactionConcatForward(const std::vector<const T *> &copies,
                               const std::vector<int64_t> &copyWidths, int64_t position,
                               const std::vector<const T *> &xs, T *y, int64_t B, int64_t D,
-                              bool self);
+                              bool self, ComputeType compute = ComputeType::F32);
 
 /// Gradient of interactionConcatForward from dy[B,W]: dxs[i] = interaction
 /// gradient of x_i plus dy's columns of every copy j with copyInto[j] == i
@@ -112,7 +115,7 @@ template <class T>
 void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, int64_t position,
                            const std::vector<int32_t> &copyInto, const std::vector<const T *> &xs,
                            const std::vector<T *> &dxs, const std::vector<T *> &dcopies, int64_t B,
-                           int64_t D, bool self);
+                           int64_t D, bool self, ComputeType compute = ComputeType::F32);
 
 } // namespace embc::runtime::cpu
 

@@ -7,10 +7,20 @@
 // with OpenMP; GEMMs go to BLAS (cblas). No function allocates per call
 // except where noted (coalesceRows sorts in a scratch vector).
 //
+// Dense compute precision: the GEMM-based kernels (dense layers, the
+// interaction and the cross layer) take a trailing ComputeType (HalfFloat.h).
+// F32, the default, is the plain f32 kernel, bit for bit. BF16/F16 round the
+// operands of every product to that type (round-to-nearest-even, into
+// thread-local scratch that only grows) and accumulate in T: the numerics of
+// a tensor core with f32 accumulation, emulated. Elementwise parts (bias,
+// activations, the cross layer's gating) stay in T.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef EMBC_RUNTIME_CPU_KERNELS_H
 #define EMBC_RUNTIME_CPU_KERNELS_H
+
+#include "embc/runtime/cpu/HalfFloat.h"
 
 #include <cstdint>
 #include <vector>
@@ -26,13 +36,16 @@ enum class OptimizerKind { Sgd, Adagrad, RowwiseAdagrad, Adam, AdamW, Lamb };
 
 /// y[B,N] = x[B,K] * w[K,N] (+ b[N] broadcast over rows; b may be null).
 template <class T>
-void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K, int64_t N);
+void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K, int64_t N,
+                  ComputeType compute = ComputeType::F32);
 /// dx[B,K] = dy[B,N] * w^T.
 template <class T>
-void denseGradInput(const T *dy, const T *w, T *dx, int64_t B, int64_t K, int64_t N);
+void denseGradInput(const T *dy, const T *w, T *dx, int64_t B, int64_t K, int64_t N,
+                    ComputeType compute = ComputeType::F32);
 /// dw[K,N] = x^T * dy.
 template <class T>
-void denseGradWeight(const T *x, const T *dy, T *dw, int64_t B, int64_t K, int64_t N);
+void denseGradWeight(const T *x, const T *dy, T *dw, int64_t B, int64_t K, int64_t N,
+                     ComputeType compute = ComputeType::F32);
 /// db[N] = sum over rows of dy[B,N].
 template <class T> void biasGrad(const T *dy, T *db, int64_t B, int64_t N);
 
@@ -61,19 +74,22 @@ template <class T> void addTwo(const T *a, const T *b, T *y, int64_t n);
 /// F = xs.size() inputs, each B x D. y[B, P] holds <x_i, x_j> for pairs i < j
 /// (i <= j with `self`), row-major upper triangle: (0,1), (0,2), ..., (1,2), ...
 template <class T>
-void interactionForward(const std::vector<const T *> &xs, T *y, int64_t B, int64_t D, bool self);
+void interactionForward(const std::vector<const T *> &xs, T *y, int64_t B, int64_t D, bool self,
+                        ComputeType compute = ComputeType::F32);
+/// Rounded compute rounds dy and the xs (the operands of dX = (dZ + dZ^T) X).
 template <class T>
 void interactionGrad(const T *dy, const std::vector<const T *> &xs, const std::vector<T *> &dxs,
-                     int64_t B, int64_t D, bool self);
+                     int64_t B, int64_t D, bool self, ComputeType compute = ComputeType::F32);
 
 /// DCN-v2: y[B,D] = x0 * (xl * w[D,D] + b[D]) + xl.
 template <class T>
-void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D);
+void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D,
+                  ComputeType compute = ComputeType::F32);
 /// All four gradients; each output overwritten. dx0 and dxl may alias
 /// neither each other nor inputs.
 template <class T>
 void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
-               T *dw, T *db, int64_t B, int64_t D);
+               T *dw, T *db, int64_t B, int64_t D, ComputeType compute = ComputeType::F32);
 
 /// K == 0: lhs, rhs are B x D and y is B x 1. K > 0: rhs is B x K x D and
 /// y[b,k] = <lhs[b], rhs[b,k]>.

@@ -11,6 +11,7 @@
 #define EMBC_RUNTIME_EXEC_EXECUTOR_H
 
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/cpu/LossScaling.h"
 #include "embc/runtime/data/Data.h"
 
 #include <cstddef>
@@ -37,9 +38,26 @@ struct ExecState {
   std::vector<int64_t> length; ///< leading-dimension fill per buffer
   int64_t optimizerStep = 0;   ///< 1-based step of the update being run
   double lrScale = 1.0;        ///< learning-rate schedule factor
+  /// fp16 dynamic loss scaling (config.lossScaling): the scale the loss
+  /// gradient is multiplied by, and the counts behind its policy.
+  cpu::LossScaleState lossScale;
+  /// Set by `unscale_grads` when a gradient overflowed: the executor runs
+  /// no further kernel of this update (nothing changes but the scale).
+  bool skipUpdate = false;
+  /// The run's seed (initialize): keys the stochastic rounding of quantised
+  /// table updates, so a resumed run rounds as the uninterrupted one.
+  uint64_t seed = 0;
+
+  /// The micro-batch being run (-emb-pipeline): a buffer with several
+  /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).
+  int32_t microBatch = 0;
 
   template <class T> T *data(int32_t buffer) const {
-    return reinterpret_cast<T *>(arena + plan->buffers[buffer].offset);
+    const Buffer &b = plan->buffers[buffer];
+    std::byte *at = arena + b.offset;
+    if (b.slots > 1)
+      at += int64_t(microBatch % b.slots) * b.bytes;
+    return reinterpret_cast<T *>(at);
   }
   const Buffer &buffer(int32_t id) const { return plan->buffers[id]; }
 };
@@ -87,6 +105,25 @@ public:
   /// input buffers. Throws data::DataError for ids outside a table.
   void loadBatch(const data::Batch &batch);
 
+  /// Micro-batches per batch: with a schedule the step kernels run on
+  /// config.batchSize / microBatches() examples at a time.
+  int64_t microBatches() const { return plan_.config.microBatches; }
+  /// Whether the plan has a micro-batch schedule (-emb-pipeline).
+  bool hasSchedule() const { return !plan_.schedule.empty(); }
+  /// Runs the schedule's instructions on one batch split into micro-batches
+  /// (data::sliceBatch): load, forward and backward per stage; send, recv
+  /// and reduce do nothing on one device (the boundary buffers are shared
+  /// slots; issue 7 makes them transfers). The steps are the caller's
+  /// update() after the last accumulation step: the checker placed them
+  /// last. `afterForward(mb, loss)` runs once each micro-batch's loss is
+  /// computed, with that micro-batch selected (predictions() are its own).
+  /// Returns the mean of the micro-batch losses.
+  double runSchedule(const std::vector<data::Batch> &microBatches,
+                     const std::function<void(int32_t, float)> &afterForward);
+  /// Makes data(), predictions() and the kernels use micro-batch mb's copy
+  /// of every slotted buffer (and its filled lengths).
+  void selectMicroBatch(int32_t mb);
+
   /// Zeroes gradient accumulators (start of an optimizer step).
   void zeroGradients();
   /// Sets the optimizer step (1-based) and learning-rate factor the coming
@@ -98,7 +135,16 @@ public:
   /// Runs forward and backward (accumulating gradients); returns the loss.
   float forwardBackward();
   /// Runs the optimizer update as step `step` (1-based) at `lrScale`.
-  void update(int64_t step, double lrScale);
+  /// Returns false when loss scaling skipped it (a gradient was not finite):
+  /// then no parameter, table or optimizer state changed. Optimizers see
+  /// step minus the updates skipped so far (Adam's bias correction counts
+  /// applied updates only).
+  bool update(int64_t step, double lrScale);
+
+  /// Dynamic loss scaling state (scale 1 and no counts without it); set on
+  /// resume so the run continues with the checkpoint's scale.
+  const cpu::LossScaleState &lossScale() const { return state_.lossScale; }
+  void setLossScale(const cpu::LossScaleState &state) { state_.lossScale = state; }
 
   /// Turns per-kernel timing of forwardBackward() and update() on or off
   /// (embrun --profile). Off costs one branch per schedule; forward()
@@ -121,7 +167,18 @@ public:
   }
 
 private:
+  /// Copies the inputs `which` (indices into plan().inputs) from a batch.
+  void loadInputs(const data::Batch &batch, const std::vector<size_t> &which);
+  /// Per stage: its inputs, forward and backward kernels (ScheduleRun.cpp).
+  void prepareSchedule();
+  void runKernels(const std::vector<size_t> &kernels);
+
   Plan plan_;
+  std::vector<size_t> allInputs_;
+  std::vector<std::vector<size_t>> stageInputs_, stageForward_, stageBackward_;
+  std::vector<int32_t> slottedDynamic_;           ///< dynamic buffers with slots > 1
+  std::vector<std::vector<int64_t>> savedLength_; ///< their lengths, per slot
+  int32_t lossStage_ = 0;
   std::unique_ptr<Backend> backend_;
   ExecState state_;
   std::vector<BoundKernel> step_, update_;

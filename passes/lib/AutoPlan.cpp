@@ -1,0 +1,316 @@
+//===- AutoPlan.cpp - -emb-auto --------------------------------------------===//
+//
+// Fits a model into `plan.memory_budget`. The levers, in the order they are
+// tried:
+//
+//   1. exact ones, which do not change what the model learns: micro-batches
+//      (each divisor of the batch up to `max-micro-batches`) and activation
+//      rematerialisation (none or all);
+//   2. table quantisation, only when no exact choice fits, as a ladder:
+//      the k largest tables at level L and the others at level L-1, for
+//      L = bf16, int8, int4 (row-wise) and k = 1..T. Each rung needs no more
+//      memory than the one before and loses no less precision, so the
+//      lowest rung that fits is the mildest quantisation that does.
+//
+// Every candidate is compiled for real: the module is cloned, the choice
+// written into it, the rest of the training pipeline run on the clone and
+// the plan built, so the peak is the one -emb-plan-memory gives, not an
+// estimate. Among the candidates of the best quality that fit, the one with
+// the best estimated step time wins (bytes moved at `bandwidth-gbs`, FLOPs
+// at `tflops`, `launch-us` per kernel launch: a nominal GPU by default).
+// The choice is written into the module (table storage, emb.plan remat and
+// micro_batches) and explained in `emb.auto`, which the plan report shows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/Passes.h"
+#include "embc/passes/Pipeline.h"
+#include "embc/passes/ToPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
+
+#include <optional>
+
+namespace embc {
+#define GEN_PASS_DEF_EMBAUTOPASS
+#include "embc/passes/Passes.h.inc"
+} // namespace embc
+
+using namespace mlir;
+using namespace embc;
+using namespace embc::emb;
+
+namespace {
+
+std::string mib(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.1f MiB", double(bytes) / (1 << 20));
+  return s;
+}
+
+/// The quantisation ladder's storages; level 0 is the tables' own (f32).
+constexpr StorageType kLevels[] = {StorageType::f32, StorageType::bf16,
+                                   StorageType::int8_rowwise,
+                                   StorageType::int4_rowwise};
+constexpr int64_t kNumLevels = std::size(kLevels);
+
+/// One configuration the planner may choose.
+struct Choice {
+  int64_t microBatches = 1;
+  RematMode remat = RematMode::none;
+  /// Quantisation rung: the `quantized` largest tables at kLevels[level],
+  /// the others at kLevels[level - 1]. Level 0: no table quantised.
+  int64_t level = 0, quantized = 0;
+
+  std::string describe() const {
+    std::string s = std::to_string(microBatches) + " micro-batch" +
+                    (microBatches > 1 ? "es" : "") + ", remat " +
+                    stringifyRematMode(remat).str();
+    if (level > 0) {
+      s += ", " + std::to_string(quantized) + " largest table(s) " +
+           stringifyStorageType(kLevels[level]).str();
+      if (level > 1)
+        s += ", the others " + stringifyStorageType(kLevels[level - 1]).str();
+    }
+    return s;
+  }
+};
+
+/// What compiling a choice gave.
+struct Outcome {
+  int64_t peak = 0;
+  double seconds = 0; ///< estimated step time
+};
+
+struct DeviceModel {
+  double bytesPerSecond, flopsPerSecond, launchSeconds;
+};
+
+/// Estimated time of one optimizer step of `plan` compiled from `module`:
+/// the step kernels run once per micro-batch.
+double estimateSeconds(ModuleOp module, const runtime::Plan &plan,
+                       const DeviceModel &device) {
+  double flops = 0;
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    step.walk([&](CostOpInterface op) {
+      // Forward FLOPs; the backward costs about twice the forward, a
+      // recomputed op only its forward again.
+      double f = double(op.getForwardFlops());
+      flops += op->hasAttr("emb.remat") ? f : 3.0 * f;
+    });
+  double m = double(plan.config.microBatches);
+  double bytes = 0;
+  for (const runtime::Kernel &k : plan.step)
+    bytes += m * double(k.bytes);
+  for (const runtime::Kernel &k : plan.update)
+    bytes += double(k.bytes);
+  double launches = m * double(plan.step.size()) + double(plan.update.size());
+  return m * flops / device.flopsPerSecond + bytes / device.bytesPerSecond +
+         launches * device.launchSeconds;
+}
+
+struct AutoPass : embc::impl::EmbAutoPassBase<AutoPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// Writes `choice` into `module` (tables sorted largest first).
+  void apply(ModuleOp module, const Choice &choice,
+             ArrayRef<StringRef> tablesBySize) const;
+  /// Compiles `choice` on a clone; nothing when a pass refuses it (the
+  /// reason goes to `why`).
+  std::optional<Outcome> evaluate(ModuleOp module, const Choice &choice,
+                                  ArrayRef<StringRef> tablesBySize,
+                                  std::string &why) const;
+};
+
+void AutoPass::apply(ModuleOp module, const Choice &choice,
+                     ArrayRef<StringRef> tablesBySize) const {
+  MLIRContext *ctx = module.getContext();
+  if (choice.level > 0)
+    for (auto [i, name] : llvm::enumerate(tablesBySize))
+      if (auto table = module.lookupSymbol<TableOp>(name)) {
+        StorageType storage =
+            kLevels[int64_t(i) < choice.quantized ? choice.level : choice.level - 1];
+        // int4 packs two values per byte: an odd-dim table stays int8.
+        if (storage == StorageType::int4_rowwise && table.getDim() % 2)
+          storage = StorageType::int8_rowwise;
+        table.setStorage(storage);
+      }
+  auto old = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  module->setAttr(kPlanAttrName,
+                  PlanAttr::get(ctx, old.getMemoryBudget(), choice.remat,
+                                choice.microBatches, old.getPipelineStages(),
+                                old.getSchedule(), old.getDataParallel()));
+}
+
+std::optional<Outcome> AutoPass::evaluate(ModuleOp module, const Choice &choice,
+                                          ArrayRef<StringRef> tablesBySize,
+                                          std::string &why) const {
+  OwningOpRef<ModuleOp> clone(module.clone());
+  apply(*clone, choice, tablesBySize);
+  // A candidate a pass refuses is not an error of the model: keep the
+  // reason, show nothing.
+  ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && why.empty())
+      why = diag.str();
+    return success();
+  });
+  PassManager pm(module.getContext());
+  TrainingPipelineOptions options;
+  options.pack = pack;
+  options.fuse = fuse;
+  addPlanningPasses(pm, options);
+  if (failed(pm.run(*clone)))
+    return std::nullopt;
+  FailureOr<runtime::Plan> plan = buildPlan(*clone);
+  if (failed(plan))
+    return std::nullopt;
+  DeviceModel device{bandwidthGBs * 1e9, tflops * 1e12, launchUs * 1e-6};
+  return Outcome{plan->memory.peakBytes, estimateSeconds(*clone, *plan, device)};
+}
+
+void AutoPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto planAttr = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  int64_t budget = budgetBytes ? int64_t(budgetBytes)
+                               : (planAttr ? planAttr.getMemoryBudget() : 0);
+  if (budget == 0)
+    return markAllAnalysesPreserved(); // no budget: nothing to fit
+  if (!planAttr || !training) {
+    module.emitError("-emb-auto needs the emb.plan and emb.training attributes");
+    return signalPassFailure();
+  }
+  if (!module.lookupSymbol<func::FuncOp>("train_step")) {
+    module.emitError("-emb-auto needs @train_step: run -emb-autodiff first");
+    return signalPassFailure();
+  }
+  if (module->hasAttr("emb.auto")) {
+    module.emitError("-emb-auto has already chosen this module's plan");
+    return signalPassFailure();
+  }
+  // Knobs set by hand are the user's plan: remat auto then fits the budget
+  // by itself, and -emb-auto stays out of the way.
+  if (planAttr.getPipelineStages() > 1 || planAttr.getMicroBatches() > 1 ||
+      planAttr.getRemat() != RematMode::none) {
+    module->setAttr("emb.auto",
+                    ArrayAttr::get(&getContext(),
+                                   {StringAttr::get(&getContext(),
+                                                    "-emb-auto: micro_batches, remat or "
+                                                    "pipeline_stages set in the model; "
+                                                    "nothing chosen")}));
+    return;
+  }
+
+  // Tables that may be quantised (still f32), largest first.
+  SmallVector<TableOp> tables;
+  for (TableOp t : module.getOps<TableOp>())
+    if (t.getStorage() == StorageType::f32)
+      tables.push_back(t);
+  llvm::stable_sort(tables, [](TableOp a, TableOp b) {
+    return a.getRows() * a.getDim() > b.getRows() * b.getDim();
+  });
+  SmallVector<StringRef> bySize;
+  for (TableOp t : tables)
+    bySize.push_back(t.getSymName());
+
+  int64_t batch = training.getBatchSize();
+  SmallVector<int64_t> microBatches;
+  for (int64_t m = 1; m <= std::min<int64_t>(batch, maxMicroBatches); ++m)
+    if (batch % m == 0)
+      microBatches.push_back(m);
+
+  SmallVector<std::string> lines;
+  lines.push_back("-emb-auto: memory budget " + mib(budget));
+  std::optional<std::pair<Choice, Outcome>> best, smallest;
+  /// Compiles `c`; tracks the smallest peak seen and, when `pick`, the
+  /// fastest choice that fits.
+  auto consider = [&](const Choice &c, bool pick) -> std::optional<Outcome> {
+    std::string why;
+    std::optional<Outcome> out = evaluate(module, c, bySize, why);
+    if (!out)
+      return std::nullopt;
+    if (!smallest || out->peak < smallest->second.peak)
+      smallest = {c, *out};
+    if (pick && out->peak <= budget && (!best || out->seconds < best->second.seconds))
+      best = {c, *out};
+    return out;
+  };
+  auto fits = [&](const Choice &c) {
+    std::optional<Outcome> out = consider(c, /*pick=*/false);
+    return out && out->peak <= budget;
+  };
+
+  // 1. Exact levers.
+  int64_t fullPeak = 0;
+  for (int64_t m : microBatches)
+    for (RematMode remat : {RematMode::none, RematMode::all}) {
+      std::optional<Outcome> out = consider(Choice{m, remat}, /*pick=*/true);
+      if (m == 1 && remat == RematMode::none && out)
+        fullPeak = out->peak;
+    }
+  if (best) {
+    lines.push_back("  fits without quantisation (" + mib(fullPeak) +
+                    " with 1 micro-batch and no remat); the fastest that fits: " +
+                    best->first.describe());
+  } else if (smallest && !bySize.empty()) {
+    Choice lean = smallest->first;
+    lines.push_back("  no choice of micro-batches and remat fits (the smallest, " +
+                    lean.describe() + ", needs " + mib(smallest->second.peak) +
+                    "): quantising tables, largest first");
+    // 2. The lowest rung of the quantisation ladder that fits with the
+    // leanest exact choice (binary search over the rungs), then the fastest
+    // exact choice at that rung.
+    int64_t tablesCount = int64_t(bySize.size());
+    auto rung = [&](int64_t r) {
+      return Choice{lean.microBatches, lean.remat, 1 + r / tablesCount,
+                    1 + r % tablesCount};
+    };
+    int64_t lo = 0, hi = (kNumLevels - 1) * tablesCount - 1;
+    if (fits(rung(hi))) {
+      while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (fits(rung(mid)))
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      Choice chosen = rung(lo);
+      for (int64_t m : microBatches)
+        for (RematMode remat : {RematMode::none, RematMode::all})
+          consider(Choice{m, remat, chosen.level, chosen.quantized}, /*pick=*/true);
+    }
+  }
+  if (!best) {
+    module.emitError("memory budget ")
+        << mib(budget) << " (" << budget
+        << " bytes) is too small: the smallest plan found needs "
+        << mib(smallest ? smallest->second.peak : 0) << " ("
+        << (smallest ? smallest->second.peak : 0) << " bytes), with "
+        << (smallest ? smallest->first.describe() : std::string("no choice"));
+    return signalPassFailure();
+  }
+
+  const auto &[choice, outcome] = *best;
+  apply(module, choice, bySize);
+  lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) +
+                  ", estimated step " +
+                  std::to_string(int64_t(outcome.seconds * 1e6)) + " us");
+  if (choice.level > 0) {
+    std::string names;
+    for (int64_t i = 0; i < choice.quantized; ++i)
+      names += (i ? ", @" : "@") + bySize[i].str();
+    lines.push_back("  " + stringifyStorageType(kLevels[choice.level]).str() +
+                    ": " + names);
+  }
+  SmallVector<Attribute> attrs;
+  for (const std::string &l : lines)
+    attrs.push_back(StringAttr::get(&getContext(), l));
+  module->setAttr("emb.auto", ArrayAttr::get(&getContext(), attrs));
+}
+
+} // namespace

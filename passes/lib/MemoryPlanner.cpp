@@ -1,0 +1,279 @@
+//===- MemoryPlanner.cpp - liveness and static offsets in one arena --------===//
+//
+// Liveness comes from the kernels' operand lists alone: a buffer's value
+// exists from the kernel that first names it to the one that last does.
+// What the kernels cannot show is added by rule (why each rule exists is
+// next to it): the executor writes the inputs before the step, the trainer
+// reads the loss and predictions after it, and values that outlive a step
+// live for the whole run. Placement is the classic greedy by size (as in
+// TFLite's and XLA's heap simulators): biggest first, each at the lowest
+// 64-byte aligned offset not used by a placed buffer whose lifetime meets
+// its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemoryPlanner.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+using namespace embc;
+using namespace embc::memory;
+namespace rt = embc::runtime;
+
+namespace {
+
+int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+bool meet(const Block &a, const Block &b) { return a.first <= b.last && b.first <= a.last; }
+
+/// Roles whose values are carried from one step to the next.
+bool persistentRole(rt::BufferRole role) {
+  return role == rt::BufferRole::Table || role == rt::BufferRole::Param ||
+         role == rt::BufferRole::Grad || role == rt::BufferRole::OptimizerState;
+}
+
+/// How each buffer (views folded into their parent) is used by the kernels.
+struct Uses {
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  int64_t first = -1, last = -1;
+  int64_t firstRead = kNever, firstWrite = kNever;
+  int64_t segment = -1;       ///< the one schedule segment that uses it, or -1
+  bool manySegments = false;  ///< used by kernels of more than one segment
+  bool writtenInUpdate = false;
+};
+
+} // namespace
+
+const char *embc::memory::strategyName(Strategy strategy) {
+  return strategy == Strategy::Sequential ? "sequential" : "greedy_by_size";
+}
+
+std::optional<Strategy> embc::memory::parseStrategy(const std::string &name) {
+  if (name == "sequential")
+    return Strategy::Sequential;
+  if (name == "greedy_by_size")
+    return Strategy::GreedyBySize;
+  return std::nullopt;
+}
+
+std::string embc::memory::strategyNames() { return "greedy_by_size or sequential"; }
+
+int64_t embc::memory::footprint(const rt::Buffer &buffer) {
+  return buffer.bytes * std::max<int64_t>(buffer.slots, 1);
+}
+
+int64_t embc::memory::timelineLength(const rt::Plan &plan) {
+  return int64_t(plan.step.size() + plan.update.size());
+}
+
+void embc::memory::computeLifetimes(rt::Plan &plan) {
+  const size_t n = plan.buffers.size();
+  const int64_t steps = int64_t(plan.step.size());
+  const int64_t end = timelineLength(plan) - 1;
+  const bool scheduled = !plan.schedule.empty();
+  auto owner = [&](int32_t b) {
+    return plan.buffers[b].parent >= 0 ? plan.buffers[b].parent : b;
+  };
+  std::vector<Uses> uses(n);
+  auto touch = [&](int32_t b, int64_t position, bool write, int64_t segment) {
+    if (b < 0 || size_t(b) >= n)
+      return;
+    Uses &u = uses[owner(b)];
+    if (u.first < 0)
+      u.first = position;
+    u.last = std::max(u.last, position);
+    int64_t &when = write ? u.firstWrite : u.firstRead;
+    when = std::min(when, position);
+    if (u.segment >= 0 && u.segment != segment)
+      u.manySegments = true;
+    u.segment = segment;
+    if (write && position >= steps)
+      u.writtenInUpdate = true;
+  };
+  // A schedule runs each (stage, forward or backward) segment of the step as
+  // its own instruction, interleaved with other micro-batches' instructions:
+  // positions order kernels only within a segment.
+  for (int64_t i = 0; i < steps; ++i) {
+    const rt::Kernel &k = plan.step[i];
+    int64_t segment = 2 * int64_t(k.stage) + (i >= plan.forwardKernels ? 1 : 0);
+    for (int32_t b : k.inputs)
+      touch(b, i, false, segment);
+    for (int32_t b : k.outputs)
+      touch(b, i, true, segment);
+  }
+  const int64_t updateSegment = std::numeric_limits<int64_t>::max();
+  for (size_t j = 0; j < plan.update.size(); ++j) {
+    for (int32_t b : plan.update[j].inputs)
+      touch(b, steps + int64_t(j), false, updateSegment);
+    for (int32_t b : plan.update[j].outputs)
+      touch(b, steps + int64_t(j), true, updateSegment);
+  }
+
+  std::vector<bool> persistent(n, false);
+  for (const rt::Table &t : plan.tables) // int8 scale/bias: part of the table
+    if (t.qparams >= 0 && size_t(t.qparams) < n)
+      persistent[owner(t.qparams)] = true;
+  for (const rt::TableBatch &t : plan.tableBatches)
+    if (t.qparams >= 0 && size_t(t.qparams) < n)
+      persistent[owner(t.qparams)] = true;
+
+  auto wholeStep = [&](rt::Buffer &b) {
+    b.firstUse = 0;
+    b.lastUse = std::max(b.lastUse, steps - 1);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    rt::Buffer &b = plan.buffers[i];
+    if (b.parent >= 0)
+      continue;
+    const Uses &u = uses[i];
+    bool input = b.role == rt::BufferRole::Input;
+    // A value read before anything in the step writes it comes from an
+    // earlier step (or from initialisation): it must survive between steps.
+    bool carried = !input && u.firstRead != Uses::kNever && u.firstRead <= u.firstWrite;
+    bool unused = u.first < 0 && !input && int32_t(i) != plan.lossBuffer &&
+                  int32_t(i) != plan.predictionBuffer;
+    if (persistentRole(b.role) || persistent[i] || carried || unused || end < 0) {
+      b.firstUse = b.lastUse = -1;
+      continue;
+    }
+    b.firstUse = u.first;
+    b.lastUse = u.last;
+    // The executor copies a batch into the inputs before the first kernel.
+    if (input)
+      b.firstUse = 0, b.lastUse = std::max<int64_t>(b.lastUse, 0);
+    // The trainer reads the loss and the predictions after the step.
+    if (int32_t(i) == plan.lossBuffer || int32_t(i) == plan.predictionBuffer) {
+      b.firstUse = std::max<int64_t>(b.firstUse, 0);
+      b.lastUse = std::max(b.lastUse, steps - 1);
+    }
+    // What the update writes may be read by the trainer once it returns.
+    if (u.writtenInUpdate)
+      b.lastUse = end;
+    // One copy per micro-batch in flight: live while any micro-batch is.
+    if (b.slots > 1)
+      wholeStep(b);
+    // Under a schedule, other micro-batches' instructions run between two
+    // segments, and the inputs are loaded when the schedule says.
+    if (scheduled && (input || u.manySegments))
+      wholeStep(b);
+  }
+  for (rt::Buffer &b : plan.buffers)
+    if (b.parent >= 0 && size_t(b.parent) < n) {
+      b.firstUse = plan.buffers[b.parent].firstUse;
+      b.lastUse = plan.buffers[b.parent].lastUse;
+    }
+}
+
+std::vector<Block> embc::memory::planBlocks(const rt::Plan &plan,
+                                            std::vector<int32_t> &index) {
+  const int64_t end = std::max<int64_t>(timelineLength(plan) - 1, 0);
+  std::vector<Block> blocks;
+  index.clear();
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const rt::Buffer &b = plan.buffers[i];
+    if (b.parent >= 0)
+      continue;
+    Block block;
+    block.bytes = footprint(b);
+    bool whole = b.firstUse < 0;
+    block.first = whole ? 0 : b.firstUse;
+    block.last = whole ? end : b.lastUse;
+    blocks.push_back(block);
+    index.push_back(int32_t(i));
+  }
+  return blocks;
+}
+
+Layout embc::memory::layoutBlocks(const std::vector<Block> &blocks, Strategy strategy) {
+  Layout layout;
+  layout.offsets.assign(blocks.size(), 0);
+  if (strategy == Strategy::Sequential) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      layout.offsets[i] = offset;
+      offset += alignUp(blocks[i].bytes);
+    }
+    layout.arenaBytes = offset;
+    return layout;
+  }
+  // Biggest first; among equals, the earlier and longer-lived first, then
+  // input order, so the layout is deterministic.
+  std::vector<size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Block &x = blocks[a], &y = blocks[b];
+    if (x.bytes != y.bytes)
+      return x.bytes > y.bytes;
+    if (x.first != y.first)
+      return x.first < y.first;
+    return x.last > y.last;
+  });
+  std::vector<size_t> placed, conflicts;
+  for (size_t i : order) {
+    conflicts.clear();
+    for (size_t j : placed)
+      if (meet(blocks[i], blocks[j]))
+        conflicts.push_back(j);
+    std::sort(conflicts.begin(), conflicts.end(), [&](size_t a, size_t b) {
+      return layout.offsets[a] < layout.offsets[b];
+    });
+    // The lowest aligned offset before each conflicting block, or past it.
+    int64_t offset = 0;
+    for (size_t j : conflicts) {
+      if (offset + blocks[i].bytes <= layout.offsets[j])
+        break;
+      offset = std::max(offset, alignUp(layout.offsets[j] + blocks[j].bytes));
+    }
+    layout.offsets[i] = offset;
+    layout.arenaBytes = std::max(layout.arenaBytes, alignUp(offset + blocks[i].bytes));
+    placed.push_back(i);
+  }
+  return layout;
+}
+
+std::vector<int64_t> embc::memory::liveBytesPerPosition(const std::vector<Block> &blocks,
+                                                        int64_t positions) {
+  std::vector<int64_t> delta(size_t(std::max<int64_t>(positions, 0)) + 1, 0);
+  for (const Block &b : blocks) {
+    if (b.first >= positions || b.last < b.first)
+      continue;
+    delta[size_t(std::max<int64_t>(b.first, 0))] += b.bytes;
+    delta[size_t(std::min(b.last + 1, positions))] -= b.bytes;
+  }
+  std::vector<int64_t> live(delta.size() - 1);
+  int64_t sum = 0;
+  for (size_t p = 0; p < live.size(); ++p)
+    live[p] = sum += delta[p];
+  return live;
+}
+
+int64_t embc::memory::liveBytesLowerBound(const std::vector<Block> &blocks) {
+  int64_t positions = 0;
+  for (const Block &b : blocks)
+    positions = std::max(positions, b.last + 1);
+  std::vector<int64_t> live = liveBytesPerPosition(blocks, positions);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+void embc::memory::planMemory(rt::Plan &plan, Strategy strategy) {
+  computeLifetimes(plan);
+  // A view keeps its place inside its parent: remember it before moving.
+  std::vector<int64_t> relative(plan.buffers.size(), 0);
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].parent >= 0)
+      relative[i] = plan.buffers[i].offset - plan.buffers[plan.buffers[i].parent].offset;
+  std::vector<int32_t> index;
+  std::vector<Block> blocks = planBlocks(plan, index);
+  Layout layout = layoutBlocks(blocks, strategy);
+  for (size_t i = 0; i < index.size(); ++i)
+    plan.buffers[index[i]].offset = layout.offsets[i];
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].parent >= 0)
+      plan.buffers[i].offset = plan.buffers[plan.buffers[i].parent].offset + relative[i];
+  plan.arenaBytes = layout.arenaBytes;
+  plan.memory.strategy = strategyName(strategy);
+  plan.memory.peakBytes = layout.arenaBytes;
+  plan.memory.lowerBoundBytes = liveBytesLowerBound(blocks);
+}

@@ -1,0 +1,90 @@
+//===- MemoryPlanner.h - liveness and static offsets in one arena -*- C++ -*-===//
+//
+// The memory planner behind -emb-plan-memory, as plain C++ on the runtime's
+// Plan (no MLIR types), so it can be unit-tested on made-up plans and on
+// random interval sets.
+//
+// Timeline: the step kernels are positions 0..S-1 and the update kernels
+// S..S+U-1 (Plan.h, Buffer::firstUse). A buffer is live from the first to
+// the last position whose kernel names it. Buffers that carry a value from
+// one step to the next (parameters, tables, gradients, optimizer state, and
+// anything read before the step writes it) live for the whole run. Two
+// buffers may share bytes when their lifetimes do not meet.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_PASSES_LIB_MEMORYPLANNER_H
+#define EMBC_PASSES_LIB_MEMORYPLANNER_H
+
+#include "embc/runtime/Plan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace embc::memory {
+
+/// The module attribute -emb-plan-memory records its result in, and
+/// -emb-to-plan lays the plan out by.
+inline constexpr const char *kMemoryPlanAttrName = "emb.memory_plan";
+
+/// Every offset of a buffer of its own is a multiple of this (the plan
+/// format's rule, docs/plan-format.md).
+inline constexpr int64_t kAlignment = 64;
+
+enum class Strategy {
+  Sequential,   ///< one buffer after another, no reuse (the baseline)
+  GreedyBySize, ///< largest first, each at the lowest offset free over its lifetime
+};
+
+const char *strategyName(Strategy strategy);
+/// Nothing for a word that is not a strategy.
+std::optional<Strategy> parseStrategy(const std::string &name);
+/// "greedy_by_size or sequential", for messages.
+std::string strategyNames();
+
+/// One thing to place: `bytes` live over positions [first, last] (inclusive).
+struct Block {
+  int64_t bytes = 0;
+  int64_t first = 0, last = 0;
+};
+
+/// Offsets for `blocks` (64-byte aligned, in input order) and the arena they
+/// need (the highest end, rounded up to 64).
+struct Layout {
+  std::vector<int64_t> offsets;
+  int64_t arenaBytes = 0;
+};
+
+/// Places the blocks: no two whose lifetimes meet share a byte.
+Layout layoutBlocks(const std::vector<Block> &blocks, Strategy strategy);
+
+/// The most bytes live at one position: no layout can use less arena.
+int64_t liveBytesLowerBound(const std::vector<Block> &blocks);
+
+/// The bytes live at each position 0..positions-1 (for the report's curve).
+std::vector<int64_t> liveBytesPerPosition(const std::vector<Block> &blocks,
+                                          int64_t positions);
+
+/// The length of a plan's timeline: step kernels, then update kernels.
+int64_t timelineLength(const runtime::Plan &plan);
+
+/// Fills Buffer::firstUse / lastUse of every buffer from the plan's kernels
+/// (-1/-1 for the whole run; a view gets its parent's lifetime).
+void computeLifetimes(runtime::Plan &plan);
+
+/// A buffer's bytes in the arena: its bytes times its micro-batch slots.
+int64_t footprint(const runtime::Buffer &buffer);
+
+/// The blocks of a plan whose lifetimes are filled: one per buffer that is
+/// not a view (`index` says which), whole-run buffers over every position.
+std::vector<Block> planBlocks(const runtime::Plan &plan, std::vector<int32_t> &index);
+
+/// Lifetimes, then offsets by `strategy` (views keep their place inside
+/// their parent), Plan::arenaBytes and Plan::memory.
+void planMemory(runtime::Plan &plan, Strategy strategy);
+
+} // namespace embc::memory
+
+#endif // EMBC_PASSES_LIB_MEMORYPLANNER_H

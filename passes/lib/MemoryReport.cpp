@@ -1,0 +1,136 @@
+//===- MemoryReport.cpp - the memory section of `embc --emit=report` ------===//
+//
+// Figures come from the plan alone (lifetimes, offsets, Plan::memory), so
+// the report shows what embrun will allocate: the peak is the arena.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/MemoryReport.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace embc;
+namespace rt = embc::runtime;
+
+namespace {
+
+/// Roles in report order: what the model is, then what training adds.
+constexpr rt::BufferRole kRoles[] = {
+    rt::BufferRole::Table,      rt::BufferRole::Param, rt::BufferRole::OptimizerState,
+    rt::BufferRole::Grad,       rt::BufferRole::Activation, rt::BufferRole::Input,
+    rt::BufferRole::Workspace};
+
+double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+
+int64_t footprint(const rt::Buffer &b) { return b.bytes * std::max<int32_t>(b.slots, 1); }
+
+std::string lifetime(const rt::Buffer &b) {
+  if (b.firstUse < 0)
+    return "whole run";
+  return "[" + std::to_string(b.firstUse) + ", " + std::to_string(b.lastUse) + "]";
+}
+
+/// The kernel at a timeline position, for the timeline's labels.
+std::string kernelAt(const rt::Plan &plan, int64_t position) {
+  int64_t steps = int64_t(plan.step.size());
+  if (position < steps)
+    return (position < plan.forwardKernels ? "fwd " : "bwd ") + plan.step[position].op;
+  return "upd " + plan.update[position - steps].op;
+}
+
+/// Live bytes in at most `rows` bars, each the maximum over its positions.
+void printTimeline(const rt::Plan &plan, llvm::raw_ostream &os) {
+  std::vector<int64_t> live = plan.liveBytes();
+  int64_t positions = int64_t(plan.step.size() + plan.update.size());
+  if (positions == 0)
+    return;
+  int64_t top = std::max<int64_t>(*std::max_element(live.begin(), live.end()), 1);
+  constexpr int64_t kRows = 24, kWidth = 40;
+  int64_t per = (positions + kRows - 1) / kRows;
+  os << "  live bytes over the timeline (step 0.." << plan.step.size() - 1;
+  if (!plan.update.empty())
+    os << ", update " << plan.step.size() << ".." << positions - 1;
+  os << "; '#' = " << llvm::format("%.2f", mib(top) / kWidth) << " MiB):\n";
+  for (int64_t p0 = 0; p0 < positions; p0 += per) {
+    int64_t p1 = std::min(positions, p0 + per), best = p0;
+    for (int64_t p = p0; p < p1; ++p)
+      if (live[p] > live[best])
+        best = p;
+    int64_t bar = (live[best] * kWidth + top - 1) / top;
+    std::string range = std::to_string(p0) + (p1 - 1 > p0 ? ".." + std::to_string(p1 - 1) : "");
+    os << llvm::format("    %-9s %-40s %9.2f MiB  %s%s\n", range.c_str(),
+                       std::string(size_t(bar), '#').c_str(), mib(live[best]),
+                       kernelAt(plan, best).c_str(),
+                       live[best] == plan.memory.lowerBoundBytes ? "  <- max live" : "");
+  }
+}
+
+} // namespace
+
+const char *embc::roleTitle(rt::BufferRole role) {
+  switch (role) {
+  case rt::BufferRole::Table:
+    return "tables";
+  case rt::BufferRole::Param:
+    return "parameters";
+  case rt::BufferRole::Grad:
+    return "gradients";
+  case rt::BufferRole::OptimizerState:
+    return "optimizer state";
+  case rt::BufferRole::Input:
+    return "inputs";
+  case rt::BufferRole::Activation:
+    return "activations";
+  case rt::BufferRole::Workspace:
+    return "workspace";
+  }
+  return "?";
+}
+
+void embc::printMemoryReport(const rt::Plan &plan, llvm::raw_ostream &os, bool everything) {
+  const rt::MemoryPlan &m = plan.memory;
+  double ratio = m.lowerBoundBytes > 0 ? double(m.peakBytes) / double(m.lowerBoundBytes) : 0;
+  os << llvm::format("  memory (%s): peak %.2f MiB = the arena embrun allocates (%lld bytes)\n",
+                     m.strategy.c_str(), mib(m.peakBytes), (long long)plan.arenaBytes);
+  os << llvm::format("    lower bound %.2f MiB (%lld bytes live at once at most), "
+                     "peak / lower bound = %.3f\n",
+                     mib(m.lowerBoundBytes), (long long)m.lowerBoundBytes, ratio);
+  // Totals per role count every buffer in full (views once, in their
+  // parent; slots times): with reuse they add up to more than the peak.
+  int64_t all = 0;
+  for (const rt::Buffer &b : plan.buffers)
+    if (b.parent < 0)
+      all += footprint(b);
+  for (rt::BufferRole role : kRoles) {
+    int64_t bytes = 0, count = 0;
+    for (const rt::Buffer &b : plan.buffers)
+      if (b.role == role && b.parent < 0)
+        bytes += footprint(b), ++count;
+    os << llvm::format("    %-16s %10.2f MiB %5.1f%%  %lld buffer(s)\n", roleTitle(role),
+                       mib(bytes), all ? 100.0 * double(bytes) / double(all) : 0.0,
+                       (long long)count);
+  }
+  os << llvm::format("    %-16s %10.2f MiB, %.1f%% of it at the peak (reuse saves %.2f MiB)\n",
+                     "all buffers", mib(all), all ? 100.0 * double(m.peakBytes) / double(all) : 0,
+                     mib(std::max<int64_t>(all - m.peakBytes, 0)));
+  if (!everything) {
+    os << "    (embc --emit=report lists every buffer; --report-html FILE draws the arena)\n";
+    return;
+  }
+  os << "  buffers (offsets and bytes in bytes; lifetime in kernel positions):\n";
+  os << llvm::format("    %-36s %-15s %-5s %12s %-12s %12s  %s\n", "name", "role", "dtype", "bytes",
+                     "lifetime", "offset", "origin");
+  for (const rt::Buffer &b : plan.buffers) {
+    std::string bytes = std::to_string(b.bytes) + (b.slots > 1 ? "x" + std::to_string(b.slots) : "");
+    std::string view = b.parent >= 0 ? "  (view into " + plan.buffers[b.parent].name + ")" : "";
+    os << llvm::format("    %-36s %-15s %-5s %12s %-12s %12lld  %s%s\n", b.name.c_str(),
+                       rt::roleName(b.role), rt::dtypeName(b.dtype), bytes.c_str(),
+                       lifetime(b).c_str(), (long long)b.offset,
+                       b.origin.empty() ? "-" : b.origin.c_str(), view.c_str());
+  }
+  printTimeline(plan, os);
+}

@@ -1,0 +1,106 @@
+// -emb-plan-memory: lifetimes on the step's timeline and offsets in one
+// arena, reused between buffers whose lifetimes do not meet. The IR is
+// unchanged but for the emb.memory_plan attribute on the module.
+// The first case (before the `// -----` line) without packing:
+// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory | FileCheck %s
+// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory=strategy=sequential \
+// RUN:   | FileCheck %s --check-prefix=SEQ
+// The plan -emb-to-plan lays out by the attribute, one buffer per line.
+// RUN: sed -n '/^\/\/ -----/q;p' %s \
+// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
+// Without the pass, the same buffers lie one after another (no reuse).
+// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=NOPASS
+// The second case with -emb-pack-params, as in embc's pipeline.
+// RUN: sed '1,/^\/\/ -----/d' %s | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory \
+// RUN:   | FileCheck %s --check-prefix=PACKED-IR
+// RUN: sed '1,/^\/\/ -----/d' %s \
+// RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
+
+// A three-layer MLP, batch 8: 22 buffers, 17 step kernels (6 forward) and
+// 3 update kernels. Greedy by size needs 21376 bytes where one buffer after
+// another needs 27776; at most 21284 bytes are live at once (kernel 12,
+// where the 4 KiB weight gradient of the middle layer is written).
+// CHECK-LABEL: module @chain attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64, peak = 21376 : i64, sequential = 27776 : i64, strategy = "greedy_by_size"}
+// CHECK:       func.func @train_step
+// CHECK-NOT:   emb.memory_plan
+// SEQ-LABEL:   module @chain attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64, peak = 27776 : i64, sequential = 27776 : i64, strategy = "sequential"}
+
+// Parameters and gradients live for the whole run (-1/-1); an input from
+// the start of the step (the executor writes it first); the prediction
+// (act/12) and the loss (act/13) to the step's last kernel (16), as the
+// trainer reads them after the step.
+// PLAN:      { "arena_bytes": 21376, "buffers": [
+// PLAN-SAME: "first_use": -1, "last_use": -1, "name": "param/w0", "offset": {{[0-9]+}}, "origin": "frontend"
+// PLAN:      "first_use": -1, "last_use": -1, "name": "grad/w0", "offset": {{[0-9]+}}, "origin": "emb-autodiff"
+// PLAN:      "first_use": 0, "last_use": 15, "name": "input/x/dense", "offset": {{[0-9]+}}, "origin": "frontend"
+// The second layer's output lives from its dense (kernel 2) to the relu
+// gradient that reads it (kernel 10); the weight gradients written at
+// kernels 12 and 15 come later and take its bytes.
+// PLAN:      "first_use": 2, "last_use": 10, "name": "act/10/dense", "offset": [[SHARED:[0-9]+]], "origin": "frontend"
+// PLAN:      "first_use": 4, "last_use": 16, "name": "act/12/dense"
+// PLAN:      "first_use": 5, "last_use": 16, "name": "act/13/loss"
+// PLAN:      "first_use": 12, "last_use": 13, "name": "act/19/dense_grad_weight", "offset": [[SHARED]], "origin": "emb-autodiff"
+// PLAN:      "first_use": 15, "last_use": 16, "name": "act/21/dense_grad_weight", "offset": [[SHARED]], "origin": "emb-autodiff"
+// PLAN:      "memory": { "arena_bytes": 21376, {{.*}} "lower_bound_bytes": 21284, "peak_bytes": 21376, "strategy": "greedy_by_size" }
+// PLAN-SAME: "notes": [ "step: 6 forward and 11 backward kernels; update: 3 kernels", "-emb-plan-memory: greedy_by_size layout, peak 21376 bytes (lower bound 21284)" ]
+
+// NOPASS:    "first_use": 2, "last_use": 10, "name": "act/10/dense", "offset": 15168,
+// NOPASS:    "first_use": 12, "last_use": 13, "name": "act/19/dense_grad_weight", "offset": 20608,
+// NOPASS:    "memory": { "arena_bytes": 27776, {{.*}} "lower_bound_bytes": 21284, "peak_bytes": 27776, "strategy": "sequential" }
+// NOPASS-SAME: "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)"
+module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_optimizer = <kind = sgd, lr = 0.1>>} {
+  emb.param @w0 : tensor<16x32xf32> init<kind = xavier_uniform>
+  emb.param @w1 : tensor<32x32xf32> init<kind = xavier_uniform>
+  emb.param @w2 : tensor<32x1xf32> init<kind = xavier_uniform>
+  func.func @forward(%x: tensor<8x16xf32> {emb.feature = "x", emb.role = "dense"},
+                     %y: tensor<8x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "real"})
+      -> (tensor<f32>, tensor<8x1xf32>) {
+    %w0 = emb.get @w0 : tensor<16x32xf32>
+    %h0 = emb.dense %x, %w0 : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    %a0 = emb.activation relu %h0 : tensor<8x32xf32>
+    %w1 = emb.get @w1 : tensor<32x32xf32>
+    %h1 = emb.dense %a0, %w1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+    %a1 = emb.activation relu %h1 : tensor<8x32xf32>
+    %w2 = emb.get @w2 : tensor<32x1xf32>
+    %p = emb.dense %a1, %w2 : tensor<8x32xf32>, tensor<32x1xf32> -> tensor<8x1xf32>
+    %l = emb.loss mse %p, %y : tensor<8x1xf32>, tensor<8x1xf32> -> tensor<f32>
+    return %l, %p : tensor<f32>, tensor<8x1xf32>
+  }
+}
+
+// -----
+
+// Packed parameters: the pack is placed, its members' views follow it at
+// their offsets and take its lifetime (the whole run). The batched tables'
+// sparse gradient is a gradient: whole run too. The first lookup's output
+// (kernels 0..2) and the input gradient of the dense layer (6..10) share.
+// PACKED-IR-LABEL: module @packed attributes {emb.memory_plan = {buffers = {{[0-9]+}} : i64, lower_bound = {{[0-9]+}} : i64, peak = {{[0-9]+}} : i64, sequential = {{[0-9]+}} : i64, strategy = "greedy_by_size"}
+// PACKED:    "first_use": -1, "last_use": -1, "name": "pack/dense_f32", "offset": [[PACK:[0-9]+]], "origin": "emb-pack-params", "parent": -1
+// PACKED:    "first_use": -1, "last_use": -1, "name": "param/w", "offset": [[PACK]], "origin": "frontend", "parent": 0
+// PACKED:    "first_use": -1, "last_use": -1, "name": "tables/tables_d4", "offset": [[TABLES:[0-9]+]], "origin": "emb-pack-params"
+// PACKED:    "first_use": -1, "last_use": -1, "name": "grad_values/tables_d4", "offset": {{[0-9]+}}, "origin": "emb-pack-params"
+// PACKED:    "first_use": -1, "last_use": -1, "name": "table/ta", "offset": [[TABLES]], "origin": "frontend", "parent": 8
+// PACKED:    "first_use": 0, "last_use": 2, "name": "act/21/lookup", "offset": [[LOOKUP:[0-9]+]], "origin": "frontend"
+// PACKED:    "first_use": 6, "last_use": 10, "name": "act/27/dense_grad_input", "offset": [[LOOKUP]], "origin": "emb-autodiff"
+module @packed attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>} {
+  emb.table @ta [10 x 4] f32 init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.1>
+  emb.table @tb [20 x 4] f32 init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.1>
+  emb.param @w : tensor<8x1xf32> init<kind = xavier_uniform>
+  func.func @forward(%ia: tensor<4xi64> {emb.feature = "a", emb.role = "ids", emb.vocab = 10 : i64},
+                     %oa: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
+                     %ib: tensor<4xi64> {emb.feature = "b", emb.role = "ids", emb.vocab = 20 : i64},
+                     %ob: tensor<5xi64> {emb.feature = "b", emb.role = "offsets"},
+                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
+      -> (tensor<f32>, tensor<4x1xf32>) {
+    %a = emb.lookup @ta[%ia, %oa] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %b = emb.lookup @tb[%ib, %ob] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %c = emb.concat %a, %b : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
+    %w = emb.get @w : tensor<8x1xf32>
+    %p = emb.dense %c, %w : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
+    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
+    return %l, %p : tensor<f32>, tensor<4x1xf32>
+  }
+}

@@ -1,0 +1,226 @@
+//===- MemoryPlannerTest.cpp - -emb-plan-memory's planner on plain plans --===//
+//
+// The planner works on the runtime's Plan and on bare interval sets, so
+// these tests need no MLIR: random interval sets (no two blocks that are
+// live together share a byte; the peak is never below the lower bound; the
+// greedy layout never needs more than the sequential one), the lifetime
+// rules on small hand-made plans, and a planned plan passing the runtime's
+// validation (which refuses overlapping live buffers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemoryPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace embc::memory;
+namespace rt = embc::runtime;
+
+namespace {
+
+/// Fails the test if two blocks live at the same position share a byte.
+void expectNoOverlap(const std::vector<Block> &blocks, const Layout &layout) {
+  ASSERT_EQ(layout.offsets.size(), blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(layout.offsets[i] % kAlignment, 0) << "block " << i;
+    EXPECT_LE(layout.offsets[i] + blocks[i].bytes, layout.arenaBytes) << "block " << i;
+    for (size_t j = i + 1; j < blocks.size(); ++j) {
+      bool together = blocks[i].first <= blocks[j].last && blocks[j].first <= blocks[i].last;
+      bool share = layout.offsets[i] < layout.offsets[j] + blocks[j].bytes &&
+                   layout.offsets[j] < layout.offsets[i] + blocks[i].bytes;
+      EXPECT_FALSE(together && share) << "blocks " << i << " and " << j << " overlap";
+    }
+  }
+}
+
+std::vector<Block> randomBlocks(std::mt19937_64 &rng, int count, int positions) {
+  std::uniform_int_distribution<int64_t> size(1, 5000), pos(0, positions - 1);
+  std::bernoulli_distribution whole(0.15);
+  std::vector<Block> blocks;
+  for (int i = 0; i < count; ++i) {
+    Block b;
+    b.bytes = size(rng);
+    if (whole(rng)) {
+      b.first = 0, b.last = positions - 1;
+    } else {
+      b.first = pos(rng);
+      b.last = std::min<int64_t>(positions - 1, b.first + pos(rng) / 4);
+    }
+    blocks.push_back(b);
+  }
+  return blocks;
+}
+
+TEST(MemoryPlanner, RandomIntervalsNeverOverlap) {
+  std::mt19937_64 rng(20240605);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<Block> blocks = randomBlocks(rng, 1 + trial % 60, 1 + trial % 40);
+    Layout greedy = layoutBlocks(blocks, Strategy::GreedyBySize);
+    Layout sequential = layoutBlocks(blocks, Strategy::Sequential);
+    expectNoOverlap(blocks, greedy);
+    expectNoOverlap(blocks, sequential);
+    int64_t bound = liveBytesLowerBound(blocks);
+    EXPECT_GE(greedy.arenaBytes, bound) << "trial " << trial;
+    EXPECT_LE(greedy.arenaBytes, sequential.arenaBytes) << "trial " << trial;
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST(MemoryPlanner, DisjointLifetimesShareOneOffset) {
+  // A chain of activations, each read only by the next kernel: two slots
+  // suffice, and the peak is exactly two (aligned) buffers.
+  std::vector<Block> chain;
+  for (int64_t p = 0; p < 8; ++p)
+    chain.push_back({1024, p, p + 1});
+  Layout greedy = layoutBlocks(chain, Strategy::GreedyBySize);
+  expectNoOverlap(chain, greedy);
+  EXPECT_EQ(greedy.arenaBytes, 2048);
+  EXPECT_EQ(liveBytesLowerBound(chain), 2048);
+  EXPECT_EQ(layoutBlocks(chain, Strategy::Sequential).arenaBytes, 8 * 1024);
+  EXPECT_EQ(greedy.offsets[0], greedy.offsets[2]);
+}
+
+TEST(MemoryPlanner, LiveBytesPerPosition) {
+  std::vector<Block> blocks = {{100, 0, 3}, {50, 1, 1}, {10, 2, 4}};
+  EXPECT_EQ(liveBytesPerPosition(blocks, 5), (std::vector<int64_t>{100, 150, 110, 110, 10}));
+  EXPECT_EQ(liveBytesLowerBound(blocks), 150);
+}
+
+TEST(MemoryPlanner, StrategyNames) {
+  EXPECT_EQ(parseStrategy("greedy_by_size"), Strategy::GreedyBySize);
+  EXPECT_EQ(parseStrategy("sequential"), Strategy::Sequential);
+  EXPECT_FALSE(parseStrategy("best_fit").has_value());
+  EXPECT_STREQ(strategyName(Strategy::GreedyBySize), "greedy_by_size");
+}
+
+/// A three-kernel step (a = f(x); b = g(a); loss = h(b)) and a one-kernel
+/// update on a parameter; buffers in the order given.
+rt::Plan chainPlan() {
+  rt::Plan plan;
+  auto add = [&](const char *name, rt::BufferRole role, int64_t elements) {
+    rt::Buffer b;
+    b.name = name;
+    b.role = role;
+    b.shape = {elements};
+    b.bytes = elements * 4;
+    plan.buffers.push_back(b);
+    return int32_t(plan.buffers.size() - 1);
+  };
+  int32_t w = add("param/w", rt::BufferRole::Param, 16);
+  int32_t g = add("grad/w", rt::BufferRole::Grad, 16);
+  int32_t x = add("input/x", rt::BufferRole::Input, 64);
+  int32_t a = add("act/a", rt::BufferRole::Activation, 256);
+  int32_t b = add("act/b", rt::BufferRole::Activation, 256);
+  int32_t c = add("act/c", rt::BufferRole::Activation, 256);
+  int32_t loss = add("act/loss", rt::BufferRole::Activation, 1);
+  int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, 8);
+  auto kernel = [](std::vector<int32_t> in, std::vector<int32_t> out) {
+    rt::Kernel k;
+    k.op = "k";
+    k.inputs = std::move(in);
+    k.outputs = std::move(out);
+    return k;
+  };
+  plan.step = {kernel({x, w}, {a}), kernel({a}, {b}), kernel({b}, {c}), kernel({c}, {loss}),
+               kernel({c, x}, {g})};
+  plan.update = {kernel({g}, {scratch}), kernel({g, scratch}, {w})};
+  plan.forwardKernels = 4;
+  plan.lossBuffer = plan.predictionBuffer = loss;
+  return plan;
+}
+
+TEST(MemoryPlanner, LifetimesFollowTheKernels) {
+  rt::Plan plan = chainPlan();
+  computeLifetimes(plan);
+  auto life = [&](int i) {
+    return std::pair<int64_t, int64_t>{plan.buffers[i].firstUse, plan.buffers[i].lastUse};
+  };
+  EXPECT_EQ(life(0), std::make_pair(int64_t(-1), int64_t(-1))); // parameter: whole run
+  EXPECT_EQ(life(1), std::make_pair(int64_t(-1), int64_t(-1))); // gradient: whole run
+  EXPECT_EQ(life(2), std::make_pair(int64_t(0), int64_t(4)));   // input: from the start
+  EXPECT_EQ(life(3), std::make_pair(int64_t(0), int64_t(1)));
+  EXPECT_EQ(life(4), std::make_pair(int64_t(1), int64_t(2)));
+  EXPECT_EQ(life(5), std::make_pair(int64_t(2), int64_t(4)));
+  EXPECT_EQ(life(6), std::make_pair(int64_t(3), int64_t(4))); // loss: to the step's end
+  EXPECT_EQ(life(7), std::make_pair(int64_t(5), int64_t(6))); // written by the update
+}
+
+TEST(MemoryPlanner, CarriedValuesAndSlotsLiveLonger) {
+  rt::Plan plan = chainPlan();
+  // act/b read by the first kernel before anything writes it: it carries a
+  // value from the previous step, so it must live for the whole run.
+  plan.step[0].inputs.push_back(4);
+  // Two micro-batch copies of act/a: live for the whole step.
+  plan.buffers[3].slots = 2;
+  computeLifetimes(plan);
+  EXPECT_EQ(plan.buffers[4].firstUse, -1);
+  EXPECT_EQ(plan.buffers[3].firstUse, 0);
+  EXPECT_EQ(plan.buffers[3].lastUse, 4);
+  EXPECT_EQ(footprint(plan.buffers[3]), 2 * 1024);
+}
+
+TEST(MemoryPlanner, PlannedPlanReusesAndValidates) {
+  rt::Plan plan = chainPlan();
+  plan.model = "chain";
+  plan.config.batchSize = 1;
+  plan.config.loss = "mse";
+  planMemory(plan, Strategy::Sequential);
+  int64_t sequential = plan.arenaBytes;
+  planMemory(plan, Strategy::GreedyBySize);
+  EXPECT_EQ(plan.memory.strategy, "greedy_by_size");
+  EXPECT_EQ(plan.memory.peakBytes, plan.arenaBytes);
+  EXPECT_LT(plan.arenaBytes, sequential);
+  EXPECT_GE(plan.arenaBytes, plan.memory.lowerBoundBytes);
+  // act/a [0, 1] and act/c [2, 4] never meet: the biggest ones share.
+  EXPECT_EQ(plan.buffers[3].offset, plan.buffers[5].offset);
+  // The runtime's reader accepts the layout, keeps the fields and derives
+  // the same figures.
+  plan.buffers[5].origin = "emb-autodiff";
+  plan.buffers[5].slots = 1;
+  std::string error;
+  std::optional<rt::Plan> back = rt::deserializePlan(rt::serializePlan(plan), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->memory.lowerBoundBytes, plan.memory.lowerBoundBytes);
+  EXPECT_EQ(back->buffers[5].firstUse, 2);
+  EXPECT_EQ(back->buffers[5].lastUse, 4);
+  EXPECT_EQ(back->buffers[5].origin, "emb-autodiff");
+  EXPECT_EQ(back->memory.strategy, "greedy_by_size");
+  EXPECT_EQ(back->memory.peakBytes, plan.arenaBytes);
+  // ...and refuses the same offsets once the two lifetimes meet.
+  plan.buffers[5].firstUse = 1;
+  EXPECT_FALSE(rt::deserializePlan(rt::serializePlan(plan), error));
+  EXPECT_NE(error.find("must not share memory"), std::string::npos) << error;
+}
+
+TEST(MemoryPlanner, ValidationRefusesBadMemoryFields) {
+  auto refused = [](void (*spoil)(rt::Plan &)) {
+    rt::Plan plan = chainPlan();
+    plan.model = "chain";
+    plan.config.batchSize = 1;
+    plan.config.loss = "mse";
+    planMemory(plan, Strategy::GreedyBySize);
+    spoil(plan);
+    std::string error;
+    EXPECT_FALSE(rt::deserializePlan(rt::serializePlan(plan), error));
+    return error;
+  };
+  EXPECT_NE(refused([](rt::Plan &p) { p.buffers[3].slots = 0; }).find("buffers[3].slots: must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(refused([](rt::Plan &p) { p.buffers[3].lastUse = 99; })
+                .find("buffers[3].first_use: lifetime [0, 99] is neither -1/-1"),
+            std::string::npos);
+  EXPECT_NE(refused([](rt::Plan &p) { p.buffers[3].origin = "emb-magic"; })
+                .find("buffers[3].origin: unknown origin 'emb-magic'"),
+            std::string::npos);
+  EXPECT_NE(refused([](rt::Plan &p) { p.memory.strategy = "first_fit"; })
+                .find("memory.strategy: unknown memory strategy 'first_fit'"),
+            std::string::npos);
+  // Two slots of act/a no longer fit beside what shares its bytes.
+  EXPECT_NE(refused([](rt::Plan &p) { p.buffers[3].slots = 2; }).find("must not share memory"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,70 @@
+//===- BatchSliceTest.cpp - micro-batches of a batch -------------------------===//
+
+#include "embc/runtime/data/BatchSlice.h"
+
+#include <gtest/gtest.h>
+
+using namespace embc::runtime::data;
+
+namespace {
+
+/// Four examples: dense width 2, a jagged sparse feature with weights,
+/// two negatives each, and a label; the last example is padding.
+Batch fourExamples() {
+  Batch b;
+  b.size = 4;
+  b.valid = 3;
+  b.position = 40;
+  FeatureBatch dense, sparse, negatives, label;
+  dense.dense = {0, 1, 10, 11, 20, 21, 30, 31};
+  sparse.offsets = {0, 2, 2, 5, 6};
+  sparse.ids = {7, 8, 9, 10, 11, 12};
+  sparse.weights = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+  negatives.negatives = {1, 2, 3, 4, 5, 6, 7, 8};
+  label.label = {1, 0, 1, 0};
+  b.features = {dense, sparse, negatives, label};
+  return b;
+}
+
+TEST(BatchSlice, RowsAndJaggedBagsAreCutAndRebased) {
+  Batch part;
+  sliceBatch(fourExamples(), 1, 2, part);
+  EXPECT_EQ(part.size, 2);
+  EXPECT_EQ(part.valid, 2);
+  EXPECT_EQ(part.position, 40u);
+  EXPECT_EQ(part.features[0].dense, (std::vector<float>{10, 11, 20, 21}));
+  EXPECT_EQ(part.features[1].offsets, (std::vector<int64_t>{0, 0, 3}));
+  EXPECT_EQ(part.features[1].ids, (std::vector<int64_t>{9, 10, 11}));
+  EXPECT_EQ(part.features[1].weights, (std::vector<float>{2.5f, 3.5f, 4.5f}));
+  EXPECT_EQ(part.features[2].negatives, (std::vector<int64_t>{3, 4, 5, 6}));
+  EXPECT_EQ(part.features[3].label, (std::vector<float>{0, 1}));
+}
+
+TEST(BatchSlice, SplitCoversTheBatchInOrderAndCountsPadding) {
+  Batch whole = fourExamples();
+  std::vector<Batch> parts;
+  splitBatch(whole, 2, parts);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].valid, 2);
+  EXPECT_EQ(parts[1].valid, 1); // the padding row stays padding
+  std::vector<int64_t> ids;
+  std::vector<float> labels;
+  for (const Batch &p : parts) {
+    ids.insert(ids.end(), p.features[1].ids.begin(), p.features[1].ids.end());
+    labels.insert(labels.end(), p.features[3].label.begin(), p.features[3].label.end());
+  }
+  EXPECT_EQ(ids, whole.features[1].ids);
+  EXPECT_EQ(labels, whole.features[3].label);
+  splitBatch(whole, 4, parts);
+  EXPECT_EQ(parts[3].valid, 0);
+  EXPECT_EQ(parts[2].features[1].offsets, (std::vector<int64_t>{0, 3}));
+}
+
+TEST(BatchSlice, RejectsCountsThatDoNotDivideAndRangesOutside) {
+  std::vector<Batch> parts;
+  EXPECT_THROW(splitBatch(fourExamples(), 3, parts), DataError);
+  Batch part;
+  EXPECT_THROW(sliceBatch(fourExamples(), 3, 2, part), DataError);
+}
+
+} // namespace
