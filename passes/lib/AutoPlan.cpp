@@ -45,9 +45,17 @@ using namespace embc::emb;
 
 namespace {
 
+/// Bytes for a reader: KiB, MiB or GiB with one decimal.
 std::string mib(int64_t bytes) {
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.1f MiB", double(bytes) / (1 << 20));
+  llvm::raw_string_ostream os(s);
+  double b = double(bytes);
+  if (b < double(1 << 20))
+    os << llvm::format("%.1f KiB", b / 1024.0);
+  else if (b < double(int64_t(1) << 30))
+    os << llvm::format("%.1f MiB", b / double(1 << 20));
+  else
+    os << llvm::format("%.2f GiB", b / double(int64_t(1) << 30));
   return s;
 }
 
@@ -297,8 +305,8 @@ void AutoPass::runOnOperation() {
 
   const auto &[choice, outcome] = *best;
   apply(module, choice, bySize);
-  lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) +
-                  ", estimated step " +
+  lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) + " (" +
+                  std::to_string(outcome.peak) + " bytes), estimated step " +
                   std::to_string(int64_t(outcome.seconds * 1e6)) + " us");
   if (choice.level > 0) {
     std::string names;

@@ -105,7 +105,7 @@ def case_small(args):
 def case_too_small(args):
     path = with_budget(args, "dlrm_small.json", 1 << 20)
     r = run([args.embc, path, "-o", os.path.join(args.work, "never.plan")], ok=False)
-    match = re.search(r"smallest plan found needs [0-9.]+ MiB \((\d+) bytes\)", r.stderr)
+    match = re.search(r"smallest plan found needs [0-9.]+ [KMG]iB \((\d+) bytes\)", r.stderr)
     expect(r.returncode == 1 and match is not None,
            f"a 1 MiB budget is refused with the smallest budget that fits: {r.stderr.strip()}")
     smallest = int(match.group(1))
