@@ -23,6 +23,8 @@ import shutil
 import subprocess
 import sys
 
+from e2e_common import expect
+
 
 def run(cmd, ok=True):
     print("+", " ".join(cmd), flush=True)
@@ -30,12 +32,6 @@ def run(cmd, ok=True):
     if ok and r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
     return r
-
-
-def expect(cond, message):
-    print(("PASS: " if cond else "FAIL: ") + message, flush=True)
-    if not cond:
-        sys.exit(1)
 
 
 def plan_json(args, model_path, flags=()):
@@ -90,7 +86,7 @@ def case_small(args):
     base_plan = os.path.join(args.work, "small_base.plan")
     auto_plan = os.path.join(args.work, "small_auto.plan")
     run([args.embc, os.path.join(args.examples, "dlrm_small.json"), "-o", base_plan])
-    r = run([args.embc, path, "-o", auto_plan])
+    run([args.embc, path, "-o", auto_plan])
     steps = args.steps
     base_auc, _ = final_auc(args, base_plan, "small_base", steps)
     auto_auc, summary = final_auc(args, auto_plan, "small_auto", steps)

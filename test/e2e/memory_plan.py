@@ -22,18 +22,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+from e2e_common import run
 
 TOLERANCE = 0.05
 COMPILE_ONLY = {"dlrm_mlperf.json"}
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
 
 
 def compile_plan(args, model, variant, flags):

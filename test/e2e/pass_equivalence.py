@@ -18,39 +18,12 @@ import argparse
 import json
 import os
 import shutil
-import struct
-import subprocess
 import sys
+
+from e2e_common import run, read_safetensors, floats
 
 TOLERANCE = 1e-5
 SKIPPED = {"dlrm_mlperf.json"}  # its tables need ~100 GiB
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def read_safetensors(path):
-    """name -> (dtype, shape, raw bytes) of a safetensors file."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-        data = f.read()
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        tensors[name] = (info["dtype"], info["shape"], data[begin:end])
-    return tensors
-
-
-def floats(raw, dtype):
-    code = {"F32": "f", "F64": "d", "I64": "q"}[dtype]
-    return struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw)
 
 
 def train(args, model, variant, flags):

@@ -20,9 +20,9 @@ import json
 import math
 import os
 import shutil
-import struct
-import subprocess
 import sys
+
+from e2e_common import floats, read_safetensors, run
 
 TOLERANCE = 1e-6
 STEPS = 4
@@ -38,30 +38,6 @@ CASES = [
      [{"micro_batches": 2}, {"micro_batches": 8},
       {"micro_batches": 2, "pipeline_stages": 2, "schedule": "gpipe"}]),
 ]
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def read_safetensors(path):
-    """name -> list of floats of an F32 safetensors file."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-        data = f.read()
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        if info["dtype"] != "F32":
-            sys.exit(f"FAIL: {path}: tensor '{name}' is {info['dtype']}, expected F32")
-        tensors[name] = struct.unpack(f"<{(end - begin) // 4}f", data[begin:end])
-    return tensors
 
 
 def train(args, model, batch, plan, name):
@@ -85,7 +61,11 @@ def train(args, model, batch, plan, name):
     evals = [r["eval_loss"] for r in records if r.get("event") == "eval"]
     if len(losses) != STEPS or not evals:
         sys.exit(f"FAIL: {model} {name}: {len(losses)} train and {len(evals)} eval records")
-    return losses + evals[-1:], read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
+    tensors = read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
+    for tensor, (dtype, _, _) in tensors.items():
+        if dtype != "F32":
+            sys.exit(f"FAIL: {model} {name}: tensor '{tensor}' is {dtype}, expected F32")
+    return losses + evals[-1:], {t: floats(raw, "F32") for t, (_, _, raw) in tensors.items()}
 
 
 def relative_norm(a, b):

@@ -21,27 +21,15 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
+
+from e2e_common import run, expect
 
 TOLERANCE = 0.01        # bf16 / fp16 vs fp32 eval AUC
 SKIP_TOLERANCE = 0.02   # the fp16 run that skipped its first updates
 MIN_AUC = 0.68          # "learns": fp32 reaches ~0.71 in 120 steps (0.5 is chance)
 HUGE_SCALE = 2.0 ** 40  # dy * 2^40 overflows fp16 (max 65504) in the first steps
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def expect(cond, message):
-    print(("PASS: " if cond else "FAIL: ") + message, flush=True)
-    if not cond:
-        sys.exit(1)
 
 
 def compile_variant(args, precision):

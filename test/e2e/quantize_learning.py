@@ -23,27 +23,15 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
+
+from e2e_common import run, expect
 
 TOLERANCE = {"f32": 0.0, "fp16": 0.01, "bf16": 0.01, "int8": 0.02}
 STORAGES = ["f32", "fp16", "bf16", "int8", "int4"]
 # "Learns": f32 reaches ~0.72 in these 150 steps of 1024 (0.80 takes 400 of
 # 2048, e2e.synthetic_dlrm); an untrained model is at 0.5.
 MIN_AUC = 0.68
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def expect(cond, message):
-    print(("PASS: " if cond else "FAIL: ") + message, flush=True)
-    if not cond:
-        sys.exit(1)
 
 
 def compile_variant(args, quantize):

@@ -23,9 +23,9 @@ import json
 import os
 import re
 import shutil
-import struct
-import subprocess
 import sys
+
+from e2e_common import run, read_safetensors, floats
 
 TOLERANCE = 1e-6
 MODELS = ["deep_mlp.json", "dlrm_small.json"]
@@ -33,27 +33,6 @@ NOTE = re.compile(r'emb\.remat_note = "([^"]*)"')
 FIGURES = re.compile(r"recomputes (\d+) values \((\d+) ops\), \+([0-9.]+)% step FLOPs, "
                      r"activation estimate (\d+) -> (\d+) bytes \(([^;]*); chain peak "
                      r"(\d+) -> (\d+) bytes over (\d+) persistent\)")
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-        data = f.read()
-    return {name: (info["dtype"], data[info["data_offsets"][0]:info["data_offsets"][1]])
-            for name, info in header.items() if name != "__metadata__"}
-
-
-def floats(raw, dtype):
-    code = {"F32": "f", "F64": "d", "I64": "q", "F16": "e"}[dtype]
-    return struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw)
 
 
 def variant_model(args, model, name, plan):
@@ -118,16 +97,16 @@ def compare(name, losses, tensors, base_losses, base_tensors):
     if worst_loss > TOLERANCE:
         failures.append(f"{name}: loss differs by {worst_loss:.2e} relative")
     worst, worst_name, identical = 0.0, "", True
-    for tensor, (dtype, raw) in base_tensors.items():
+    for tensor, (dtype, _, raw) in base_tensors.items():
         if tensor not in tensors:
             failures.append(f"{name}: checkpoint lacks '{tensor}'")
             continue
-        identical &= tensors[tensor][1] == raw
+        identical &= tensors[tensor][2] == raw
         if dtype not in ("F32", "F64", "F16"):
-            if tensors[tensor][1] != raw:
+            if tensors[tensor][2] != raw:
                 failures.append(f"{name}: tensor '{tensor}' differs")
             continue
-        a, b = floats(tensors[tensor][1], dtype), floats(raw, dtype)
+        a, b = floats(tensors[tensor][2], dtype), floats(raw, dtype)
         rel = max((abs(x - y) for x, y in zip(a, b)), default=0.0) / max(
             max((abs(y) for y in b), default=0.0), 1e-30)
         if rel > worst:
