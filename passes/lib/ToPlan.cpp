@@ -13,6 +13,7 @@
 #include "PlanBuilder.h"
 #include "Quantize.h"
 
+#include "embc/passes/CudaCodegen.h"
 #include "embc/passes/MemoryReport.h"
 #include "embc/passes/Passes.h"
 #include "embc/passes/ToPlan.h"
@@ -588,7 +589,7 @@ namespace {
 struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<rt::Plan> plan = buildPlan(getOperation());
+    FailureOr<rt::Plan> plan = buildPlan(getOperation(), cuda);
     if (failed(plan))
       return signalPassFailure();
     std::string error;
@@ -608,8 +609,14 @@ struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
 
 } // namespace
 
-FailureOr<rt::Plan> embc::buildPlan(ModuleOp module) {
-  return PlanBuilder(module).build();
+FailureOr<rt::Plan> embc::buildPlan(ModuleOp module, bool cuda) {
+  FailureOr<rt::Plan> plan = PlanBuilder(module).build();
+  if (failed(plan) || !cuda)
+    return plan;
+  std::string error;
+  if (!codegen::generateCuda(*plan, error))
+    return module.emitError(error);
+  return plan;
 }
 
 std::string embc::formatPlanReport(const rt::Plan &plan, bool everything) {

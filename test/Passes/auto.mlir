@@ -12,7 +12,7 @@
 // arena fits the budget.
 // RUN: sed 's/emb.plan = #emb.plan<>/emb.plan = #emb.plan<memory_budget = 400000>/' %s \
 // RUN:   | emb-opt -emb-autodiff -emb-auto -emb-quantize -emb-pack-params -emb-remat \
-// RUN:       -emb-pipeline -emb-fuse -emb-plan-memory -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:       -emb-pipeline -emb-fuse -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=PLAN
 
 // Without a budget nothing changes.

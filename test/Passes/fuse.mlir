@@ -13,10 +13,10 @@
 // The plan's kernels: each group is one kernel of its kind (the ops nested
 // in an elementwise kernel's attributes are left out: only "op" followed by
 // "outputs" names a kernel).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-fuse -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | tr -s ' ' | grep -o '"model": "[a-z_]*"\|"op": "[a-z_]*", "outputs"' \
 // RUN:   | FileCheck %s --check-prefix=PLAN
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params -emb-fuse -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | tr -s ' ' | grep -o '"model": "[a-z_]*"\|"op": "[a-z_]*", "outputs"' \
 // RUN:   | FileCheck %s --check-prefix=PACKPLAN
 

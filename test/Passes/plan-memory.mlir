@@ -7,16 +7,16 @@
 // RUN:   | FileCheck %s --check-prefix=SEQ
 // The plan -emb-to-plan lays out by the attribute, one buffer per line.
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Without the pass, the same buffers lie one after another (no reuse).
-// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=NOPASS
 // The second case with -emb-pack-params, as in embc's pipeline.
 // RUN: sed '1,/^\/\/ -----/d' %s | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory \
 // RUN:   | FileCheck %s --check-prefix=PACKED-IR
 // RUN: sed '1,/^\/\/ -----/d' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 
 // A three-layer MLP, batch 8: 22 buffers, 17 step kernels (6 forward) and

@@ -13,10 +13,10 @@
 // The plan: "compute" on the dense kernels (fused or not), "loss_scaled" on
 // loss_grad, the unscale_grads kernel over every gradient buffer, and the
 // loss_scaling config; no embedding_update is fused under loss scaling.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=PLAN
 // RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize -emb-pack-params -emb-fuse \
-// RUN:   -emb-to-plan="emit-json=true" -o /dev/null | tr -d '\n' | tr -s ' ' \
+// RUN:   -emb-to-plan="emit-json=true cuda=false" -o /dev/null | tr -d '\n' | tr -s ' ' \
 // RUN:   | grep -o '"model": "[a-z0-9_]*"\|"op": "[a-z_]*", "outputs": [[0-9, ]*\]\|"compute": "[a-z0-9]*"\|"loss_scaled": true\|"loss_scaling": {[^}]*}' \
 // RUN:   | FileCheck %s --check-prefix=FUSED
 
@@ -52,7 +52,7 @@
 // PLAN-NOT: "loss_scaled"
 // PLAN: "update": [
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 3
+// PLAN: "version": 4
 
 // bf16 has no loss scaling, so the embedding update is still fused.
 // FUSED: "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }
@@ -193,7 +193,7 @@ module @fp16 attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // PLAN: "model": "fp32"
 // PLAN-NOT: "compute"
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 3
+// PLAN: "version": 4
 module @fp32 attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
   func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},

@@ -10,7 +10,7 @@
 // RUN:   | not emb-opt -emb-autodiff -emb-quantize="tables=int2" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTION
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | not emb-opt -emb-autodiff -emb-to-plan="emit-json=true" -o /dev/null 2>&1 \
+// RUN:   | not emb-opt -emb-autodiff -emb-to-plan="emit-json=true cuda=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NOPASS
 
 // RUN: sed -n '/^\/\/ int4 needs an even dim/,$p' %s \

@@ -13,24 +13,24 @@
 // and bias (origin emb-quantize), storage and qparams on the tables, and the
 // kernels that say what they convert. One array element per line.
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:   | emb-opt -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Packed: the int8 tables become one u8 batch with one rows x 2 f16 scale/bias
 // buffer, the members' tables and qparams views into them.
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
 // RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int8" -emb-pack-params \
-// RUN:       -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:       -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 // int4 (tables=int4): u8 buffers of rows x dim/2 (two codes per byte), the
 // same f16 scale/bias, "int4" on the tables and the kernels; packed, the
 // members' views sit at dim/2 bytes and 4 scale/bias bytes per row.
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int4" -emb-to-plan="emit-json=true" \
+// RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int4" -emb-to-plan="emit-json=true cuda=false" \
 // RUN:       -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=INT4
 // RUN: sed -n '/^\/\/ -----/q;p' %s \
 // RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int4" -emb-pack-params \
-// RUN:       -emb-to-plan="emit-json=true" -o /dev/null \
+// RUN:       -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED4
 
 // CHECK-LABEL: module @quant

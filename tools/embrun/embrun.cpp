@@ -4,7 +4,8 @@
 //             [--eval-every N] [--seed S] [--log FILE.jsonl] [--save DIR]
 //             [--resume DIR] [--export-embeddings FILE] [--threads N]
 //
-// Validates the plan, then trains it on the CPU backend. Links the runtime
+// Validates the plan, then trains it on the CPU or the CUDA backend
+// (--device; docs/cuda.md). Links the runtime
 // only (no LLVM/MLIR), so it runs where the compiler is not installed. Every
 // failure (a bad plan, data or checkpoint) is one clear line and exit code 1.
 //
@@ -12,12 +13,42 @@
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/RunOptions.h"
+#include "embc/runtime/cuda/CudaBackend.h"
 #include "embc/runtime/exec/Trainer.h"
 
 #include <unistd.h>
 
 #include <exception>
 #include <iostream>
+
+namespace rt = embc::runtime;
+
+/// --device: cpu, cuda, emulated, or auto (CUDA when the plan has a CUDA
+/// program and a GPU is usable, else the CPU). The choice and, for auto, the
+/// reason are printed to stderr: a run never changes device silently.
+static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
+                                                  const rt::RunOptions &options) {
+  rt::CudaBackendOptions cudaOptions;
+  cudaOptions.graphs = options.cudaGraphs;
+  std::string device = options.device;
+  if (device == "auto") {
+    std::string why;
+    if (plan.cuda.source.empty())
+      why = "the plan has no CUDA program";
+    else if (rt::cuda::cudaDeviceAvailable(why))
+      device = "cuda";
+    if (device == "auto") {
+      std::cerr << "embrun: device: cpu (no CUDA: " << why << ")\n";
+      device = "cpu";
+    }
+  }
+  if (device == "cpu")
+    return rt::createCpuBackend(options.threads);
+  std::unique_ptr<rt::cuda::Device> dev =
+      device == "cuda" ? rt::cuda::createCudaDevice(0) : rt::cuda::createEmulatedDevice();
+  std::cerr << "embrun: device: " << dev->description() << "\n";
+  return rt::createCudaBackend(std::move(dev), cudaOptions);
+}
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -27,11 +58,6 @@ int main(int argc, char **argv) {
     return parsed.exitCode;
   }
   const embc::runtime::RunOptions &options = *parsed.options;
-  if (options.device == "cuda") {
-    std::cerr << "embrun: error: --device cuda: this embrun was built without "
-                 "the CUDA backend; use --device cpu\n";
-    return 1;
-  }
   std::string error;
   std::optional<embc::runtime::Plan> plan =
       embc::runtime::readPlanFile(options.planPath, error);
@@ -40,7 +66,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   try {
-    embc::runtime::train(*plan, options, std::cout, isatty(STDOUT_FILENO));
+    std::unique_ptr<embc::runtime::Backend> backend = chooseBackend(*plan, options);
+    embc::runtime::train(*plan, options, std::move(backend), std::cout, isatty(STDOUT_FILENO));
   } catch (const std::exception &e) {
     std::cout.flush();
     std::cerr << "\nembrun: error: " << e.what() << "\n";

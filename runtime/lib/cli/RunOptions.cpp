@@ -72,8 +72,12 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
                  "Write the trained tables to FILE.safetensors");
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--device", o.device, "auto, cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--device", o.device,
+                 "auto (CUDA when a GPU is present, else CPU), cpu, cuda, or emulated "
+                 "(the CUDA program run on the CPU: slow, for testing codegen)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "emulated"}));
+  app.add_flag("!--no-graphs", o.cudaGraphs,
+               "CUDA: launch each kernel eagerly instead of replaying captured graphs");
   app.add_option("--on-bad-data", o.onBadData,
                  "What a malformed data line does: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}));

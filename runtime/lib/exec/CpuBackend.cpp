@@ -477,7 +477,6 @@ private:
 
 } // namespace
 
-Backend::~Backend() = default;
 
 std::unique_ptr<Backend> embc::runtime::createCpuBackend(int threads) {
   return std::make_unique<CpuBackend>(threads);

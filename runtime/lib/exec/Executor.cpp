@@ -54,10 +54,10 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
 
 Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     : plan_(plan), backend_(std::move(backend)) {
-  for (const Kernel &k : plan_.step)
-    step_.push_back(backend_->bind(k, plan_));
-  for (const Kernel &k : plan_.update)
-    update_.push_back(backend_->bind(k, plan_));
+  for (size_t i = 0; i < plan_.step.size(); ++i)
+    step_.push_back(backend_->bind(plan_.step[i], plan_, "step", i));
+  for (size_t i = 0; i < plan_.update.size(); ++i)
+    update_.push_back(backend_->bind(plan_.update[i], plan_, "update", i));
   if (plan_.forwardKernels < 0 || plan_.forwardKernels > int64_t(step_.size()))
     throw PlanError("forward_kernels out of range");
   // A packed gradient is zeroed once as a whole; batched tables share one
@@ -86,6 +86,33 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
 }
 
 Executor::~Executor() = default;
+
+Backend::~Backend() = default;
+
+void Backend::zero(ExecState &state, int32_t buffer) {
+  const Buffer &b = state.buffer(buffer);
+  std::memset(state.arena + b.offset, 0, size_t(b.bytes * b.slots));
+}
+
+void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
+                  ExecState &state, int, std::vector<KernelTiming> *timings) {
+  size_t n = which ? which->size() : kernels.size();
+  if (!timings) {
+    for (size_t j = 0; j < n && !state.skipUpdate; ++j)
+      kernels[which ? (*which)[j] : j](state);
+    return;
+  }
+  // CPU kernels are synchronous (their OpenMP regions end before they
+  // return), so the interval is the kernel's whole cost.
+  using Clock = std::chrono::steady_clock;
+  for (size_t j = 0; j < n && !state.skipUpdate; ++j) {
+    size_t i = which ? (*which)[j] : j;
+    auto start = Clock::now();
+    kernels[i](state);
+    (*timings)[i].launches += 1;
+    (*timings)[i].seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+}
 
 namespace {
 
@@ -122,23 +149,6 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
                : mode == Uniform ? a + (b - a) * data::uniform01(h)
                                  : a + b * data::standardNormal(h);
     out[i] = float(v);
-  }
-}
-
-/// Runs `kernels`, adding each launch's wall time to its timing. CPU kernels
-/// are synchronous (their OpenMP regions end before they return), so the
-/// interval is the kernel's whole cost. Stops early when a kernel sets
-/// state.skipUpdate (loss scaling found an overflow).
-void runTimed(std::vector<BoundKernel> &kernels,
-              std::vector<KernelTiming> &timings, ExecState &state) {
-  using Clock = std::chrono::steady_clock;
-  auto last = Clock::now();
-  for (size_t i = 0; i < kernels.size() && !state.skipUpdate; ++i) {
-    kernels[i](state);
-    auto now = Clock::now();
-    timings[i].launches += 1;
-    timings[i].seconds += std::chrono::duration<double>(now - last).count();
-    last = now;
   }
 }
 
@@ -187,6 +197,50 @@ void Executor::initialize(uint64_t seed) {
   if (plan_.config.lossScaling.enabled)
     state_.lossScale.scale = plan_.config.lossScaling.initial;
   zeroGradients();
+  syncToDevice();
+}
+
+void Executor::syncToDevice() {
+  if (backend_->deviceArena())
+    backend_->toDevice(state_, 0, plan_.arenaBytes);
+}
+
+void Executor::syncToHost() {
+  if (backend_->deviceArena())
+    backend_->toHost(state_, 0, plan_.arenaBytes);
+}
+
+void Executor::fetchOutputs() {
+  if (!backend_->deviceArena())
+    return;
+  for (int32_t b : {plan_.lossBuffer, plan_.predictionBuffer}) {
+    const Buffer &buf = plan_.buffers[b];
+    int64_t slot = buf.slots > 1 ? int64_t(state_.microBatch % buf.slots) * buf.bytes : 0;
+    backend_->toHost(state_, buf.offset + slot, buf.bytes);
+  }
+}
+
+void Executor::copyStateFrom(const Executor &other) {
+  std::memcpy(state_.arena, other.state_.arena, size_t(plan_.arenaBytes));
+  state_.length = other.state_.length;
+  state_.optimizerStep = other.state_.optimizerStep;
+  state_.lrScale = other.state_.lrScale;
+  state_.lossScale = other.state_.lossScale;
+  state_.seed = other.state_.seed;
+  state_.microBatch = other.state_.microBatch;
+  syncToDevice();
+  if (backend_->deviceArena())
+    for (size_t b = 0; b < plan_.buffers.size(); ++b)
+      if (plan_.buffers[b].dynamic)
+        backend_->setLength(state_, int32_t(b));
+}
+
+void Executor::runKernelForTest(bool update, size_t index) {
+  std::vector<size_t> one{index};
+  state_.inUpdate = update;
+  backend_->run(update ? update_ : step_, &one, state_, -1, nullptr);
+  backend_->finish(state_);
+  state_.inUpdate = false;
 }
 
 void Executor::loadBatch(const data::Batch &batch) { loadInputs(batch, allInputs_); }
@@ -211,6 +265,11 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       std::copy(values.begin(), values.end(), dst);
       state_.length[in.buffer] =
           buf.dynamic ? int64_t(values.size()) : buf.shape[0];
+      if (backend_->deviceArena()) {
+        int64_t at = reinterpret_cast<const std::byte *>(dst) - state_.arena;
+        backend_->toDevice(state_, at, int64_t(values.size() * sizeof(*dst)));
+        backend_->setLength(state_, in.buffer);
+      }
     };
     if (in.role == "dense")
       copy(fb.dense, data<float>(in.buffer));
@@ -232,14 +291,20 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
 
 void Executor::zeroGradients() {
   for (int32_t g : gradBuffers_)
-    std::memset(data<float>(g), 0, size_t(plan_.buffers[g].bytes));
-  for (int32_t g : sparseGradBuffers_)
+    backend_->zero(state_, g);
+  for (int32_t g : sparseGradBuffers_) {
     state_.length[g] = 0;
+    backend_->setLength(state_, g);
+  }
 }
 
 float Executor::forward() {
-  for (int64_t i = 0; i < plan_.forwardKernels; ++i)
-    step_[i](state_);
+  if (forwardList_.empty() && plan_.forwardKernels > 0)
+    for (int64_t i = 0; i < plan_.forwardKernels; ++i)
+      forwardList_.push_back(size_t(i));
+  backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
+  backend_->finish(state_);
+  fetchOutputs();
   return *data<float>(plan_.lossBuffer);
 }
 
@@ -249,12 +314,9 @@ void Executor::beginStep(int64_t step, double lrScale) {
 }
 
 float Executor::forwardBackward() {
-  if (profiling_) {
-    runTimed(step_, stepTimings_, state_);
-    return *data<float>(plan_.lossBuffer);
-  }
-  for (BoundKernel &k : step_)
-    k(state_);
+  backend_->run(step_, nullptr, state_, kStepKey, profiling_ ? &stepTimings_ : nullptr);
+  backend_->finish(state_);
+  fetchOutputs();
   return *data<float>(plan_.lossBuffer);
 }
 
@@ -262,12 +324,10 @@ bool Executor::update(int64_t step, double lrScale) {
   state_.optimizerStep = step - state_.lossScale.skippedSteps;
   state_.lrScale = lrScale;
   state_.skipUpdate = false;
-  if (profiling_) {
-    runTimed(update_, updateTimings_, state_);
-  } else {
-    for (size_t i = 0; i < update_.size() && !state_.skipUpdate; ++i)
-      update_[i](state_);
-  }
+  state_.inUpdate = true;
+  backend_->run(update_, nullptr, state_, kUpdateKey, profiling_ ? &updateTimings_ : nullptr);
+  backend_->finish(state_);
+  state_.inUpdate = false;
   // Cleared here, not only at the start: the step's kernels run under the
   // same flag check when profiling.
   bool applied = !state_.skipUpdate;

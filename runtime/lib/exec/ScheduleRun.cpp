@@ -58,19 +58,9 @@ void Executor::selectMicroBatch(int32_t mb) {
   state_.microBatch = mb;
 }
 
-void Executor::runKernels(const std::vector<size_t> &kernels) {
-  if (!profiling_) {
-    for (size_t i : kernels)
-      step_[i](state_);
-    return;
-  }
-  using Clock = std::chrono::steady_clock;
-  for (size_t i : kernels) {
-    auto start = Clock::now();
-    step_[i](state_);
-    stepTimings_[i].launches += 1;
-    stepTimings_[i].seconds += std::chrono::duration<double>(Clock::now() - start).count();
-  }
+void Executor::runKernels(const std::vector<size_t> &kernels, int key) {
+  backend_->run(step_, &kernels, state_, key,
+                profiling_ ? &stepTimings_ : nullptr);
 }
 
 double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
@@ -87,17 +77,20 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
     if (op.kind == "load") {
       loadInputs(microBatches[size_t(op.microBatch)], stageInputs_[stage]);
     } else if (op.kind == "forward") {
-      runKernels(stageForward_[stage]);
+      runKernels(stageForward_[stage], kScheduleKey + 2 * int(stage));
       if (op.stage == lossStage_) {
+        backend_->finish(state_);
+        fetchOutputs();
         float loss = *data<float>(plan_.lossBuffer);
         lossSum += loss;
         if (afterForward)
           afterForward(op.microBatch, loss);
       }
     } else {
-      runKernels(stageBackward_[stage]);
+      runKernels(stageBackward_[stage], kScheduleKey + 2 * int(stage) + 1);
     }
   }
+  backend_->finish(state_);
   selectMicroBatch(0);
   return lossSum / double(plan_.config.microBatches);
 }

@@ -260,10 +260,9 @@ nlohmann::ordered_json profileRecord(const ProfileReport &r, int64_t step) {
 
 class Trainer {
 public:
-  Trainer(const Plan &plan, const RunOptions &options, std::ostream &console,
-          bool tty)
-      : plan_(plan), options_(options),
-        executor_(plan, createCpuBackend(options.threads)),
+  Trainer(const Plan &plan, const RunOptions &options, std::unique_ptr<Backend> backend,
+          std::ostream &console, bool tty)
+      : plan_(plan), options_(options), executor_(plan, std::move(backend)),
         reporter_(console, tty, options.logPath), console_(console) {
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
@@ -456,8 +455,10 @@ TrainSummary Trainer::run() {
                                "this plan's precision is " + plan_.config.precision);
     executor_.setLossScale({*options_.lossScale, 0, 0});
   }
-  if (!options_.resumeDir.empty())
+  if (!options_.resumeDir.empty()) {
     resume();
+    executor_.syncToDevice();
+  }
 
   const TrainingConfig &config = plan_.config;
   auto stream = data::openStream(streamOptions(options_.data, true), specs_,
@@ -550,9 +551,13 @@ TrainSummary Trainer::run() {
       t0 = Clock::now();
     }
     if (!options_.saveDir.empty() && options_.saveEvery &&
-        step_ % options_.saveEvery == 0 && !last)
+        step_ % options_.saveEvery == 0 && !last) {
+      executor_.syncToHost();
       save(options_.saveDir);
+    }
   }
+  if (!options_.saveDir.empty() || !options_.exportEmbeddings.empty())
+    executor_.syncToHost();
   if (!options_.saveDir.empty())
     save(options_.saveDir);
   if (!options_.exportEmbeddings.empty())
@@ -590,6 +595,12 @@ TrainSummary Trainer::run() {
 
 TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
                                   std::ostream &console, bool tty) {
-  Trainer trainer(plan, options, console, tty);
+  return train(plan, options, createCpuBackend(options.threads), console, tty);
+}
+
+TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
+                                  std::unique_ptr<Backend> backend, std::ostream &console,
+                                  bool tty) {
+  Trainer trainer(plan, options, std::move(backend), console, tty);
   return trainer.run();
 }

@@ -360,6 +360,76 @@ ScheduleOp readScheduleOp(const json &value, const std::string &path) {
   return op;
 }
 
+CudaArg readCudaArg(const json &value, const std::string &path) {
+  ObjectReader r(value, path);
+  CudaArg arg;
+  if (value.contains("buffer"))
+    arg.buffer = r.index("buffer");
+  else if (value.contains("length"))
+    arg.length = r.index("length");
+  else
+    arg.scratch = r.integer("scratch");
+  r.finish();
+  return arg;
+}
+
+CudaLaunch readCudaLaunch(const json &value, const std::string &path) {
+  ObjectReader r(value, path);
+  CudaLaunch l;
+  l.kind = r.string("kind");
+  l.entry = r.string("entry");
+  const json &args = r.array("args");
+  for (size_t i = 0; i < args.size(); ++i)
+    l.args.push_back(readCudaArg(args[i], childPath(r.where("args"), i)));
+  const json &grid = r.array("grid");
+  if (grid.size() != 3)
+    failAt(r.where("grid"), "expected 3 integers, got " + std::to_string(grid.size()));
+  for (size_t i = 0; i < 3; ++i)
+    l.grid[i] = ObjectReader::integerValue(grid[i], childPath(r.where("grid"), i));
+  l.block = r.integer("block");
+  l.shared = r.integer("shared");
+  const json &params = r.field("params");
+  if (!params.is_object())
+    failAt(r.where("params"), "expected an object, got " + describe(params));
+  l.params = params;
+  r.finish();
+  return l;
+}
+
+std::vector<CudaKernel> readCudaKernels(const json &list, const std::string &path) {
+  if (!list.is_array())
+    failAt(path, "expected an array, got " + describe(list));
+  std::vector<CudaKernel> kernels;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string at = childPath(path, i);
+    if (!list[i].is_array())
+      failAt(at, "expected an array of launches, got " + describe(list[i]));
+    CudaKernel k;
+    for (size_t j = 0; j < list[i].size(); ++j)
+      k.launches.push_back(readCudaLaunch(list[i][j], childPath(at, j)));
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+CudaProgram readCuda(const json &value) {
+  ObjectReader r(value, "cuda");
+  CudaProgram cuda;
+  cuda.arch = r.string("arch");
+  cuda.source = r.string("source");
+  cuda.scratchBytes = r.integer("scratch_bytes");
+  const json &errors = r.array("errors");
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i].is_string())
+      failAt(childPath(r.where("errors"), i), "expected a string, got " + describe(errors[i]));
+    cuda.errors.push_back(errors[i].get<std::string>());
+  }
+  cuda.step = readCudaKernels(r.field("step"), r.where("step"));
+  cuda.update = readCudaKernels(r.field("update"), r.where("update"));
+  r.finish();
+  return cuda;
+}
+
 template <class T, class F>
 std::vector<T> readList(ObjectReader &r, const char *key, F readItem) {
   const json &list = r.array(key);
@@ -412,6 +482,8 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
       failAt(childPath("notes", i), "expected a string, got " + describe(notes[i]));
     plan.notes.push_back(notes[i].get<std::string>());
   }
+  if (body.contains("cuda")) // absent: no CUDA program (embc --target=cpu)
+    plan.cuda = readCuda(r.field("cuda"));
   memoryReport = r.field("memory");
   // The planner's summary: the strategy is read here; the peak and the
   // lower bound are derived data, checked by checkMemoryReport.

@@ -185,6 +185,45 @@ json listJson(const std::vector<T> &items, const std::string &path, F toJson) {
   return list;
 }
 
+json cudaArgJson(const CudaArg &arg) {
+  if (arg.buffer >= 0)
+    return {{"buffer", arg.buffer}};
+  if (arg.length >= 0)
+    return {{"length", arg.length}};
+  return {{"scratch", arg.scratch}};
+}
+
+json cudaKernelsJson(const std::vector<CudaKernel> &kernels) {
+  json list = json::array();
+  for (const CudaKernel &kernel : kernels) {
+    json launches = json::array();
+    for (const CudaLaunch &l : kernel.launches) {
+      json args = json::array();
+      for (const CudaArg &a : l.args)
+        args.push_back(cudaArgJson(a));
+      launches.push_back({{"kind", l.kind},
+                          {"entry", l.entry},
+                          {"args", args},
+                          {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                          {"block", l.block},
+                          {"shared", l.shared},
+                          {"params", l.params}});
+    }
+    list.push_back(launches);
+  }
+  return list;
+}
+
+/// Absent when the plan has no CUDA program (embc --target=cpu).
+json cudaJson(const CudaProgram &cuda) {
+  return {{"arch", cuda.arch},
+          {"source", cuda.source},
+          {"scratch_bytes", cuda.scratchBytes},
+          {"errors", cuda.errors},
+          {"step", cudaKernelsJson(cuda.step)},
+          {"update", cudaKernelsJson(cuda.update)}};
+}
+
 } // namespace
 
 json embc::runtime::detail::memoryReportJson(const Plan &plan) {
@@ -202,7 +241,7 @@ json embc::runtime::planToJson(const Plan &plan) {
   json buffers = json::array();
   for (const Buffer &buffer : plan.buffers)
     buffers.push_back(bufferJson(buffer));
-  return {{"format", kPlanFormatName},
+  json body = {{"format", kPlanFormatName},
           {"version", plan.version},
           {"model", plan.model},
           {"compiler", plan.compiler},
@@ -222,4 +261,7 @@ json embc::runtime::planToJson(const Plan &plan) {
           {"arena_bytes", plan.arenaBytes},
           {"notes", plan.notes},
           {"memory", memoryReportJson(plan)}};
+  if (!plan.cuda.source.empty())
+    body["cuda"] = cudaJson(plan.cuda);
+  return body;
 }

@@ -12,6 +12,8 @@
 
 #include "PlanInternal.h"
 
+#include "embc/runtime/cuda/KernelAbi.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -547,6 +549,64 @@ void validateKernels(const std::vector<Kernel> &kernels, const BufferRefs &refs,
   }
 }
 
+/// The CUDA program: one launch list per kernel, known kinds, args in range
+/// (a `length` arg names a dynamic buffer), scratch inside scratch_bytes,
+/// and every generated entry defined in the source.
+void validateCuda(const Plan &plan, const BufferRefs &refs) {
+  const CudaProgram &cuda = plan.cuda;
+  if (cuda.source.empty())
+    return;
+  if (cuda.scratchBytes < 0)
+    failAt("cuda.scratch_bytes", "must be >= 0, got " + std::to_string(cuda.scratchBytes));
+  auto check = [&](const std::vector<CudaKernel> &kernels, size_t expected, const char *name) {
+    std::string path = childPath("cuda", name);
+    if (kernels.size() != expected)
+      failAt(path, "has " + std::to_string(kernels.size()) + " kernels, the plan's " + name +
+                       " has " + std::to_string(expected));
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      std::string at = childPath(path, k);
+      if (kernels[k].launches.empty())
+        failAt(at, "has no launch");
+      for (size_t j = 0; j < kernels[k].launches.size(); ++j) {
+        const CudaLaunch &l = kernels[k].launches[j];
+        std::string lat = childPath(at, j);
+        requireWord(l.kind, {"kernel", "gemm", "library", "memset"}, childPath(lat, "kind"),
+                    "launch kind");
+        if (l.kind == "kernel" &&
+            cuda.source.find("void " + l.entry + "(") == std::string::npos)
+          failAt(childPath(lat, "entry"), "'" + l.entry + "' is not defined in cuda.source");
+        if (l.args.size() > EMB_MAX_ARGS)
+          failAt(childPath(lat, "args"), "more than " + std::to_string(EMB_MAX_ARGS) + " args");
+        for (size_t i = 0; i < l.args.size(); ++i) {
+          const CudaArg &a = l.args[i];
+          std::string aat = childPath(childPath(lat, "args"), i);
+          if (a.buffer >= 0) {
+            refs.get(a.buffer, childPath(aat, "buffer"));
+          } else if (a.length >= 0) {
+            if (!refs.get(a.length, childPath(aat, "length")).dynamic)
+              failAt(childPath(aat, "length"), "buffer " + std::to_string(a.length) +
+                                                   " is not dynamic: it has no length cell");
+          } else if (a.scratch < 0 || a.scratch >= std::max<int64_t>(cuda.scratchBytes, 1)) {
+            failAt(childPath(aat, "scratch"), std::to_string(a.scratch) +
+                                                  " is outside the scratch's " +
+                                                  std::to_string(cuda.scratchBytes) + " bytes");
+          }
+        }
+        for (int d = 0; d < 3; ++d)
+          if (l.grid[d] < 1 || l.grid[d] > (d == 0 ? 2147483647 : 65535))
+            failAt(childPath(lat, "grid"), "grid dimension out of range: " +
+                                               std::to_string(l.grid[d]));
+        if (l.kind == "kernel" && (l.block < 1 || l.block > 1024))
+          failAt(childPath(lat, "block"), "must be 1..1024 threads, got " + std::to_string(l.block));
+        if (l.shared < 0 || l.shared > 227 * 1024)
+          failAt(childPath(lat, "shared"), "must be 0..232448 bytes, got " + std::to_string(l.shared));
+      }
+    }
+  };
+  check(cuda.step, plan.step.size(), "step");
+  check(cuda.update, plan.update.size(), "update");
+}
+
 } // namespace
 
 void embc::runtime::detail::validatePlan(const Plan &plan) {
@@ -586,6 +646,7 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
   refs.get(plan.lossBuffer, "loss_buffer");
   refs.get(plan.predictionBuffer, "prediction_buffer");
   validateSchedule(plan);
+  validateCuda(plan, refs);
 }
 
 void embc::runtime::detail::checkMemoryReport(const json &reported, const Plan &plan) {

@@ -482,6 +482,9 @@ def EmbToPlanPass : Pass<"emb-to-plan", "::mlir::ModuleOp"> {
     of the plan's catalogue (docs/plan-format.md), records the data inputs
     with the columns they read, the training config and the memory report,
     and writes the plan file (`output`), or its JSON form (`emit-json`).
+    With `cuda` it also generates the plan's CUDA program
+    (passes/lib/cuda: CUDA C++ per kernel, cuBLASLt GEMMs, library calls);
+    a kernel without a CUDA lowering is an error naming it.
     Needs `-emb-autodiff` first. The IR is not changed.
   }];
   let options = [
@@ -489,6 +492,8 @@ def EmbToPlanPass : Pass<"emb-to-plan", "::mlir::ModuleOp"> {
            "Where to write the plan ('-' is stdout)">,
     Option<"emitJson", "emit-json", "bool", /*default=*/"false",
            "Write the plan body as indented JSON instead of the binary file">,
+    Option<"cuda", "cuda", "bool", /*default=*/"false",
+           "Generate the plan's CUDA program (off: the plan runs on the CPU only)">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }

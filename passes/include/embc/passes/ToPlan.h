@@ -15,8 +15,10 @@
 namespace embc {
 
 /// Lowers a module holding @train_step and @update (after -emb-autodiff) to
-/// a plan. Reports errors on the offending op and returns failure.
-mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module);
+/// a plan, with its CUDA program unless `cuda` is false. Reports errors on
+/// the offending op (a kernel without a CUDA lowering on the module) and
+/// returns failure.
+mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module, bool cuda = false);
 
 /// A human-readable report of a plan: memory (peak, lower bound, totals per
 /// role; with `everything`, every buffer and a timeline of live bytes),

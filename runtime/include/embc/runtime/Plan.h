@@ -27,7 +27,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 3;
+inline constexpr uint32_t kPlanVersion = 4;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -220,6 +220,57 @@ struct TrainingConfig {
   std::string schedule = "gpipe"; ///< gpipe or 1f1b
 };
 
+/// One argument of a CUDA launch: exactly one of a plan buffer (its address
+/// for the running micro-batch's slot), a byte offset into the CUDA scratch
+/// region, or the device cell (one i64) holding a dynamic buffer's filled
+/// length for the running micro-batch.
+struct CudaArg {
+  int32_t buffer = -1;
+  int64_t scratch = -1;
+  int32_t length = -1;
+};
+
+/// One device operation of the CUDA backend, in stream order:
+///  - `kernel`: the generated `__global__` function `entry` of the program's
+///    source, launched on `grid` x `block` threads with `shared` bytes of
+///    dynamic shared memory; it receives the args as EmbArgs
+///    (runtime/include/embc/runtime/cuda/KernelAbi.h).
+///  - `gemm`: a cuBLASLt matmul; `params` is the GemmSpec
+///    (runtime/include/embc/runtime/cuda/Device.h), args A, B, C[, bias].
+///  - `library`: a hand-written kernel of runtime/lib/cuda (`entry` names it:
+///    sort_pairs, exclusive_scan); `params` as Device.h lists.
+///  - `memset`: zeroes `params.bytes` bytes at args[0].
+struct CudaLaunch {
+  std::string kind;
+  std::string entry;
+  std::vector<CudaArg> args;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block = 1;
+  int64_t shared = 0;
+  nlohmann::json params = nlohmann::json::object();
+};
+
+/// What one plan kernel becomes on the CUDA backend.
+struct CudaKernel {
+  std::vector<CudaLaunch> launches;
+};
+
+/// The CUDA program of a plan (-emb-to-plan's CUDA codegen): one translation
+/// unit of generated kernels, and for every kernel of `step` and `update`
+/// its launches. Empty `source`: the plan has no CUDA program (embc
+/// --target=cpu) and runs only on the CPU backend.
+struct CudaProgram {
+  std::string arch = "sm_90"; ///< the architecture the compiler checked the source for
+  std::string source;
+  /// Bytes of scratch memory the launches address (after the arena, in the
+  /// same allocation); launches of different plan kernels reuse it.
+  int64_t scratchBytes = 0;
+  std::vector<CudaKernel> step, update; ///< parallel to Plan::step / Plan::update
+  /// Device error codes 1..n (EmbStep::error): what went wrong; the offending
+  /// value (EmbStep::errorValue) is appended to the message.
+  std::vector<std::string> errors;
+};
+
 struct Plan {
   uint32_t version = kPlanVersion;
   std::string model;
@@ -242,6 +293,7 @@ struct Plan {
   /// micro-batch, one stage (load, forward, backward, step).
   std::vector<ScheduleOp> schedule;
   MemoryPlan memory;
+  CudaProgram cuda;
   int32_t lossBuffer = -1, predictionBuffer = -1;
   int64_t arenaBytes = 0;
   /// Free-form notes from the compiler (passes run, choices made).

@@ -37,7 +37,8 @@ struct RunOptions {
   std::string resumeDir;
   std::string exportEmbeddings;
   int threads = 0; ///< 0: all cores
-  std::string device = "auto"; ///< auto, cpu, cuda
+  std::string device = "auto"; ///< auto, cpu, cuda, emulated
+  bool cudaGraphs = true;       ///< CUDA: replay captured graphs (--no-graphs: eager)
   std::string onBadData = "fail"; ///< fail or skip
   bool profile = false; ///< time every kernel launch; print and log a per-op table
   /// fp16 plans: the initial dynamic loss scale instead of the plan's

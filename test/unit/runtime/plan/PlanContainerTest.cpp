@@ -37,17 +37,20 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 4; // header and body both say 4, checksum valid
+  plan.version = 5; // header and body both say 5, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 4, this embrun reads version 3: recompile the model with a "
+            "plan format version 5, this embrun reads version 4: recompile the model with a "
             "matching embc");
-  // A header that says 3 over a body that says 4 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 3)),
-            "version: plan format version 4, this embrun reads version 3: recompile the model "
+  // A header that says 4 over a body that says 5 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 4)),
+            "version: plan format version 5, this embrun reads version 4: recompile the model "
             "with a matching embc");
-  // Version 0 (a zeroed header) as well.
+  // An older plan (version 3, before the CUDA program) and a zeroed header as well.
+  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 3)),
+            "plan format version 3, this embrun reads version 4: recompile the model with a "
+            "matching embc");
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 3: recompile the model with a "
+            "plan format version 0, this embrun reads version 4: recompile the model with a "
             "matching embc");
 }
 

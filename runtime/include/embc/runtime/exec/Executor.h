@@ -30,6 +30,12 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Wall time spent in one kernel of a schedule while profiling is on.
+struct KernelTiming {
+  int64_t launches = 0;
+  double seconds = 0;
+};
+
 /// Mutable state of a plan's buffers: the arena and the filled length of
 /// each dynamic buffer (ids, sparse-gradient rows).
 struct ExecState {
@@ -48,6 +54,10 @@ struct ExecState {
   /// table updates, so a resumed run rounds as the uninterrupted one.
   uint64_t seed = 0;
 
+  /// Set while the optimizer update runs (a device backend's finish() then
+  /// applies loss scaling's verdict).
+  bool inUpdate = false;
+
   /// The micro-batch being run (-emb-pipeline): a buffer with several
   /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).
   int32_t microBatch = 0;
@@ -65,21 +75,69 @@ struct ExecState {
 /// A kernel bound to its buffers, ready to run.
 using BoundKernel = std::function<void(ExecState &)>;
 
-/// Wall time spent in one kernel of a schedule while profiling is on.
-struct KernelTiming {
-  int64_t launches = 0;
-  double seconds = 0;
-};
-
 /// One device: allocates the arena and binds plan kernels to its code.
+///
+/// The executor always works on a host copy of the arena (ExecState::arena):
+/// it initialises parameters there, copies batches into it and checkpoints
+/// from it. On the CPU that copy is the arena the kernels use and the hooks
+/// below cost nothing. A device backend (CUDA) keeps the real arena in
+/// device memory; the executor then calls toDevice/toHost at exactly the
+/// points where the two must agree (after initialisation or a resume, after
+/// loading a batch, before a checkpoint, for the loss and predictions).
 class Backend {
 public:
   virtual ~Backend();
   virtual const char *name() const = 0;
-  /// Allocates `bytes` of zeroed, 64-byte aligned memory for the arena.
+  /// For logs: the device the kernels run on.
+  virtual std::string description() const { return name(); }
+  /// Allocates `bytes` of zeroed, 64-byte aligned host memory for the arena
+  /// (a device backend: the host mirror; it allocates the device arena itself).
   virtual std::byte *allocateArena(size_t bytes) = 0;
-  /// Binds a kernel; throws PlanError when it cannot run it.
+  /// Binds a kernel; throws PlanError when it cannot run it. `schedule` is
+  /// "step" or "update" and `index` the kernel's position in it.
   virtual BoundKernel bind(const Kernel &kernel, const Plan &plan) = 0;
+  virtual BoundKernel bind(const Kernel &kernel, const Plan &plan, const char *schedule,
+                           size_t index) {
+    (void)schedule, (void)index;
+    return bind(kernel, plan);
+  }
+
+  /// Whether kernels run on memory other than the host arena.
+  virtual bool deviceArena() const { return false; }
+  /// Copies arena bytes [offset, offset + bytes) of the selected
+  /// micro-batch's view host -> device / device -> host (no-ops on the CPU).
+  virtual void toDevice(const ExecState &state, int64_t offset, int64_t bytes) {
+    (void)state, (void)offset, (void)bytes;
+  }
+  virtual void toHost(ExecState &state, int64_t offset, int64_t bytes) {
+    (void)state, (void)offset, (void)bytes;
+  }
+  /// Makes the device see state.length[buffer] for the selected micro-batch.
+  virtual void setLength(const ExecState &state, int32_t buffer) {
+    (void)state, (void)buffer;
+  }
+  /// Zeroes a buffer, every slot of it.
+  virtual void zero(ExecState &state, int32_t buffer);
+  /// Runs kernels[i] for each i in `which` (all of them when null), in
+  /// order. `key` names the sequence (with the selected micro-batch): a
+  /// device backend may capture it once and replay it (CUDA graphs). The
+  /// CPU stops early when a kernel sets state.skipUpdate.
+  /// With `timings` (profiling), each kernel's wall time is added to
+  /// timings[i] (a device backend waits for each kernel, and replays no graph).
+  virtual void run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
+                   ExecState &state, int key, std::vector<KernelTiming> *timings);
+  /// Waits for the queued work and takes the step's device-side results
+  /// into `state`: a data error found by a kernel is thrown as
+  /// data::DataError; loss scaling's overflow sets state.skipUpdate and
+  /// advances state.lossScale. Nothing to do on the CPU.
+  virtual void finish(ExecState &state) { (void)state; }
+  /// Waits for queued work (profiling times each kernel).
+  virtual void synchronize() {}
+  /// The filled length of a dynamic buffer as the kernels see it (for the
+  /// selected micro-batch).
+  virtual int64_t readLength(const ExecState &state, int32_t buffer) {
+    return state.length[size_t(buffer)];
+  }
 };
 
 /// The CPU backend (OpenMP + BLAS); `threads` 0 means all cores.
@@ -157,6 +215,24 @@ public:
   /// Zeroes the accumulated timings (e.g. after warm-up steps).
   void resetTimings();
 
+  /// The backend's description (for logs).
+  std::string deviceDescription() const { return backend_->description(); }
+  /// Device backends: copies the whole arena device -> host (before a
+  /// checkpoint or an export) / host -> device (after a resume).
+  void syncToHost();
+  void syncToDevice();
+
+  /// Tests (emb-parity): runs one kernel of plan().step or plan().update
+  /// alone, and waits for it.
+  void runKernelForTest(bool update, size_t index);
+  /// Tests: makes this executor's state (arena, lengths, step values) a copy
+  /// of `other`'s, which runs the same plan (on another backend).
+  void copyStateFrom(const Executor &other);
+  /// The host arena (a device backend: the mirror, current after syncToHost()).
+  const std::byte *hostArena() const { return state_.arena; }
+  /// A dynamic buffer's filled length as the backend's kernels see it.
+  int64_t filledLength(int32_t buffer) { return backend_->readLength(state_, buffer); }
+
   /// Predictions of the last forward (B x width, row-major).
   const float *predictions() const;
   int64_t predictionWidth() const;
@@ -171,10 +247,16 @@ private:
   void loadInputs(const data::Batch &batch, const std::vector<size_t> &which);
   /// Per stage: its inputs, forward and backward kernels (ScheduleRun.cpp).
   void prepareSchedule();
-  void runKernels(const std::vector<size_t> &kernels);
+  void runKernels(const std::vector<size_t> &kernels, int key);
+  /// After a forward: the loss and predictions to the host.
+  void fetchOutputs();
+
+  /// Graph keys of the sequences the executor runs (Backend::run); a
+  /// schedule's per-stage phases use kScheduleKey + their index.
+  static constexpr int kForwardKey = 1, kStepKey = 2, kUpdateKey = 3, kScheduleKey = 16;
 
   Plan plan_;
-  std::vector<size_t> allInputs_;
+  std::vector<size_t> allInputs_, forwardList_;
   std::vector<std::vector<size_t>> stageInputs_, stageForward_, stageBackward_;
   std::vector<int32_t> slottedDynamic_;           ///< dynamic buffers with slots > 1
   std::vector<std::vector<int64_t>> savedLength_; ///< their lengths, per slot

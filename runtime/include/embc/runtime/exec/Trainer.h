@@ -13,10 +13,13 @@
 #include "embc/runtime/RunOptions.h"
 
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 
 namespace embc::runtime {
+
+class Backend;
 
 /// What a run reached, also written as the final {"event":"summary"} record.
 struct TrainSummary {
@@ -32,6 +35,9 @@ struct TrainSummary {
 /// when `tty`). Throws std::runtime_error (DataError, CheckpointError, ...)
 /// with a message that says what is wrong.
 TrainSummary train(const Plan &plan, const RunOptions &options,
+                   std::ostream &console, bool tty);
+/// The same on a given backend (embrun --device).
+TrainSummary train(const Plan &plan, const RunOptions &options, std::unique_ptr<Backend> backend,
                    std::ostream &console, bool tty);
 
 } // namespace embc::runtime

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Run on the development machine (the one with embc, MLIR and network) before
+# bench/gpu/run.sh runs on a GPU machine that has none of them.
+#
+#   bench/gpu/prepare.sh [--embc PATH] [--no-deps]
+#
+# Writes into bench/gpu/.cache/ (git-ignored; carry it to the GPU machine):
+#   plans/dlrm.plan          bench/gpu/dlrm_mlperf_gpu.json, the default plan
+#   plans/dlrm_nopack.plan   the same with embc --no-pack (one update per parameter)
+#   plans/dlrm_nofuse.plan   the same with embc --no-fuse
+#   deps/                    the runtime's C++ dependencies that a bare CUDA image
+#                            may lack (nlohmann_json, CLI11, xxhash, OpenBLAS with
+#                            its Fortran runtime, GoogleTest) as a CMake prefix;
+#                            run.sh uses it only when a plain configure fails.
+#                            About 40 MiB (OpenBLAS); --no-deps skips it.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+embc="${EMBC:-}"
+deps=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --embc) embc="$2"; shift 2 ;;
+    --no-deps) deps=0; shift ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    *) echo "prepare.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$embc" ]]; then
+  for candidate in "$root/build/bin/embc" /work/build-gpu/bin/embc; do
+    [[ -x "$candidate" ]] && { embc="$candidate"; break; }
+  done
+fi
+[[ -x "$embc" ]] || { echo "prepare.sh: no embc found; pass --embc PATH" >&2; exit 1; }
+
+cache="$here/.cache"
+mkdir -p "$cache/plans"
+model="$here/dlrm_mlperf_gpu.json"
+echo "== plans (embc: $embc)"
+"$embc" "$model" -o "$cache/plans/dlrm.plan" > "$cache/plans/dlrm.report.txt"
+"$embc" "$model" --no-pack -o "$cache/plans/dlrm_nopack.plan" > /dev/null
+"$embc" "$model" --no-fuse -o "$cache/plans/dlrm_nofuse.plan" > /dev/null
+cp "$model" "$cache/plans/"
+ls -la "$cache/plans"
+
+if [[ $deps == 1 ]]; then
+  echo "== deps"
+  d="$cache/deps"
+  rm -rf "$d"
+  mkdir -p "$d/include" "$d/lib/x86_64-linux-gnu/cmake" "$d/share/cmake"
+  arch=/usr/lib/x86_64-linux-gnu
+  cp -r /usr/include/nlohmann /usr/include/CLI "$d/include/"
+  cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$d/share/cmake/"
+  cp /usr/include/xxhash.h /usr/include/xxh3.h "$d/include/"
+  cp -L "$arch/libxxhash.so.0" "$d/lib/libxxhash.so.0"
+  ln -sf libxxhash.so.0 "$d/lib/libxxhash.so"
+  cp -L /usr/include/x86_64-linux-gnu/openblas-pthread/{cblas.h,openblas_config.h} "$d/include/"
+  cp -L "$arch/libopenblas.so.0" "$d/lib/libopenblas.so.0"
+  ln -sf libopenblas.so.0 "$d/lib/libopenblas.so"
+  cp -L "$arch/libgfortran.so.5" "$arch/libquadmath.so.0" "$d/lib/"
+  # GTest's CMake package also declares the gmock targets and checks their files.
+  cp -r /usr/include/gtest /usr/include/gmock "$d/include/"
+  cp "$arch"/lib{gtest,gtest_main,gmock,gmock_main}.a "$d/lib/x86_64-linux-gnu/"
+  cp -r "$arch/cmake/GTest" "$d/lib/x86_64-linux-gnu/cmake/"
+  du -sh "$d"
+fi
+echo "== carried size: $(du -sh "$cache" | cut -f1) (the device tool carries at most 64 MiB with the tree)"
+echo "next, on the GPU machine: bench/gpu/run.sh   (carry bench/gpu/.cache)"

@@ -1,0 +1,30 @@
+//===- CudaCodegen.h - a plan's kernels as CUDA C++ -------------*- C++ -*-===//
+//
+// The CUDA target of -emb-to-plan: every kernel of the plan's step and
+// update becomes a list of device operations (Plan::cuda, a CudaProgram):
+// generated CUDA C++ specialised on the kernel's constants (dims, dtypes,
+// pooling, table count, optimizer, vector width), cuBLASLt GEMMs with
+// epilogues, and calls to a few hand-written library kernels. The source is
+// one translation unit that NVRTC compiles for the device at load.
+//
+// Works on the plan alone (no MLIR), so unit tests build plans by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_PASSES_CUDACODEGEN_H
+#define EMBC_PASSES_CUDACODEGEN_H
+
+#include "embc/runtime/Plan.h"
+
+#include <string>
+
+namespace embc::codegen {
+
+/// Fills plan.cuda. Returns false, with `error` naming the kernel (schedule,
+/// index and op) and what is missing, when a kernel has no CUDA lowering or
+/// its attributes are outside what the lowering supports.
+bool generateCuda(runtime::Plan &plan, std::string &error);
+
+} // namespace embc::codegen
+
+#endif // EMBC_PASSES_CUDACODEGEN_H

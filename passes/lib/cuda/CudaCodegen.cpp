@@ -1,0 +1,158 @@
+//===- CudaCodegen.cpp - the driver of the CUDA target -------------------===//
+//
+// Looks up each plan kernel's lowering by op name and collects the launches,
+// the source and the scratch size into Plan::cuda. The lowerings live in
+// one file per family (Emitter.h lists them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/CudaCodegen.h"
+
+#include "Emitter.h"
+
+#include "embc/runtime/cuda/KernelAbi.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace embc;
+using namespace embc::codegen;
+namespace rt = embc::runtime;
+
+std::string CudaEmitter::entryName(const std::string &hint) {
+  std::string clean;
+  for (char c : hint)
+    clean += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return "emb_" + std::to_string(next_++) + "_" + clean;
+}
+
+void CudaEmitter::appendOnce(const std::string &key, const std::string &code) {
+  if (once_.insert(key).second)
+    append(code);
+}
+
+int64_t CudaEmitter::scratch(int64_t bytes) {
+  int64_t at = scratchUsed_;
+  scratchUsed_ += (std::max<int64_t>(bytes, 1) + 255) / 256 * 256;
+  scratchMax_ = std::max(scratchMax_, scratchUsed_);
+  return at;
+}
+
+int CudaEmitter::errorCode(const std::string &message) {
+  for (size_t i = 0; i < errors_.size(); ++i)
+    if (errors_[i] == message)
+      return int(i) + 1;
+  errors_.push_back(message);
+  return int(errors_.size());
+}
+
+rt::CudaLaunch CudaEmitter::kernelLaunch(const std::string &entry,
+                                         std::vector<rt::CudaArg> args, int64_t gridX,
+                                         int64_t block, int64_t shared) {
+  if (args.size() > EMB_MAX_ARGS)
+    throw CodegenError("a launch of " + entry + " has " + std::to_string(args.size()) +
+                       " args; at most " + std::to_string(EMB_MAX_ARGS) + " fit EmbArgs");
+  rt::CudaLaunch l;
+  l.kind = "kernel";
+  l.entry = entry;
+  l.args = std::move(args);
+  l.grid[0] = std::max<int64_t>(gridX, 1);
+  l.block = block;
+  l.shared = shared;
+  return l;
+}
+
+int64_t codegen::intAttr(const rt::Kernel &k, const char *name) {
+  auto it = k.attrs.find(name);
+  if (it == k.attrs.end() || !it->is_number_integer())
+    throw CodegenError(std::string("missing integer attribute '") + name + "'");
+  return it->get<int64_t>();
+}
+
+bool codegen::boolAttr(const rt::Kernel &k, const char *name, bool absent) {
+  auto it = k.attrs.find(name);
+  if (it == k.attrs.end())
+    return absent;
+  if (!it->is_boolean())
+    throw CodegenError(std::string("attribute '") + name + "' is not a boolean");
+  return it->get<bool>();
+}
+
+std::string codegen::stringAttr(const rt::Kernel &k, const char *name) {
+  auto it = k.attrs.find(name);
+  if (it == k.attrs.end() || !it->is_string())
+    throw CodegenError(std::string("missing string attribute '") + name + "'");
+  return it->get<std::string>();
+}
+
+std::string codegen::floatLiteral(double value) {
+  float f = float(value);
+  if (std::isinf(f))
+    return f > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9ef", double(f));
+  return text;
+}
+
+bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
+  LoweringTable table;
+  registerEmbeddingLowerings(table);
+  registerDenseLowerings(table);
+  registerModelLowerings(table);
+  registerOptimizerLowerings(table);
+
+  // A development aid while lowerings are written: EMBC_CUDA_PARTIAL=1
+  // lowers an op without a lowering to one launch of an empty kernel marked
+  // {"missing": true}; the backend refuses it, and emb-parity runs that
+  // kernel on the CPU only. Never set by embc itself.
+  const char *partialEnv = std::getenv("EMBC_CUDA_PARTIAL");
+  const bool partial = partialEnv && std::string(partialEnv) == "1";
+
+  CudaEmitter em(plan);
+  em.append(cudaPrelude());
+  rt::CudaProgram program;
+  auto lowerAll = [&](const std::vector<rt::Kernel> &kernels, const char *schedule,
+                      std::vector<rt::CudaKernel> &out) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const rt::Kernel &k = kernels[i];
+      std::string where = std::string(schedule) + " kernel " + std::to_string(i) + " '" + k.op + "'";
+      auto it = table.find(k.op);
+      rt::CudaKernel lowered;
+      if (it == table.end() && partial) {
+        em.appendOnce("emb_missing", "extern \"C\" __global__ void emb_missing(EmbArgs a) {}\n");
+        lowered.launches.push_back(CudaEmitter::kernelLaunch("emb_missing", {}, 1, 1));
+        lowered.launches.back().params["missing"] = true;
+        out.push_back(std::move(lowered));
+        continue;
+      }
+      if (it == table.end()) {
+        error = "CUDA codegen: " + where + " has no CUDA lowering";
+        return false;
+      }
+      em.beginKernel();
+      try {
+        it->second(em, k, lowered);
+      } catch (const std::exception &e) {
+        error = "CUDA codegen: " + where + ": " + e.what();
+        return false;
+      }
+      if (lowered.launches.empty()) {
+        error = "CUDA codegen: " + where + " lowered to no launch";
+        return false;
+      }
+      out.push_back(std::move(lowered));
+    }
+    return true;
+  };
+  if (!lowerAll(plan.step, "step", program.step) ||
+      !lowerAll(plan.update, "update", program.update))
+    return false;
+  program.source = em.source();
+  program.scratchBytes = em.scratchBytes();
+  program.errors = em.errors();
+  plan.cuda = std::move(program);
+  return true;
+}

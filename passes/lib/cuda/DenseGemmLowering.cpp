@@ -1,0 +1,263 @@
+//===- DenseGemmLowering.cpp - dense layers on cuBLASLt GEMMs -------------===//
+//
+// dense, dense_act, dense_act_grad, dense_grad_input, dense_grad_weight and
+// bias_grad (docs/plan-format.md; CPU: DenseKernels.cpp and
+// FusedDenseKernels.cpp). Each GEMM is one `gemm` launch in row-major
+// terms:
+//
+//   forward      y  = x w (+ b)      m = B, n = N, k = K
+//   weight grad  dW = x^T g (+ dW)   m = K, n = N, k = B, A transposed
+//   input grad   dx = g w^T          m = B, n = K, k = N, B transposed
+//
+// The bias and relu ride on the GEMM's epilogue; other activations and their
+// gradients are generated elementwise kernels (the bias add fused in), and
+// bias gradients deterministic column sums (DenseLowering.cpp). Accumulating
+// gradients (dense_act_grad's dW and db) add onto the accumulator: dW with
+// beta = 1, db in the column-sum kernel. cuBLASLt's bgradb epilogue is not
+// used for db: it overwrites (db accumulates here) and, in bf16/fp16, would
+// sum the rounded dz where the CPU sums the f32 one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DenseLowering.h"
+
+using namespace embc;
+using namespace embc::codegen;
+using namespace embc::codegen::dense;
+namespace rt = embc::runtime;
+
+namespace {
+
+using Arg = rt::CudaArg;
+
+/// y (B x N) = x (B x K) w (K x N) with `epilogue` (none, bias, relu,
+/// relu_bias), operands rounded first for a bf16/fp16 compute type.
+void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType, Arg x, Arg w,
+                 Arg y, int64_t B, int64_t K, int64_t N, const std::string &epilogue,
+                 std::optional<Arg> bias) {
+  std::vector<Arg> ab = emitRoundedOperands(em, out, abType, {{x, B * K}, {w, K * N}});
+  runtime::cuda::GemmSpec g = makeGemm(B, N, K, false, false, abType);
+  g.epilogue = epilogue;
+  emitGemm(out, g, ab[0], ab[1], y, bias);
+}
+
+/// The bias operand (N values) of a layer, checked.
+Arg biasArg(const CudaEmitter &em, int32_t id, int64_t N) {
+  const rt::Buffer &b = f32Buffer(em, id, "bias");
+  if (numel(b) != N)
+    throw CodegenError("bias '" + b.name + "' has " + std::to_string(numel(b)) +
+                       " values, the layer " + std::to_string(N) + " outputs");
+  return CudaEmitter::buf(id);
+}
+
+// dense: x (B x K), w (K x N), [b (N)] -> y = x w (+ b). The bias is there
+// when the operand is (the CPU reads it from the count, not the attribute).
+void lowerDense(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const bool bias = k.inputs.size() == 3;
+  expectCounts(k, bias ? 3 : 2, 1);
+  const rt::Buffer &x = f32Matrix(em, k.inputs[0], -1, -1, "input");
+  const int64_t B = x.shape[0], K = x.shape[1];
+  const int64_t N = f32Matrix(em, k.inputs[1], K, -1, "weight").shape[1];
+  f32Matrix(em, k.outputs[0], B, N, "output");
+  std::optional<Arg> b;
+  if (bias)
+    b = biasArg(em, k.inputs[2], N);
+  forwardGemm(em, out, abTypeOf(k), CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
+              CudaEmitter::buf(k.outputs[0]), B, K, N, bias ? "bias" : "none", b);
+}
+
+// dense_act: y = f(x w + b), [z = x w + b]. relu (and none) finish in the
+// GEMM's epilogue; with z kept, the GEMM writes z and a kernel y = f(z).
+void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const bool bias = boolAttr(k, "bias");
+  const std::string kind = stringAttr(k, "kind");
+  checkActivation(kind);
+  if (k.inputs.size() != (bias ? 3u : 2u) || k.outputs.empty() || k.outputs.size() > 2)
+    throw CodegenError(std::string("expected ") +
+                       (bias ? "3 inputs (x, w, b)" : "2 inputs (x, w)") +
+                       " and 1 or 2 outputs (y, [z]), got " + std::to_string(k.inputs.size()) +
+                       " and " + std::to_string(k.outputs.size()));
+  const rt::Buffer &xb = f32Matrix(em, k.inputs[0], -1, -1, "input");
+  const int64_t B = xb.shape[0], K = xb.shape[1];
+  const int64_t N = f32Matrix(em, k.inputs[1], K, -1, "weight").shape[1];
+  f32Matrix(em, k.outputs[0], B, N, "output");
+  const bool keepZ = k.outputs.size() == 2;
+  if (keepZ)
+    f32Matrix(em, k.outputs[1], B, N, "pre-activation output");
+  std::optional<Arg> b;
+  if (bias)
+    b = biasArg(em, k.inputs[2], N);
+  const std::string abType = abTypeOf(k);
+  const Arg x = CudaEmitter::buf(k.inputs[0]), w = CudaEmitter::buf(k.inputs[1]);
+  const Arg y = CudaEmitter::buf(k.outputs[0]);
+  const std::string biasEpilogue = bias ? "bias" : "none";
+
+  if (keepZ) {
+    const Arg z = CudaEmitter::buf(k.outputs[1]);
+    forwardGemm(em, out, abType, x, w, z, B, K, N, biasEpilogue, b);
+    Elementwise e;
+    e.hint = "dense_act_" + kind;
+    e.n = B * N;
+    e.inputs = {{z, false}};
+    e.outputs = {y};
+    e.body = "  y0 = " + activationExpr(em, kind, "x0") + ";\n";
+    emitElementwise(em, e, out);
+    return;
+  }
+  if (kind == "none" || kind == "relu") {
+    const std::string epilogue = kind == "none" ? biasEpilogue : (bias ? "relu_bias" : "relu");
+    forwardGemm(em, out, abType, x, w, y, B, K, N, epilogue, b);
+    return;
+  }
+  // sigmoid / tanh / gelu: the GEMM writes x w, one kernel adds the bias and
+  // applies f in place.
+  forwardGemm(em, out, abType, x, w, y, B, K, N, "none", std::nullopt);
+  Elementwise e;
+  e.hint = "dense_act_" + kind;
+  e.n = B * N;
+  e.width = N;
+  e.inputs = {{y, false}};
+  if (bias)
+    e.inputs.push_back({*b, true});
+  e.outputs = {y};
+  e.body = "  y0 = " + activationExpr(em, kind, bias ? "x0 + x1" : "x0") + ";\n";
+  emitElementwise(em, e, out);
+}
+
+// dense_act_grad: inputs [dy, (a), x, w], outputs [(dz), dW, (db), (dx)].
+// dz = dy * f'(a) (with db += column sums of dz in the same pass), dW +=
+// x^T dz (beta = 1), dx = dz w^T.
+void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const std::string kind = stringAttr(k, "kind");
+  checkActivation(kind);
+  const bool activated = kind != "none";
+  const bool fromOutput = boolAttr(k, "from_output"), bias = boolAttr(k, "bias");
+  const bool inputGrad = boolAttr(k, "input_grad");
+  if (fromOutput && kind == "gelu")
+    throw CodegenError("gelu cannot be differentiated from its output");
+  expectCounts(k, activated ? 4 : 3, size_t(activated) + 1 + size_t(bias) + size_t(inputGrad));
+  const size_t xAt = activated ? 2 : 1;
+  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
+  const int64_t B = dyb.shape[0], N = dyb.shape[1];
+  const int64_t K = f32Matrix(em, k.inputs[xAt], B, -1, "layer input").shape[1];
+  f32Matrix(em, k.inputs[xAt + 1], K, N, "weight");
+  auto expectNumel = [&](int32_t id, int64_t n, const std::string &what) {
+    const rt::Buffer &b = f32Buffer(em, id, what);
+    if (numel(b) != n)
+      throw CodegenError(what + " '" + b.name + "' has " + std::to_string(numel(b)) +
+                         " elements, expected " + std::to_string(n));
+  };
+  if (activated)
+    expectNumel(k.inputs[1], B * N, fromOutput ? "activation output" : "pre-activation");
+  size_t o = 0;
+  std::optional<Arg> dz, db, dx;
+  if (activated) {
+    expectNumel(k.outputs[o], B * N, "dz workspace");
+    dz = CudaEmitter::buf(k.outputs[o++]);
+  }
+  expectNumel(k.outputs[o], K * N, "weight gradient");
+  const Arg dW = CudaEmitter::buf(k.outputs[o++]);
+  if (bias) {
+    expectNumel(k.outputs[o], N, "bias gradient");
+    db = CudaEmitter::buf(k.outputs[o++]);
+  }
+  if (inputGrad) {
+    expectNumel(k.outputs[o], B * K, "input gradient");
+    dx = CudaEmitter::buf(k.outputs[o++]);
+  }
+  const Arg dy = CudaEmitter::buf(k.inputs[0]);
+  const Arg x = CudaEmitter::buf(k.inputs[xAt]), w = CudaEmitter::buf(k.inputs[xAt + 1]);
+
+  // The gradient at the pre-activation: dz, or dy itself without activation.
+  if (bias) {
+    ColumnSum c;
+    c.hint = "dense_act_grad";
+    c.rows = B, c.cols = N;
+    c.dy = dy;
+    if (activated) {
+      c.gradKind = kind;
+      c.fromOutput = fromOutput;
+      c.act = CudaEmitter::buf(k.inputs[1]);
+      c.dz = *dz;
+    }
+    c.db = *db;
+    c.accumulate = true;
+    emitColumnSums(em, c, out);
+  } else if (activated) {
+    Elementwise e;
+    e.hint = "dense_act_grad_" + kind;
+    e.n = B * N;
+    e.inputs = {{dy, false}, {CudaEmitter::buf(k.inputs[1]), false}};
+    e.outputs = {*dz};
+    e.body = "  y0 = " + activationGradExpr(em, kind, fromOutput, "x0", "x1") + ";\n";
+    emitElementwise(em, e, out);
+  }
+  const Arg g = activated ? *dz : dy;
+
+  const std::string abType = abTypeOf(k);
+  std::vector<std::pair<Arg, int64_t>> operands = {{x, B * K}, {g, B * N}};
+  if (dx)
+    operands.push_back({w, K * N});
+  const std::vector<Arg> r = emitRoundedOperands(em, out, abType, operands);
+  runtime::cuda::GemmSpec gw = makeGemm(K, N, B, true, false, abType);
+  gw.beta = 1.0f; // dW is the parameter's gradient accumulator
+  emitGemm(out, gw, r[0], r[1], dW);
+  if (dx)
+    emitGemm(out, makeGemm(B, K, N, false, true, abType), r[1], r[2], *dx);
+}
+
+// dense_grad_input: dy (B x N), w (K x N) -> dx = dy w^T (B x K).
+void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 2, 1);
+  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
+  const int64_t B = dyb.shape[0], N = dyb.shape[1];
+  const int64_t K = f32Matrix(em, k.inputs[1], -1, N, "weight").shape[0];
+  f32Matrix(em, k.outputs[0], B, K, "input gradient");
+  const std::string abType = abTypeOf(k);
+  const std::vector<Arg> r = emitRoundedOperands(
+      em, out, abType,
+      {{CudaEmitter::buf(k.inputs[0]), B * N}, {CudaEmitter::buf(k.inputs[1]), K * N}});
+  emitGemm(out, makeGemm(B, K, N, false, true, abType), r[0], r[1], CudaEmitter::buf(k.outputs[0]));
+}
+
+// dense_grad_weight: x (B x K), dy (B x N) -> dw = x^T dy (K x N),
+// overwritten (accumulate_grad adds it to the parameter's gradient).
+void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 2, 1);
+  const rt::Buffer &xb = f32Matrix(em, k.inputs[0], -1, -1, "layer input");
+  const int64_t B = xb.shape[0], K = xb.shape[1];
+  const int64_t N = f32Matrix(em, k.inputs[1], B, -1, "output gradient").shape[1];
+  const rt::Buffer &dw = f32Buffer(em, k.outputs[0], "weight gradient");
+  if (numel(dw) != K * N)
+    throw CodegenError("weight gradient '" + dw.name + "' has " + std::to_string(numel(dw)) +
+                       " elements, expected " + std::to_string(K * N));
+  const std::string abType = abTypeOf(k);
+  const std::vector<Arg> r = emitRoundedOperands(
+      em, out, abType,
+      {{CudaEmitter::buf(k.inputs[0]), B * K}, {CudaEmitter::buf(k.inputs[1]), B * N}});
+  emitGemm(out, makeGemm(K, N, B, true, false, abType), r[0], r[1], CudaEmitter::buf(k.outputs[0]));
+}
+
+// bias_grad: dy (B x N) -> db = column sums of dy, overwritten.
+void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 1, 1);
+  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
+  ColumnSum c;
+  c.hint = "bias_grad";
+  c.rows = dyb.shape[0], c.cols = dyb.shape[1];
+  c.dy = CudaEmitter::buf(k.inputs[0]);
+  biasArg(em, k.outputs[0], c.cols);
+  c.db = CudaEmitter::buf(k.outputs[0]);
+  emitColumnSums(em, c, out);
+}
+
+} // namespace
+
+void dense::registerGemmLowerings(LoweringTable &table) {
+  table["dense"] = lowerDense;
+  table["dense_act"] = lowerDenseAct;
+  table["dense_act_grad"] = lowerDenseActGrad;
+  table["dense_grad_input"] = lowerDenseGradInput;
+  table["dense_grad_weight"] = lowerDenseGradWeight;
+  table["bias_grad"] = lowerBiasGrad;
+}

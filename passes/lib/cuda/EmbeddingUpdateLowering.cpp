@@ -1,0 +1,432 @@
+//===- EmbeddingUpdateLowering.cpp - update_table, embedding_update ------===//
+//
+// The sparse optimizer step of a table or table batch:
+//
+//  - update_table: one warp per coalesced row (distinct, ascending, from
+//    coalesce_rows) takes OptimizerRow.h's tableRowStep (quantised rows:
+//    dequantise, f32 step, stochastic requantisation keyed like the CPU),
+//    after a global-decay pass over every row when the optimizer has one.
+//  - embedding_update: the backward fused with that step, deterministic and
+//    bit-identical to lookup_grad + accumulate_rows + coalesce_rows +
+//    update_table: every per-id contribution becomes a (row + row_offset,
+//    position) pair (positions laid out by source capacity, so position
+//    order is (source, position) order), `sort_pairs` sorts them stably by
+//    row, and one warp per run head rebuilds the row's gradient from dy (or
+//    the values) in sorted order, from a copy of the first contribution, and
+//    steps the row in registers. No per-id rows are written, no float
+//    atomics; each row has one writer.
+//
+// Per-step values (optimizer step, learning-rate factor, the clip scale)
+// are read from a.step and the args, so a captured graph replays correctly;
+// a.step->skip (a loss-scaling overflow) skips everything.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmbeddingLowering.h"
+
+using namespace embc::codegen;
+using namespace embc::codegen::emb;
+
+namespace {
+
+/// A quantised update must say "requantize": "stochastic" (QuantizedBindings.cpp).
+void expectRequantize(const rt::Kernel &k, const Target &t) {
+  if (t.storage.quantised() &&
+      (!k.attrs.contains("requantize") || k.attrs["requantize"] != "stochastic"))
+    throw CodegenError("updates '" + t.name + "' stored as " + t.storage.name +
+                       " but does not say \"requantize\": \"stochastic\"");
+}
+
+double realAttr(const rt::Kernel &k, const char *name) {
+  auto it = k.attrs.find(name);
+  if (it == k.attrs.end() || !it->is_number())
+    throw CodegenError(std::string("missing number attribute '") + name + "'");
+  return it->get<double>();
+}
+
+/// A double literal that round-trips exactly.
+std::string dlit(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  std::string s = text;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+/// The pointer declarations of the updated buffers: TBL (values), QP
+/// (qparams or 0), S0, S1 (states or 0), from the kernel's outputs.
+std::string targetPointers(Args &args, const rt::Kernel &k, const Target &t, const OptSpec &o) {
+  if (int(k.outputs.size()) != 1 + o.states)
+    throw CodegenError("expected " + std::to_string(1 + o.states) + " outputs (the values of '" +
+                       t.name + "' and its optimizer state), got " +
+                       std::to_string(k.outputs.size()));
+  if (k.outputs[0] != t.buffer)
+    throw CodegenError("must update the values of '" + t.name + "'");
+  std::string code = "  " + t.storage.elemType() + " *TBL = " +
+                     args.buffer(k.outputs[0], t.storage.elemType()) + ";\n";
+  if (t.storage.rowwise())
+    code += "  emb_u16 *QP = " + args.buffer(t.qparams, "emb_u16") + ";\n";
+  if (o.states >= 1)
+    code += "  float *S0 = " + args.buffer(k.outputs[1], "float") + ";\n";
+  if (o.states >= 2)
+    code += "  float *S1 = " + args.buffer(k.outputs[2], "float") + ";\n";
+  return code;
+}
+
+// --- update_table -------------------------------------------------------------------
+
+void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const Target t = targetOf(em.plan(), k);
+  expectRequantize(k, t);
+  const OptSpec o = optSpec(t);
+  const bool clipped = k.inputs.size() == 3;
+  if (k.inputs.size() != 2 && !clipped)
+    throw CodegenError("expected 2 or 3 inputs (grad_rows, grad_values[, scale])");
+  const double gradScale = realAttr(k, "grad_scale");
+  appendHelpers(em);
+  const Layout l = warpLayout(t.dim);
+  const int32_t rowsBuf = k.inputs[0], valuesBuf = k.inputs[1];
+  const int64_t C = leading(em.buffer(rowsBuf));
+
+  // factor = grad_scale x the clip scale, in double as the CPU.
+  auto gradScaleDecl = [&](Args &args) {
+    return "const double emb_gs = " + dlit(gradScale) +
+           (clipped ? " * (double)" + args.buffer(k.inputs[2], "const float") + "[0]" : "") + ";";
+  };
+  if (o.globalDecay) {
+    Args dargs;
+    const std::string decl = gradScaleDecl(dargs);
+    out.launches.push_back(globalDecayLaunch(em, t, o, decl, dargs, false));
+  }
+
+  Args args;
+  const std::string rows = args.buffer(rowsBuf, "const emb_i64");
+  const std::string len = args.count(em.buffer(rowsBuf), rowsBuf, C);
+  const std::string values = args.buffer(valuesBuf, "const float");
+  const std::string decl = gradScaleDecl(args);
+  const std::string pointers = targetPointers(args, k, t, o);
+  const std::string entry = em.entryName("update_table_" + t.name);
+  em.append(subst(R"(
+// update_table of '$TNAME' ($STORAGE, $OPT, D $DIM): one warp per coalesced row.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  if (a.step->skip) return;
+  const emb_i64 k = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int lane = (int)(threadIdx.x & 31);
+  if (k >= $LEN) return;
+  const emb_i64 r = $ROWS[k];
+  if (r < 0 || r >= $R) return; // coalesce_rows drops such rows; never write outside
+  $GSDECL
+$HYPER
+$POINTERS
+  float g[$K];
+$LOADG
+$ROWUPDATE
+}
+)",
+                  {{"TNAME", t.name},
+                   {"STORAGE", t.storage.name},
+                   {"OPT", o.kind},
+                   {"DIM", std::to_string(t.dim)},
+                   {"ENTRY", entry},
+                   {"LEN", len},
+                   {"ROWS", rows},
+                   {"R", lit(t.rows)},
+                   {"GSDECL", decl},
+                   {"HYPER", hyperCode(o, "emb_gs")},
+                   {"POINTERS", pointers},
+                   {"K", std::to_string(l.K())},
+                   {"LOADG", loadF32(l, values + " + k * " + lit(t.dim), "g")},
+                   {"ROWUPDATE", rowUpdateCode(em, t, o, l)}}));
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, std::max<int64_t>((C * 32 + kBlock - 1) / kBlock, 1), kBlock));
+}
+
+// --- embedding_update ---------------------------------------------------------------
+
+struct Source {
+  bool bag = true;
+  std::string pooling = "sum";
+  bool weighted = false;
+  int64_t rowOffset = 0, rows = 0;
+  std::string table; ///< the table its ids address (for errors)
+  int32_t ids = -1, offsets = -1, weights = -1, grad = -1; ///< grad: dy or values
+  int64_t capacity = 0, start = 0, B = 0;
+};
+
+void lowerEmbeddingUpdate(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  if (k.attrs.contains("batch") == k.attrs.contains("table"))
+    throw CodegenError("needs exactly one of the attributes 'table' and 'batch'");
+  const Target t = targetOf(em.plan(), k);
+  expectRequantize(k, t);
+  const OptSpec o = optSpec(t);
+  const double gradScale = realAttr(k, "grad_scale");
+  if (!k.attrs.contains("sources") || !k.attrs["sources"].is_array() || k.attrs["sources"].empty())
+    throw CodegenError("missing or empty list attribute 'sources'");
+  appendHelpers(em);
+  const int64_t D = t.dim;
+
+  std::vector<Source> sources;
+  size_t in = 0;
+  int64_t P = 0;
+  for (const nlohmann::json &j : k.attrs["sources"]) {
+    const std::string where = "source " + std::to_string(sources.size());
+    if (!j.is_object())
+      throw CodegenError(where + " is not an object");
+    Source s;
+    s.rowOffset = j.value("row_offset", int64_t(-1));
+    s.rows = j.value("rows", int64_t(-1));
+    for (const Target::Segment &seg : t.segments)
+      if (seg.firstRow == s.rowOffset && seg.rows == s.rows)
+        s.table = seg.name;
+    if (s.table.empty())
+      throw CodegenError(where + " addresses rows [" + std::to_string(s.rowOffset) + ", " +
+                         std::to_string(s.rowOffset + s.rows) + "), which is no table of '" +
+                         t.name + "'");
+    const std::string kind = j.value("kind", "");
+    if (kind == "bag") {
+      s.pooling = j.value("pooling", "");
+      if (s.pooling == "max")
+        throw CodegenError(where + " uses max pooling, which embedding_update does not fuse "
+                                   "(its gradient reads the table the update changes)");
+      if (s.pooling != "sum" && s.pooling != "mean")
+        throw CodegenError(where + " has unknown pooling '" + s.pooling + "'");
+      s.weighted = j.value("weighted", false);
+      const size_t ins = s.weighted ? 4 : 3;
+      if (in + ins > k.inputs.size())
+        throw CodegenError(where + " needs more inputs than the kernel has");
+      s.ids = k.inputs[in];
+      s.offsets = k.inputs[in + 1];
+      s.weights = s.weighted ? k.inputs[in + 2] : -1;
+      s.grad = k.inputs[in + ins - 1];
+      s.B = leading(em.buffer(s.grad));
+      in += ins;
+    } else if (kind == "rows") {
+      s.bag = false;
+      if (in + 2 > k.inputs.size())
+        throw CodegenError(where + " needs more inputs than the kernel has");
+      s.ids = k.inputs[in];
+      s.grad = k.inputs[in + 1];
+      in += 2;
+    } else {
+      throw CodegenError(where + " has unknown kind '" + kind + "' (expected bag or rows)");
+    }
+    s.capacity = numel(em.buffer(s.ids));
+    s.start = P;
+    P += s.capacity;
+    sources.push_back(s);
+  }
+  if (in != k.inputs.size())
+    throw CodegenError("the sources take " + std::to_string(in) + " inputs, got " +
+                       std::to_string(k.inputs.size()));
+  if (P >= (int64_t(1) << 31))
+    throw CodegenError("embedding_update of '" + t.name + "' has " + std::to_string(P) +
+                       " contributions; the sort's positions are 32-bit");
+
+  const int bits = std::max(1, bitWidth(uint64_t(t.rows)));
+  const std::string pad = lit((int64_t(1) << bits) - 1);
+  const int64_t keysIn = em.scratch(8 * std::max<int64_t>(P, 1));
+  const int64_t valsIn = em.scratch(4 * std::max<int64_t>(P, 1));
+  const int64_t keysOut = em.scratch(8 * std::max<int64_t>(P, 1));
+  const int64_t valsOut = em.scratch(4 * std::max<int64_t>(P, 1));
+  const int64_t bagOf = em.scratch(4 * std::max<int64_t>(P, 1));
+
+  // 1. Keys: thread p is position p of source s (positions by capacity);
+  //    filled ids get (id + row_offset, p), the rest padding. A bag
+  //    contribution also records its bag (binary search in the offsets).
+  if (P > 0) {
+    Args args;
+    const std::string ki = args.scratch(keysIn, "emb_i64"), vi = args.scratch(valsIn, "int");
+    const std::string bo = args.scratch(bagOf, "int");
+    std::string body;
+    for (const Source &s : sources) {
+      const int badId = em.errorCode("ids of table '" + s.table + "' outside [0, " +
+                                     std::to_string(s.rows) + ")");
+      const std::string ids = args.buffer(s.ids, "const emb_i64");
+      const std::string n = args.count(em.buffer(s.ids), s.ids, s.capacity);
+      std::string bagCode;
+      if (s.bag) {
+        const int cover = em.errorCode("the bags of a source of embedding_update of '" + t.name +
+                                       "' do not cover its ids (ids)");
+        const std::string offsets = args.buffer(s.offsets, "const emb_i64");
+        bagCode = subst(R"(
+      // The bags must cover the ids exactly (offsets[0] == 0, offsets[B] == n).
+      if (i == 0 && ($OFF[0] != 0 || $OFF[$B] != n)) emb_set_error(a.step, $COVER, n);
+      if (i < n) {
+        emb_i64 lo = 0, hi = $B;
+        while (hi - lo > 1) {
+          const emb_i64 mid = (lo + hi) >> 1;
+          if ($OFF[mid] <= i) lo = mid; else hi = mid;
+        }
+        bag = (int)lo;
+      })",
+                        {{"OFF", offsets}, {"B", lit(s.B)}, {"COVER", std::to_string(cover)}});
+      }
+      body += subst(R"(
+    if (p >= $START && p < $END) {
+      const emb_i64 i = p - $START, n = $N;$BAGCODE
+      if (i < n) {
+        const emb_i64 id = $IDS[i];
+        if (id < 0 || id >= $ROWS) emb_set_error(a.step, $BADID, id);
+        else key = id + $OFF;
+      }
+    })",
+                    {{"START", lit(s.start)},
+                     {"END", lit(s.start + s.capacity)},
+                     {"N", n},
+                     {"BAGCODE", bagCode},
+                     {"IDS", ids},
+                     {"ROWS", lit(s.rows)},
+                     {"BADID", std::to_string(badId)},
+                     {"OFF", lit(s.rowOffset)}});
+    }
+    const std::string entry = em.entryName("embedding_update_keys_" + t.name);
+    em.append(subst(R"(
+// embedding_update of '$TNAME': (row, position) pairs of every contribution.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  const emb_i64 p = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= $P) return;
+  emb_i64 key = $PAD;
+  int bag = 0;$BODY
+  $KI[p] = key;
+  $VI[p] = (int)p;
+  $BO[p] = bag;
+}
+)",
+                    {{"TNAME", t.name},
+                     {"ENTRY", entry},
+                     {"P", lit(P)},
+                     {"PAD", pad},
+                     {"BODY", body},
+                     {"KI", ki},
+                     {"VI", vi},
+                     {"BO", bo}}));
+    out.launches.push_back(
+        CudaEmitter::kernelLaunch(entry, args.list, (P + kBlock - 1) / kBlock, kBlock));
+    // 2. Stable: a row's contributions stay in (source, position) order.
+    rt::CudaLaunch sort;
+    sort.kind = "library";
+    sort.entry = "sort_pairs";
+    sort.args = {CudaEmitter::scratchAt(keysIn), CudaEmitter::scratchAt(valsIn),
+                 CudaEmitter::scratchAt(keysOut), CudaEmitter::scratchAt(valsOut)};
+    sort.params = {{"count", P}, {"key_bits", bits}};
+    out.launches.push_back(sort);
+  }
+
+  // 3. Global decay of every row (after the key pass: a bad id means nothing
+  //    is written, as on the CPU, which checks before it writes).
+  const std::string gsDecl = "const double emb_gs = " + dlit(gradScale) + ";";
+  if (o.globalDecay)
+    out.launches.push_back(globalDecayLaunch(em, t, o, gsDecl, Args(), true));
+  if (P == 0)
+    return; // no ids can ever come: the decay is the whole update
+
+  // 4. One warp per run head: the row's gradient in sorted order, then its step.
+  const Layout l = warpLayout(D);
+  Args args;
+  const std::string ko = args.scratch(keysOut, "const emb_i64");
+  const std::string vo = args.scratch(valsOut, "const int");
+  const std::string bo = args.scratch(bagOf, "const int");
+  std::string contrib;
+  for (const Source &s : sources) {
+    std::string one;
+    if (s.bag) {
+      // lookupGrad's row: dy[b] * (scale * weight), the product rounded
+      // before it is added (as the per-id row is stored, then summed).
+      const std::string offsets = args.buffer(s.offsets, "const emb_i64");
+      const std::string weights = s.weighted ? args.buffer(s.weights, "const float") : "";
+      const std::string dy = args.buffer(s.grad, "const float");
+      one = subst(R"(
+        const int b = $BO[src];
+        const emb_i64 size = $OFF[b + 1] - $OFF[b];
+        const float scale = $MEAN && size > 0 ? 1.0f / (float)size : 1.0f;
+        const float sc = scale * $W;
+        float row[$K];
+$LOAD
+        if (firstC) {
+$FIRST
+        } else {
+$NEXT
+        })",
+                  {{"BO", bo},
+                   {"OFF", offsets},
+                   {"MEAN", s.pooling == "mean" ? "true" : "false"},
+                   {"W", s.weighted ? weights + "[i]" : "1.0f"},
+                   {"K", std::to_string(l.K())},
+                   {"LOAD", loadF32(l, dy + " + (emb_i64)b * " + lit(D), "row")},
+                   {"FIRST", forValues(l, "g[t] = sc * row[t];")},
+                   {"NEXT", forValues(l, "const float prod = sc * row[t]; g[t] += prod;")}});
+    } else {
+      const std::string values = args.buffer(s.grad, "const float");
+      one = subst(R"(
+        float row[$K];
+$LOAD
+        if (firstC) {
+$FIRST
+        } else {
+$NEXT
+        })",
+                  {{"K", std::to_string(l.K())},
+                   {"LOAD", loadF32(l, values + " + i * " + lit(D), "row")},
+                   {"FIRST", forValues(l, "g[t] = row[t];")},
+                   {"NEXT", forValues(l, "g[t] += row[t];")}});
+    }
+    contrib += subst(R"(
+      if (src >= $START && src < $END) {
+        const emb_i64 i = src - $START;
+        (void)i;$ONE
+      })",
+                     {{"START", lit(s.start)}, {"END", lit(s.start + s.capacity)}, {"ONE", one}});
+  }
+  const std::string pointers = targetPointers(args, k, t, o);
+  const std::string entry = em.entryName("embedding_update_" + t.name);
+  em.append(subst(R"(
+// embedding_update of '$TNAME' ($STORAGE, $OPT, D $DIM): one warp per distinct row.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  // A bad id (or uncovered ids) found by the key pass: nothing is written.
+  if (a.step->skip || a.step->error) return;
+  const emb_i64 q = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int lane = (int)(threadIdx.x & 31);
+  if (q >= $P) return;
+  const emb_i64 key = $KO[q];
+  if (key == $PAD || (q > 0 && $KO[q - 1] == key)) return; // not a run head
+  $GSDECL
+$HYPER
+$POINTERS
+  float g[$K];
+#pragma unroll
+  for (int t = 0; t < $K; ++t) g[t] = 0.0f;
+  for (emb_i64 u = q; u < $P && $KO[u] == key; ++u) {
+    const emb_i64 src = $VO[u];
+    const bool firstC = u == q;
+    (void)firstC;$CONTRIB
+  }
+  const emb_i64 r = key;
+$ROWUPDATE
+}
+)",
+                  {{"TNAME", t.name},
+                   {"STORAGE", t.storage.name},
+                   {"OPT", o.kind},
+                   {"DIM", std::to_string(D)},
+                   {"ENTRY", entry},
+                   {"P", lit(P)},
+                   {"KO", ko},
+                   {"VO", vo},
+                   {"PAD", pad},
+                   {"GSDECL", gsDecl},
+                   {"HYPER", hyperCode(o, "emb_gs")},
+                   {"POINTERS", pointers},
+                   {"K", std::to_string(l.K())},
+                   {"CONTRIB", contrib},
+                   {"ROWUPDATE", rowUpdateCode(em, t, o, l)}}));
+  out.launches.push_back(CudaEmitter::kernelLaunch(
+      entry, args.list, std::max<int64_t>((P * 32 + kBlock - 1) / kBlock, 1), kBlock));
+}
+
+} // namespace
+
+void emb::registerUpdateLowerings(LoweringTable &table) {
+  table["update_table"] = lowerUpdateTable;
+  table["embedding_update"] = lowerEmbeddingUpdate;
+}

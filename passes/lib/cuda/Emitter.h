@@ -1,0 +1,129 @@
+//===- Emitter.h - what CUDA lowerings write into ---------------*- C++ -*-===//
+//
+// A lowering turns one plan kernel (op, operands, attrs) into launches and
+// appends the kernels it needs to the program's source. Conventions for the
+// generated code (docs/cuda.md):
+//  - every kernel is `extern "C" __global__ void NAME(EmbArgs a)` with
+//    NAME = CudaEmitter::entryName(...), operands in a.p[i] in the order of
+//    the launch's args;
+//  - constants (dims, counts, modes) are baked into the source as literals;
+//    values that change per step come from *a.step (EmbStep);
+//  - grids are sized for the capacity of dynamic buffers; a kernel reads the
+//    filled length through a `length` arg and returns early past it, so the
+//    launch is the same every step (CUDA graphs);
+//  - a data error (an id outside its table) sets a.step->error to a code
+//    from errorCode() with atomicCAS (first error wins) and a.step->errorValue,
+//    and skips the bad element; the runtime raises it after the step;
+//  - arithmetic is float32 in the order the CPU kernels use wherever the
+//    result must be bit-identical (embedding backward + update, lookups),
+//    and deterministic everywhere (no float atomics).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_PASSES_CUDA_EMITTER_H
+#define EMBC_PASSES_CUDA_EMITTER_H
+
+#include "embc/runtime/Plan.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace embc::codegen {
+
+/// A kernel the codegen cannot lower; the driver adds where it is.
+class CodegenError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class CudaEmitter {
+public:
+  explicit CudaEmitter(const runtime::Plan &plan) : plan_(plan) {}
+
+  const runtime::Plan &plan() const { return plan_; }
+  const runtime::Buffer &buffer(int32_t id) const { return plan_.buffers.at(size_t(id)); }
+
+  /// A fresh, unique kernel name: "emb_<n>_<hint>".
+  std::string entryName(const std::string &hint);
+  /// Appends source text (a kernel) to the program.
+  void append(const std::string &code) { source_ << code << "\n"; }
+  /// Appends `code` the first time `key` is seen (device helpers shared by
+  /// several kernels).
+  void appendOnce(const std::string &key, const std::string &code);
+
+  /// Reserves `bytes` of scratch for the plan kernel being lowered (aligned
+  /// to 256) and returns its offset. Each plan kernel starts again at 0: the
+  /// launches of one kernel never overlap another's.
+  int64_t scratch(int64_t bytes);
+  /// The code of a device error message (1-based; the same message gets the
+  /// same code).
+  int errorCode(const std::string &message);
+
+  /// Arg helpers.
+  static runtime::CudaArg buf(int32_t buffer) {
+    runtime::CudaArg a;
+    a.buffer = buffer;
+    return a;
+  }
+  static runtime::CudaArg scratchAt(int64_t offset) {
+    runtime::CudaArg a;
+    a.scratch = offset;
+    return a;
+  }
+  static runtime::CudaArg lengthOf(int32_t buffer) {
+    runtime::CudaArg a;
+    a.length = buffer;
+    return a;
+  }
+  /// A `kernel` launch of `entry`: grid.x = gridX (>= 1), block threads.
+  static runtime::CudaLaunch kernelLaunch(const std::string &entry,
+                                          std::vector<runtime::CudaArg> args, int64_t gridX,
+                                          int64_t block, int64_t shared = 0);
+
+  // Used by the driver.
+  void beginKernel() { scratchUsed_ = 0; }
+  int64_t scratchBytes() const { return scratchMax_; }
+  std::string source() const { return source_.str(); }
+  const std::vector<std::string> &errors() const { return errors_; }
+
+private:
+  const runtime::Plan &plan_;
+  std::ostringstream source_;
+  std::set<std::string> once_;
+  std::vector<std::string> errors_;
+  int next_ = 0;
+  int64_t scratchUsed_ = 0, scratchMax_ = 0;
+};
+
+/// Lowers one plan kernel into `out` (appending launches); throws
+/// CodegenError when it cannot.
+using Lowering = void (*)(CudaEmitter &em, const runtime::Kernel &kernel,
+                          runtime::CudaKernel &out);
+using LoweringTable = std::map<std::string, Lowering>;
+
+/// Each family registers the ops it lowers (one file or a few each).
+void registerEmbeddingLowerings(LoweringTable &table);   // EmbeddingLowering*.cpp
+void registerDenseLowerings(LoweringTable &table);       // DenseLowering*.cpp
+void registerModelLowerings(LoweringTable &table);       // ModelLowering*.cpp
+void registerOptimizerLowerings(LoweringTable &table);   // OptimizerLowering*.cpp
+
+/// Device helpers every program starts with (Prelude.cpp): the kernel ABI
+/// (EmbArgs, EmbStep), `emb_i64`, bf16/fp16 <-> f32 with round-to-nearest-
+/// even as runtime/include/embc/runtime/cpu/HalfFloat.h, warp and block
+/// sums, and emb_set_error().
+const char *cudaPrelude();
+
+/// Integer attribute helpers that throw CodegenError naming the attribute.
+int64_t intAttr(const runtime::Kernel &kernel, const char *name);
+bool boolAttr(const runtime::Kernel &kernel, const char *name, bool absent = false);
+std::string stringAttr(const runtime::Kernel &kernel, const char *name);
+/// A float literal that round-trips exactly ("1.00000001e-08f").
+std::string floatLiteral(double value);
+
+} // namespace embc::codegen
+
+#endif // EMBC_PASSES_CUDA_EMITTER_H

@@ -1,0 +1,484 @@
+//===- InteractionLowering.cpp - DLRM's pairwise dot interaction ----------===//
+//
+// interaction, interaction_grad, interaction_concat and
+// interaction_concat_grad (docs/plan-format.md). Each generated kernel is
+// specialised on F (inputs), D, `self` and, for the concat forms, the copies'
+// widths, position and targets. A block takes SPB samples: their F x D
+// features are staged in shared memory (rounded to the compute type, as
+// Rounding.h rounds the CPU's operands), with an odd row stride so threads
+// reading the same column of different features hit different banks.
+//
+// Summation orders follow the CPU (runtime/lib/cpu/InteractionKernels.cpp):
+//  - a pair's dot is detail::dot, which GCC vectorises 4 lanes wide
+//    (x86-64-v2): lane q sums the elements k = q mod 4 of the first D/4*4,
+//    the tail goes into lane 0, and the lanes are added 0 + 1 + 2 + 3;
+//  - dx_m[k] is interactionGrad's axpy sequence: the pairs holding m in
+//    ascending pair order, from zero, then (concat) the copied columns that
+//    are x_m, in copy order.
+// Only FMA contraction (nvcc's default) can make the last bit differ.
+//
+// Features too large for shared memory (F x D beyond 40 KiB) are read from
+// global memory instead, rounded on every read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelLowering.h"
+
+#include <algorithm>
+#include <sstream>
+
+using namespace embc;
+using namespace embc::codegen;
+using namespace embc::codegen::model;
+namespace rt = embc::runtime;
+
+namespace {
+
+/// Shared-memory floats a block may stage (40 KiB of the 48 KiB static limit).
+constexpr int64_t kSmemFloats = 10240;
+
+/// What both directions are specialised on.
+struct Spec {
+  int64_t B = 0, D = 0, F = 0, P = 0;
+  bool self = false;
+  std::string compute = "f32";
+  // The concat forms (C == 0 otherwise): copies, their widths, where the
+  // interaction's P columns start (`at`) and the row width W.
+  int64_t C = 0, position = 0, at = 0, W = 0;
+  std::vector<int64_t> widths;
+  std::vector<int64_t> copyInto; // grad only: an x index or -1 per copy
+
+  /// Column of y (or dy) where copy j starts.
+  int64_t copyColumn(int64_t j) const {
+    int64_t c = 0;
+    for (int64_t i = 0; i < j; ++i)
+      c += widths[size_t(i)];
+    return c + (j >= position ? P : 0);
+  }
+  /// Odd shared-memory row stride.
+  int64_t stride() const { return D % 2 == 0 ? D + 1 : D; }
+};
+
+int64_t pairCount(int64_t F, bool self) { return self ? F * (F + 1) / 2 : F * (F - 1) / 2; }
+
+int64_t roundUp32(int64_t n) { return (n + 31) / 32 * 32; }
+
+std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// Samples per block and threads: enough items for ~256 threads, limited by
+/// shared memory (perSample floats each; 0 = not staged) and the batch.
+std::pair<int64_t, int64_t> blockShape(const Spec &s, int64_t itemsPerSample, int64_t perSample) {
+  int64_t spb = std::max<int64_t>(1, (256 + itemsPerSample - 1) / itemsPerSample);
+  if (perSample > 0)
+    spb = std::min(spb, kSmemFloats / perSample);
+  spb = std::clamp<int64_t>(spb, 1, s.B);
+  const int64_t threads = std::clamp<int64_t>(roundUp32(spb * itemsPerSample), 64, 512);
+  return {spb, threads};
+}
+
+/// `__shared__ T *name[n]` filled by thread 0 with a.p[first + i]: a pointer
+/// table indexed at run time (indexing a.p itself with a variable would
+/// copy the whole parameter block to local memory).
+std::string pointerTable(const std::string &type, const std::string &name,
+                         const std::vector<int64_t> &args) {
+  if (args.empty())
+    return "";
+  std::ostringstream o;
+  o << "  __shared__ " << type << " *" << name << "[" << args.size() << "];\n"
+    << "  if (threadIdx.x == 0) {\n";
+  for (size_t i = 0; i < args.size(); ++i)
+    o << "    " << name << "[" << i << "] = (" << type << " *)a.p[" << args[i] << "];\n";
+  o << "  }\n";
+  return o.str();
+}
+
+/// The pairwise dot of the CPU's detail::dot (see the file comment) of
+/// u[0..D) and v[0..D); `rd` wraps each read (rounding in global mode).
+std::string dotCode(const Spec &s, const std::string &rd) {
+  auto R = [&](const std::string &x) { return rd.empty() ? x : rd + "(" + x + ")"; };
+  const int64_t D4 = s.D / 4 * 4;
+  std::string code = "    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;\n";
+  if (D4 > 0)
+    code += "    for (int k = 0; k < " + lit(D4) + "; k += 4) {\n"
+            "      l0 += " + R("u[k]") + " * " + R("v[k]") + ";\n"
+            "      l1 += " + R("u[k + 1]") + " * " + R("v[k + 1]") + ";\n"
+            "      l2 += " + R("u[k + 2]") + " * " + R("v[k + 2]") + ";\n"
+            "      l3 += " + R("u[k + 3]") + " * " + R("v[k + 3]") + ";\n"
+            "    }\n";
+  if (D4 < s.D)
+    code += "    for (int k = " + lit(D4) + "; k < " + lit(s.D) + "; ++k) l0 += " + R("u[k]") +
+            " * " + R("v[k]") + ";\n";
+  return code + "    const float dot = ((l0 + l1) + l2) + l3;\n";
+}
+
+/// The round-to-compute device function of a kernel ("" for f32).
+std::string roundFunction(const Spec &s, const std::string &name) {
+  if (s.compute == "f32")
+    return "";
+  return "__device__ __forceinline__ float " + name + "(float x) { return " +
+         roundExpr(s.compute, "x") + "; }\n";
+}
+
+// --- Forward ---------------------------------------------------------------------------
+
+/// interaction (C == 0) and interaction_concat. Args: copies (C), x (F), y.
+void emitForward(CudaEmitter &em, const Spec &s, const std::string &hint,
+                 std::vector<rt::CudaArg> args, rt::CudaKernel &out) {
+  const int64_t S = s.stride();
+  const bool smem = s.F * S <= kSmemFloats;
+  auto [spb, threads] = blockShape(s, s.P, smem ? s.F * S : 0);
+  const std::string name = em.entryName(hint);
+  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+
+  std::vector<int64_t> xArgs, cArgs;
+  for (int64_t j = 0; j < s.C; ++j)
+    cArgs.push_back(j);
+  for (int64_t i = 0; i < s.F; ++i)
+    xArgs.push_back(s.C + i);
+  const int64_t CW = s.W - s.P; // copied columns per row
+
+  Vars v = {{"NAME", name},         {"F", lit(s.F)},   {"D", lit(s.D)},   {"S", lit(S)},
+            {"P", lit(s.P)},        {"B", lit(s.B)},   {"W", lit(s.W)},   {"AT", lit(s.at)},
+            {"SPB", lit(spb)},      {"YARG", lit(s.C + s.F)},
+            {"OFF", s.self ? "0" : "1"}, {"CW", lit(CW)},
+            {"XP", pointerTable("const float", "xp", xArgs)},
+            {"CP", pointerTable("const float", "cp", cArgs)},
+            {"ROUNDFN", roundFunction(s, rnd)},
+            {"LOADX", rnd.empty() ? "src[e]" : rnd + "(src[e])"}};
+
+  std::string body = R"CUDA(
+// $NAME: pairwise dots of $F features of width $D ($SPB samples a block).
+${ROUNDFN}extern "C" __global__ void $NAME(EmbArgs a) {
+$XP$CP)CUDA";
+  if (smem)
+    body += "  __shared__ float xs[$SPB * $F * $S];\n";
+  body += R"CUDA(  __syncthreads();
+  float *y = (float *)a.p[$YARG];
+  const int b0 = blockIdx.x * $SPB;
+  const int ns = $B - b0 < $SPB ? $B - b0 : $SPB;
+)CUDA";
+  if (smem)
+    body += R"CUDA(  for (int i = 0; i < $F; ++i) {
+    const float *src = xp[i] + (emb_i64)b0 * $D;
+    for (int e = threadIdx.x; e < ns * $D; e += blockDim.x) {
+      const int s = e / $D, k = e - s * $D;
+      xs[(s * $F + i) * $S + k] = $LOADX;
+    }
+  }
+  __syncthreads();
+)CUDA";
+  body += R"CUDA(  for (int t = threadIdx.x; t < ns * $P; t += blockDim.x) {
+    const int s = t / $P, p = t - s * $P;
+    // Pair p of the row-major upper triangle: row i holds $F - i - $OFF pairs.
+    int i = 0, q = p;
+    while (q >= $F - i - $OFF) { q -= $F - i - $OFF; ++i; }
+    const int j = i + $OFF + q;
+)CUDA";
+  if (smem)
+    body += "    const float *u = xs + (s * $F + i) * $S, *v = xs + (s * $F + j) * $S;\n" +
+            dotCode(s, "");
+  else
+    body += "    const float *u = xp[i] + (emb_i64)(b0 + s) * $D, *v = xp[j] + (emb_i64)(b0 + s) * "
+            "$D;\n" +
+            dotCode(s, rnd);
+  body += "    y[(emb_i64)(b0 + s) * $W + $AT + p] = dot;\n  }\n";
+
+  if (CW > 0) {
+    // The copies' columns, verbatim (no rounding: they are not products).
+    std::ostringstream c;
+    c << "  for (int t = threadIdx.x; t < ns * $CW; t += blockDim.x) {\n"
+      << "    const int s = t / $CW, c = t - s * $CW;\n"
+      << "    const emb_i64 b = b0 + s;\n";
+    int64_t start = 0;
+    bool first = true;
+    for (int64_t j = 0; j < s.C; ++j) {
+      const int64_t w = s.widths[size_t(j)];
+      if (w == 0)
+        continue;
+      c << "    " << (first ? "" : "else ") << "if (c < " << start + w << ") y[b * $W + "
+        << s.copyColumn(j) << " + (c - " << start << ")] = cp[" << j << "][b * " << w
+        << " + (c - " << start << ")];\n";
+      start += w;
+      first = false;
+    }
+    c << "  }\n";
+    body += c.str();
+  }
+  body += "}\n";
+  em.append(subst(body, v));
+  const int64_t grid = (s.B + spb - 1) / spb;
+  out.launches.push_back(CudaEmitter::kernelLaunch(name, std::move(args), grid, threads));
+}
+
+// --- Backward ----------------------------------------------------------------------------
+
+/// interaction_grad (C == 0) and interaction_concat_grad. Args: dy, x (F),
+/// dx (F), then the gradients of the copies with copyInto == -1.
+void emitGrad(CudaEmitter &em, const Spec &s, const std::string &hint,
+              std::vector<rt::CudaArg> args, rt::CudaKernel &out) {
+  const int64_t S = s.stride();
+  const int64_t perSample = s.F * S + s.P;
+  const bool smem = perSample <= kSmemFloats;
+  auto [spb, threads] = blockShape(s, s.F * s.D, smem ? perSample : 0);
+  const std::string name = em.entryName(hint);
+  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+  auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
+
+  std::vector<int64_t> xArgs, dxArgs, dcArgs;
+  for (int64_t i = 0; i < s.F; ++i) {
+    xArgs.push_back(1 + i);
+    dxArgs.push_back(1 + s.F + i);
+  }
+  int64_t outCopies = 0;
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] < 0)
+      dcArgs.push_back(1 + 2 * s.F + outCopies++);
+  const int64_t Wdy = s.C == 0 ? s.P : s.W;
+
+  Vars v = {{"NAME", name},    {"F", lit(s.F)},     {"D", lit(s.D)},   {"S", lit(S)},
+            {"P", lit(s.P)},   {"B", lit(s.B)},     {"WDY", lit(Wdy)}, {"AT", lit(s.at)},
+            {"SPB", lit(spb)}, {"FD", lit(s.F * s.D)},
+            {"FO", lit(s.F - (s.self ? 0 : 1))},
+            {"OFF", s.self ? "0" : "1"},
+            {"XP", pointerTable("const float", "xp", xArgs)},
+            {"DXP", pointerTable("float", "dxp", dxArgs)},
+            {"DCP", pointerTable("float", "dcp", dcArgs)},
+            {"ROUNDFN", roundFunction(s, rnd)},
+            {"LOADX", R("src[e]")},
+            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + p]")}};
+
+  std::string body = R"CUDA(
+// $NAME: gradient of the pairwise dots of $F features of width $D.
+${ROUNDFN}extern "C" __global__ void $NAME(EmbArgs a) {
+$XP$DXP$DCP)CUDA";
+  if (smem)
+    body += "  __shared__ float xs[$SPB * $F * $S];\n  __shared__ float gs[$SPB * $P];\n";
+  body += R"CUDA(  __syncthreads();
+  const float *dy = (const float *)a.p[0];
+  const int b0 = blockIdx.x * $SPB;
+  const int ns = $B - b0 < $SPB ? $B - b0 : $SPB;
+)CUDA";
+  if (smem)
+    body += R"CUDA(  for (int i = 0; i < $F; ++i) {
+    const float *src = xp[i] + (emb_i64)b0 * $D;
+    for (int e = threadIdx.x; e < ns * $D; e += blockDim.x) {
+      const int s = e / $D, k = e - s * $D;
+      xs[(s * $F + i) * $S + k] = $LOADX;
+    }
+  }
+  for (int e = threadIdx.x; e < ns * $P; e += blockDim.x) {
+    const int s = e / $P, p = e - s * $P;
+    gs[e] = $LOADG;
+  }
+  __syncthreads();
+)CUDA";
+  body += R"CUDA(  for (int t = threadIdx.x; t < ns * $FD; t += blockDim.x) {
+    const int s = t / $FD, r = t - s * $FD, m = r / $D, k = r - m * $D;
+)CUDA";
+  std::string g, x;
+  if (smem) {
+    body += "    const float *g = gs + s * $P;\n";
+    g = "g[$PIDX]";
+    x = "xs[(s * $F + $L) * $S + k]";
+  } else {
+    body += "    const float *g = dy + (emb_i64)(b0 + s) * $WDY + $AT;\n";
+    g = R("g[$PIDX]");
+    x = R("xp[$L][(emb_i64)(b0 + s) * $D + k]");
+  }
+  // Pair (lo, hi), lo <= hi: row lo starts at lo * FO - lo (lo - 1) / 2.
+  const std::string gp = replaceAll(g, "$PIDX", "(lo * $FO - lo * (lo - 1) / 2 + (hi - lo - $OFF))");
+  std::string selfTerm;
+  if (s.self)
+    selfTerm = "        { const int lo = m, hi = m; acc += (2.0f * " + gp + ") * " +
+               replaceAll(x, "$L", "m") + "; }\n";
+  body += "    float acc = 0.0f;\n"
+          "    for (int l = 0; l < $F; ++l) {\n"
+          "      if (l == m) {\n" +
+          selfTerm +
+          "        continue;\n"
+          "      }\n"
+          "      const int lo = l < m ? l : m, hi = l < m ? m : l;\n"
+          "      acc += " + gp + " * " + replaceAll(x, "$L", "l") + ";\n    }\n";
+  // Copies that are x_m (DLRM's bottom MLP output): their dy columns, in
+  // copy order, after the interaction's terms (interactionConcatGrad).
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] >= 0)
+      body += "    if (m == " + lit(s.copyInto[size_t(j)]) + ") acc += dy[(emb_i64)(b0 + s) * $WDY + " +
+              lit(s.copyColumn(j)) + " + k];\n";
+  body += "    dxp[m][(emb_i64)(b0 + s) * $D + k] = acc;\n  }\n";
+
+  // The other copies' gradients: dy's columns, copied out.
+  int64_t CW = 0;
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] < 0)
+      CW += s.widths[size_t(j)];
+  if (CW > 0) {
+    std::ostringstream c;
+    c << "  for (int t = threadIdx.x; t < ns * " << CW << "; t += blockDim.x) {\n"
+      << "    const int s = t / " << CW << ", c = t - s * " << CW << ";\n"
+      << "    const emb_i64 b = b0 + s;\n";
+    int64_t start = 0, o = 0;
+    bool first = true;
+    for (int64_t j = 0; j < s.C; ++j) {
+      if (s.copyInto[size_t(j)] >= 0)
+        continue;
+      const int64_t w = s.widths[size_t(j)];
+      const int64_t slot = o++;
+      if (w == 0)
+        continue;
+      c << "    " << (first ? "" : "else ") << "if (c < " << start + w << ") dcp[" << slot
+        << "][b * " << w << " + (c - " << start << ")] = dy[b * $WDY + " << s.copyColumn(j)
+        << " + (c - " << start << ")];\n";
+      start += w;
+      first = false;
+    }
+    c << "  }\n";
+    body += c.str();
+  }
+  body += "}\n";
+  em.append(subst(body, v));
+  const int64_t grid = (s.B + spb - 1) / spb;
+  out.launches.push_back(CudaEmitter::kernelLaunch(name, std::move(args), grid, threads));
+}
+
+// --- Lowerings -----------------------------------------------------------------------------
+
+/// F interaction inputs at kernel.inputs[first ..]: B x D each.
+void readFeatures(CudaEmitter &em, const rt::Kernel &k, size_t first, Spec &s) {
+  if (k.inputs.size() < first + 2)
+    throw CodegenError("expected at least 2 interaction inputs, got " +
+                       std::to_string(k.inputs.size() > first ? k.inputs.size() - first : 0));
+  s.F = int64_t(k.inputs.size() - first);
+  const rt::Buffer &x0 = f32Matrix(em, k.inputs[first], -1, -1, "interaction input");
+  s.B = x0.shape[0];
+  s.D = x0.shape[1];
+  for (size_t i = first; i < k.inputs.size(); ++i)
+    f32Matrix(em, k.inputs[i], s.B, s.D, "interaction input");
+  s.self = boolAttr(k, "self");
+  s.P = pairCount(s.F, s.self);
+  s.compute = computeOf(k);
+}
+
+void lowerInteraction(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  if (k.outputs.size() != 1)
+    throw CodegenError("expected 1 output, got " + std::to_string(k.outputs.size()));
+  Spec s;
+  readFeatures(em, k, 0, s);
+  s.W = s.P;
+  f32Matrix(em, k.outputs[0], s.B, s.P, "output");
+  std::vector<rt::CudaArg> args;
+  for (int32_t i : k.inputs)
+    args.push_back(CudaEmitter::buf(i));
+  args.push_back(CudaEmitter::buf(k.outputs[0]));
+  emitForward(em, s, "interaction", std::move(args), out);
+}
+
+void lowerInteractionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  Spec s;
+  readFeatures(em, k, 1, s);
+  expectCounts(k, size_t(s.F + 1), size_t(s.F));
+  s.W = s.P;
+  f32Matrix(em, k.inputs[0], s.B, s.P, "output gradient");
+  for (int32_t o : k.outputs)
+    f32Matrix(em, o, s.B, s.D, "input gradient");
+  std::vector<rt::CudaArg> args;
+  for (int32_t i : k.inputs)
+    args.push_back(CudaEmitter::buf(i));
+  for (int32_t o : k.outputs)
+    args.push_back(CudaEmitter::buf(o));
+  emitGrad(em, s, "interaction_grad", std::move(args), out);
+}
+
+void readCopies(const rt::Kernel &k, Spec &s) {
+  s.C = intAttr(k, "copies");
+  s.position = intAttr(k, "position");
+  if (s.C < 0)
+    throw CodegenError("'copies' is negative");
+  if (s.position < 0 || s.position > s.C)
+    throw CodegenError("position " + std::to_string(s.position) + " outside [0, " +
+                       std::to_string(s.C) + "]");
+}
+
+void lowerInteractionConcat(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  Spec s;
+  readCopies(k, s);
+  if (k.outputs.size() != 1 || int64_t(k.inputs.size()) < s.C + 2)
+    throw CodegenError("expected " + std::to_string(s.C) +
+                       " copies and at least 2 interaction inputs, and 1 output; got " +
+                       std::to_string(k.inputs.size()) + " inputs and " +
+                       std::to_string(k.outputs.size()) + " outputs");
+  readFeatures(em, k, size_t(s.C), s);
+  s.W = s.P;
+  for (int64_t j = 0; j < s.C; ++j) {
+    const rt::Buffer &c = f32Matrix(em, k.inputs[size_t(j)], s.B, -1, "copied input");
+    s.widths.push_back(c.shape[1]);
+    s.W += c.shape[1];
+    if (j < s.position)
+      s.at += c.shape[1];
+  }
+  f32Matrix(em, k.outputs[0], s.B, s.W, "output");
+  std::vector<rt::CudaArg> args;
+  for (int32_t i : k.inputs)
+    args.push_back(CudaEmitter::buf(i));
+  args.push_back(CudaEmitter::buf(k.outputs[0]));
+  emitForward(em, s, "interaction_concat", std::move(args), out);
+}
+
+void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  Spec s;
+  readCopies(k, s);
+  s.widths = intsAttr(k, "copy_widths");
+  s.copyInto = intsAttr(k, "copy_into");
+  if (int64_t(s.widths.size()) != s.C || int64_t(s.copyInto.size()) != s.C)
+    throw CodegenError("'copy_widths' and 'copy_into' must each have 'copies' (" +
+                       std::to_string(s.C) + ") entries, got " +
+                       std::to_string(s.widths.size()) + " and " +
+                       std::to_string(s.copyInto.size()));
+  readFeatures(em, k, 1, s);
+  int64_t copiedOut = 0;
+  s.W = s.P;
+  for (int64_t j = 0; j < s.C; ++j) {
+    const int64_t w = s.widths[size_t(j)], into = s.copyInto[size_t(j)];
+    if (w < 0)
+      throw CodegenError("copy " + std::to_string(j) + " has negative width");
+    if (into == -1)
+      ++copiedOut;
+    else if (into < 0 || into >= s.F)
+      throw CodegenError("copy_into[" + std::to_string(j) + "] = " + std::to_string(into) +
+                         " is neither -1 nor an interaction input (0.." +
+                         std::to_string(s.F - 1) + ")");
+    else if (w != s.D)
+      throw CodegenError("copy " + std::to_string(j) + " (width " + std::to_string(w) +
+                         ") is added into interaction input " + std::to_string(into) +
+                         " of width " + std::to_string(s.D));
+    s.W += w;
+    if (j < s.position)
+      s.at += w;
+  }
+  expectCounts(k, size_t(s.F + 1), size_t(s.F + copiedOut));
+  f32Matrix(em, k.inputs[0], s.B, s.W, "output gradient");
+  for (int64_t i = 0; i < s.F; ++i)
+    f32Matrix(em, k.outputs[size_t(i)], s.B, s.D, "input gradient");
+  for (int64_t j = 0, o = s.F; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] == -1)
+      f32Matrix(em, k.outputs[size_t(o++)], s.B, s.widths[size_t(j)], "copy gradient");
+  std::vector<rt::CudaArg> args;
+  for (int32_t i : k.inputs)
+    args.push_back(CudaEmitter::buf(i));
+  for (int32_t o : k.outputs)
+    args.push_back(CudaEmitter::buf(o));
+  emitGrad(em, s, "interaction_concat_grad", std::move(args), out);
+}
+
+} // namespace
+
+void embc::codegen::registerInteractionLowerings(LoweringTable &table) {
+  table["interaction"] = lowerInteraction;
+  table["interaction_grad"] = lowerInteractionGrad;
+  table["interaction_concat"] = lowerInteractionConcat;
+  table["interaction_concat_grad"] = lowerInteractionConcatGrad;
+}

@@ -1,0 +1,34 @@
+//===- CudaBackend.h - plans on a CUDA device -------------------*- C++ -*-===//
+//
+// The CUDA backend runs a plan's CUDA program (Plan::cuda) on a Device: a
+// real GPU or the CPU emulation. One device allocation holds the arena (laid
+// out by the plan), the scratch and the length cells; the executor keeps a
+// host mirror of the arena for initialisation, batches and checkpoints and
+// copies between the two at those points only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_CUDA_CUDABACKEND_H
+#define EMBC_RUNTIME_CUDA_CUDABACKEND_H
+
+#include "embc/runtime/cuda/Device.h"
+#include "embc/runtime/exec/Executor.h"
+
+#include <memory>
+
+namespace embc::runtime {
+
+struct CudaBackendOptions {
+  bool graphs = true; ///< capture each schedule once and replay it (CUDA graphs)
+  /// Bind kernels the codegen left unlowered (EMBC_CUDA_PARTIAL) as doing
+  /// nothing: emb-parity runs them on the CPU. Never for training.
+  bool allowMissing = false;
+};
+
+/// Throws PlanError when the plan has no CUDA program.
+std::unique_ptr<Backend> createCudaBackend(std::unique_ptr<cuda::Device> device,
+                                           CudaBackendOptions options = {});
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_CUDA_CUDABACKEND_H

@@ -1,0 +1,283 @@
+//===- CudaDenseLoweringTest.cpp - the dense family's CUDA lowerings ------===//
+//
+// Hand-made plans with one dense kernel each go through generateCuda: the
+// launches (GEMM specs read back with the runtime's gemmFromJson, epilogues,
+// beta, operand types, scratch), the generated source (entries defined,
+// expressions specialised on the attributes) and the errors for what the
+// lowerings refuse. Whether the kernels compute what the CPU computes is
+// emb-parity's job (test/e2e); this pins the lowering decisions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/passes/CudaCodegen.h"
+#include "embc/runtime/cuda/Device.h"
+
+#include <gtest/gtest.h>
+
+using namespace embc;
+namespace rt = embc::runtime;
+namespace cu = embc::runtime::cuda;
+
+namespace {
+
+/// A plan under construction: f32 buffers laid out one after another.
+struct PlanBuilder {
+  rt::Plan plan;
+  int64_t next = 0;
+
+  int32_t buffer(const std::string &name, std::vector<int64_t> shape) {
+    rt::Buffer b;
+    b.name = name;
+    b.shape = std::move(shape);
+    b.bytes = 4;
+    for (int64_t d : b.shape)
+      b.bytes *= d;
+    b.offset = next;
+    next += (b.bytes + 63) / 64 * 64;
+    plan.buffers.push_back(b);
+    return int32_t(plan.buffers.size() - 1);
+  }
+  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+              nlohmann::json attrs = nlohmann::json::object()) {
+    rt::Kernel k;
+    k.op = op;
+    k.inputs = std::move(in);
+    k.outputs = std::move(out);
+    k.attrs = std::move(attrs);
+    plan.step.push_back(k);
+  }
+  /// Runs the codegen; the launches of step kernel 0.
+  const std::vector<rt::CudaLaunch> &lower() {
+    std::string error;
+    EXPECT_TRUE(codegen::generateCuda(plan, error)) << error;
+    EXPECT_EQ(plan.cuda.step.size(), plan.step.size());
+    static const std::vector<rt::CudaLaunch> none;
+    return plan.cuda.step.empty() ? none : plan.cuda.step[0].launches;
+  }
+  /// Runs the codegen expecting it to fail; the message.
+  std::string failure() {
+    std::string error;
+    EXPECT_FALSE(codegen::generateCuda(plan, error));
+    return error;
+  }
+  /// Every kernel launch's entry is defined in the source.
+  void expectEntriesDefined() const {
+    for (const rt::CudaKernel &k : plan.cuda.step)
+      for (const rt::CudaLaunch &l : k.launches)
+        if (l.kind == "kernel")
+          EXPECT_NE(plan.cuda.source.find("void " + l.entry + "(EmbArgs a)"), std::string::npos)
+              << l.entry;
+  }
+};
+
+cu::GemmSpec gemmOf(const rt::CudaLaunch &l) {
+  EXPECT_EQ(l.kind, "gemm");
+  return cu::gemmFromJson(l.params);
+}
+
+TEST(CudaDenseLowering, DenseActReluIsOneGemmWithReluBias) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {64, 32}), w = p.buffer("w", {32, 16}), b = p.buffer("b", {16});
+  int32_t y = p.buffer("y", {64, 16});
+  p.kernel("dense_act", {x, w, b}, {y}, {{"kind", "relu"}, {"bias", true}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 1u);
+  cu::GemmSpec g = gemmOf(launches[0]);
+  EXPECT_EQ(g.epilogue, "relu_bias");
+  EXPECT_EQ(g.m, 64);
+  EXPECT_EQ(g.n, 16);
+  EXPECT_EQ(g.k, 32);
+  EXPECT_FALSE(g.transA);
+  EXPECT_FALSE(g.transB);
+  EXPECT_EQ(g.beta, 0.0f);
+  EXPECT_EQ(g.abType, "f32");
+  ASSERT_EQ(launches[0].args.size(), 4u);
+  EXPECT_EQ(launches[0].args[0].buffer, x);
+  EXPECT_EQ(launches[0].args[1].buffer, w);
+  EXPECT_EQ(launches[0].args[2].buffer, y);
+  EXPECT_EQ(launches[0].args[3].buffer, b);
+}
+
+TEST(CudaDenseLowering, DenseWithoutBiasOperandHasNoEpilogue) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {8, 4}), w = p.buffer("w", {4, 2}), y = p.buffer("y", {8, 2});
+  p.kernel("dense", {x, w}, {y}, {{"bias", false}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(gemmOf(launches[0]).epilogue, "none");
+  EXPECT_EQ(launches[0].args.size(), 3u);
+}
+
+TEST(CudaDenseLowering, SigmoidLayerKeepsPreActivationAndAppliesItInAKernel) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {64, 32}), w = p.buffer("w", {32, 16}), b = p.buffer("b", {16});
+  int32_t y = p.buffer("y", {64, 16}), z = p.buffer("z", {64, 16});
+  p.kernel("dense_act", {x, w, b}, {y, z}, {{"kind", "sigmoid"}, {"bias", true}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(gemmOf(launches[0]).epilogue, "bias");
+  EXPECT_EQ(launches[0].args[2].buffer, z);
+  EXPECT_EQ(launches[1].kind, "kernel");
+  EXPECT_NE(p.plan.cuda.source.find("emb_sigmoid(x0)"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, Bf16DenseRoundsOperandsIntoScratch) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {64, 32}), w = p.buffer("w", {32, 16}), y = p.buffer("y", {64, 16});
+  p.kernel("dense", {x, w}, {y}, {{"compute", "bf16"}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].kind, "kernel");
+  ASSERT_EQ(launches[0].args.size(), 4u); // x -> scratch, w -> scratch
+  cu::GemmSpec g = gemmOf(launches[1]);
+  EXPECT_EQ(g.abType, "bf16");
+  EXPECT_GE(launches[1].args[0].scratch, 0);
+  EXPECT_GE(launches[1].args[1].scratch, 0);
+  EXPECT_NE(launches[1].args[0].scratch, launches[1].args[1].scratch);
+  EXPECT_EQ(launches[1].args[2].buffer, y);
+  EXPECT_GE(p.plan.cuda.scratchBytes, (64 * 32 + 32 * 16) * 2);
+  EXPECT_NE(p.plan.cuda.source.find("emb_float_to_bf16"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, DenseActGradAccumulatesWeightAndBiasGradients) {
+  PlanBuilder p;
+  const int64_t B = 4096, K = 32, N = 48;
+  int32_t dy = p.buffer("dy", {B, N}), a = p.buffer("y", {B, N}), x = p.buffer("x", {B, K});
+  int32_t w = p.buffer("w", {K, N}), dz = p.buffer("dz", {B, N}), dw = p.buffer("dw", {K, N});
+  int32_t db = p.buffer("db", {N}), dx = p.buffer("dx", {B, K});
+  p.kernel("dense_act_grad", {dy, a, x, w}, {dz, dw, db, dx},
+           {{"kind", "tanh"}, {"from_output", true}, {"bias", true}, {"input_grad", true}});
+  const auto &launches = p.lower();
+  // dz + partial column sums, their total, dW, dx.
+  ASSERT_EQ(launches.size(), 4u);
+  EXPECT_EQ(launches[0].kind, "kernel");
+  EXPECT_EQ(launches[1].kind, "kernel");
+  EXPECT_EQ(launches[1].args.back().buffer, db);
+  cu::GemmSpec gw = gemmOf(launches[2]);
+  EXPECT_TRUE(gw.transA);
+  EXPECT_EQ(gw.beta, 1.0f);
+  EXPECT_EQ(gw.m, K);
+  EXPECT_EQ(gw.n, N);
+  EXPECT_EQ(gw.k, B);
+  EXPECT_EQ(launches[2].args[1].buffer, dz);
+  EXPECT_EQ(launches[2].args[2].buffer, dw);
+  cu::GemmSpec gx = gemmOf(launches[3]);
+  EXPECT_TRUE(gx.transB);
+  EXPECT_EQ(gx.beta, 0.0f);
+  EXPECT_EQ(gx.m, B);
+  EXPECT_EQ(gx.n, K);
+  EXPECT_EQ(gx.k, N);
+  EXPECT_EQ(launches[3].args[2].buffer, dx);
+  const std::string &src = p.plan.cuda.source;
+  EXPECT_NE(src.find("emb_tanh_grad_out(dy[i], act[i])"), std::string::npos);
+  EXPECT_NE(src.find("db[col] += sum"), std::string::npos);
+  // No float atomics anywhere.
+  EXPECT_EQ(src.find("atomicAdd(&"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, SmallBiasGradIsOnePassAndOverwrites) {
+  PlanBuilder p;
+  int32_t dy = p.buffer("dy", {16, 8}), db = p.buffer("db", {8});
+  p.kernel("bias_grad", {dy}, {db});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].args.back().buffer, db);
+  EXPECT_NE(p.plan.cuda.source.find("out[col] = s[0][tx]"), std::string::npos);
+}
+
+TEST(CudaDenseLowering, ElementwiseChainIsSpecialisedOnItsSteps) {
+  PlanBuilder p;
+  int32_t a = p.buffer("a", {32, 8}), c = p.buffer("c", {32, 8}), bias = p.buffer("bias", {8});
+  int32_t out0 = p.buffer("out0", {32, 8}), out1 = p.buffer("out1", {32, 8});
+  nlohmann::json ops = nlohmann::json::array();
+  ops.push_back({{"op", "add"}, {"args", {0, 1, 2}}, {"bias", true}});
+  ops.push_back({{"op", "activation"}, {"kind", "gelu"}, {"args", {3}}});
+  p.kernel("elementwise", {a, c, bias}, {out0, out1},
+           {{"width", 8}, {"ops", ops}, {"results", {4, 3}}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 1u);
+  const std::string &src = p.plan.cuda.source;
+  EXPECT_NE(src.find("const float t0 = x0 + x1 + x2;"), std::string::npos);
+  EXPECT_NE(src.find("const float t1 = emb_gelu(t0);"), std::string::npos);
+  EXPECT_NE(src.find("y0 = t1;"), std::string::npos);
+  EXPECT_NE(src.find("y1 = t0;"), std::string::npos);
+  // float4 with the bias read at the row's column (8 / 4 = 2 vectors a row).
+  EXPECT_NE(src.find("((const float4 *)p2)[i % 2]"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, CrossGradUsesBgradbInF32) {
+  PlanBuilder p;
+  const int64_t B = 64, D = 16;
+  int32_t dy = p.buffer("dy", {B, D}), x0 = p.buffer("x0", {B, D}), xl = p.buffer("xl", {B, D});
+  int32_t w = p.buffer("w", {D, D}), b = p.buffer("b", {D});
+  int32_t dx0 = p.buffer("dx0", {B, D}), dxl = p.buffer("dxl", {B, D});
+  int32_t dw = p.buffer("dw", {D, D}), db = p.buffer("db", {D});
+  p.kernel("cross_grad", {dy, x0, xl, w, b}, {dx0, dxl, dw, db});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 5u);
+  cu::GemmSpec gw = gemmOf(launches[1]);
+  EXPECT_EQ(gw.epilogue, "bgradb");
+  EXPECT_EQ(launches[1].args[3].buffer, db);
+  EXPECT_EQ(launches[1].args[1].buffer, dx0); // du
+  EXPECT_EQ(gemmOf(launches[2]).beta, 0.0f);
+  EXPECT_EQ(launches[2].args[2].buffer, dxl);
+  EXPECT_EQ(launches[3].args[2].buffer, dx0);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, ConcatAndSliceCopyColumns) {
+  PlanBuilder p;
+  int32_t a = p.buffer("a", {10, 4}), c = p.buffer("c", {10, 3}), y = p.buffer("y", {10, 7});
+  int32_t s = p.buffer("s", {10, 3});
+  p.kernel("concat", {a, c}, {y});
+  p.kernel("slice", {y}, {s}, {{"offset", 4}});
+  p.lower();
+  const std::string &src = p.plan.cuda.source;
+  // Width 3 rules out float4: scalar copies with the column shift baked in.
+  EXPECT_NE(src.find("y[i] = ((const float *)a.p[1])[r * 3 + c - 4];"), std::string::npos);
+  EXPECT_NE(src.find("y[i] = ((const float *)a.p[0])[r * 7 + c + 4];"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, IdenticalKernelsShareOneDefinition) {
+  PlanBuilder p;
+  int32_t a = p.buffer("a", {16, 8}), b = p.buffer("b", {16, 8});
+  int32_t y0 = p.buffer("y0", {16, 8}), y1 = p.buffer("y1", {16, 8});
+  int32_t g = p.buffer("g", {16, 8});
+  p.kernel("activation", {a}, {y0}, {{"kind", "tanh"}});
+  p.kernel("activation", {b}, {y1}, {{"kind", "tanh"}});
+  // Same body text (x0 + x1) as accumulate_grad's, under another name.
+  p.kernel("add", {a, b}, {y0}, {{"bias", false}});
+  p.kernel("accumulate_grad", {a}, {g});
+  p.lower();
+  const auto &step = p.plan.cuda.step;
+  ASSERT_EQ(step.size(), 4u);
+  EXPECT_EQ(step[0].launches[0].entry, step[1].launches[0].entry);
+  EXPECT_NE(step[2].launches[0].entry, step[3].launches[0].entry);
+  const std::string &src = p.plan.cuda.source;
+  const std::string tanh = "void " + step[0].launches[0].entry + "(EmbArgs a)";
+  EXPECT_EQ(src.find(tanh), src.rfind(tanh)); // defined once
+  p.expectEntriesDefined();
+}
+
+TEST(CudaDenseLowering, RefusesGeluFromOutput) {
+  PlanBuilder p;
+  int32_t dy = p.buffer("dy", {4, 4}), y = p.buffer("y", {4, 4}), dx = p.buffer("dx", {4, 4});
+  p.kernel("activation_grad", {dy, y}, {dx}, {{"kind", "gelu"}, {"from_output", true}});
+  EXPECT_NE(p.failure().find("gelu cannot be differentiated from its output"), std::string::npos);
+}
+
+TEST(CudaDenseLowering, RefusesMismatchedShapes) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {8, 4}), w = p.buffer("w", {5, 2}), y = p.buffer("y", {8, 2});
+  p.kernel("dense", {x, w}, {y});
+  std::string error = p.failure();
+  EXPECT_NE(error.find("step kernel 0 'dense'"), std::string::npos) << error;
+  EXPECT_NE(error.find("weight 'w' is [5 x 2], expected 4 x N"), std::string::npos) << error;
+}
+
+} // namespace
