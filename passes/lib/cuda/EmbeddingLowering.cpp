@@ -658,8 +658,8 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
 }
 
 rt::CudaLaunch emb::globalDecayLaunch(CudaEmitter &em, const Target &t, const OptSpec &o,
-                                      const std::string &gradScaleDecl, Args args,
                                       bool bailOnError) {
+  Args args;
   const int64_t n = t.rows * t.dim;
   const bool vec = n % 4 == 0;
   const int64_t items = vec ? n / 4 : n;
@@ -673,7 +673,6 @@ rt::CudaLaunch emb::globalDecayLaunch(CudaEmitter &em, const Target &t, const Op
 // row *= 1 - lr wd before the touched rows take their step.
 extern "C" __global__ void $ENTRY(EmbArgs a) {
   if (a.step->skip$BAIL) return;
-  $GSDECL
 $HYPER
   $TYPE *TBL = $TBLP;
   for (emb_i64 i = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x; i < $ITEMS;
@@ -685,7 +684,6 @@ $HYPER
                   {{"NAME", t.name},
                    {"ENTRY", entry},
                    {"BAIL", bailOnError ? " || a.step->error" : ""},
-                   {"GSDECL", gradScaleDecl},
                    {"HYPER", hyperCode(o, "1.0")},
                    {"TYPE", vec ? "emb_f4" : "float"},
                    {"TBLP", tbl},

@@ -184,9 +184,9 @@ std::string rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &o,
                           const Layout &l);
 
 /// A kernel scaling every row of an f32 table by DS = 1 - lr wd (global
-/// weight decay), vectorised, grid-stride. Returns its launch.
+/// weight decay), vectorised, grid-stride; with `bailOnError` it does
+/// nothing once a device error is set (embedding_update). Returns its launch.
 rt::CudaLaunch globalDecayLaunch(CudaEmitter &em, const Target &t, const OptSpec &o,
-                                 const std::string &gradScaleDecl, Args args,
                                  bool bailOnError);
 
 // Registration of each file's ops.

@@ -94,11 +94,8 @@ void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
     return "const double emb_gs = " + dlit(gradScale) +
            (clipped ? " * (double)" + args.buffer(k.inputs[2], "const float") + "[0]" : "") + ";";
   };
-  if (o.globalDecay) {
-    Args dargs;
-    const std::string decl = gradScaleDecl(dargs);
-    out.launches.push_back(globalDecayLaunch(em, t, o, decl, dargs, false));
-  }
+  if (o.globalDecay)
+    out.launches.push_back(globalDecayLaunch(em, t, o, false));
 
   Args args;
   const std::string rows = args.buffer(rowsBuf, "const emb_i64");
@@ -317,7 +314,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   //    is written, as on the CPU, which checks before it writes).
   const std::string gsDecl = "const double emb_gs = " + dlit(gradScale) + ";";
   if (o.globalDecay)
-    out.launches.push_back(globalDecayLaunch(em, t, o, gsDecl, Args(), true));
+    out.launches.push_back(globalDecayLaunch(em, t, o, true));
   if (P == 0)
     return; // no ids can ever come: the decay is the whole update
 
