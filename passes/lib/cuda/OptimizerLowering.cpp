@@ -342,13 +342,16 @@ $HYPER  const float *G = (const float *)a.p[0];
   const int lane = threadIdx.x & 31;
   const emb_i64 warps = ((emb_i64)gridDim.x * blockDim.x) >> 5;
   for (emb_i64 r = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < $ROWS; r += warps) {
-$CHAIN    double sq = 0.0;
+$CHAIN    // Every lane reads the accumulator before the warp sum (a warp-wide
+    // synchronisation): lane 0 writes it back below.
+    const float acc0 = A[at];
+    double sq = 0.0;
     for (emb_i64 e = lane; e < len; e += 32) {
       const double gi = (double)(GS * G[base + e] + $WD * W[base + e]);
       sq += gi * gi;
     }
     sq = emb_warp_sum_f64(sq);
-    const float acc = A[at] + (float)(sq / (double)len);
+    const float acc = acc0 + (float)(sq / (double)len);
     const float rowStep = LR / (sqrtf(acc) + $EPS);
     for (emb_i64 e = lane; e < len; e += 32)
       W[base + e] -= rowStep * (GS * G[base + e] + $WD * W[base + e]);
