@@ -51,11 +51,11 @@ def variants(examples, models):
         for dtype in ("f16", "bf16", "int8", "int4"):
             m = copy.deepcopy(model)
             m.setdefault("plan", {})["quantize"] = {"f16": "fp16"}.get(dtype, dtype)
-            yield f"{stem}-{dtype}", m, [], 1e-5
+            yield f"{stem}-table-{dtype}", m, [], 1e-5
         for precision in ("bf16", "fp16"):
             m = copy.deepcopy(model)
             m["training"]["precision"] = precision
-            yield f"{stem}-{precision}", m, [], 1e-2
+            yield f"{stem}-compute-{precision}", m, [], 1e-2
         m = copy.deepcopy(model)
         m["training"]["grad_clip_norm"] = 0.5
         yield stem + "-clip", m, [], 1e-5
