@@ -27,9 +27,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ -z "$embc" ]]; then
-  for candidate in "$root/build/bin/embc" /work/build-gpu/bin/embc; do
-    [[ -x "$candidate" ]] && { embc="$candidate"; break; }
-  done
+  embc="$root/build/bin/embc"
 fi
 [[ -x "$embc" ]] || { echo "prepare.sh: no embc found; pass --embc PATH" >&2; exit 1; }
 
@@ -37,9 +35,10 @@ cache="$here/.cache"
 mkdir -p "$cache/plans"
 model="$here/dlrm_mlperf_gpu.json"
 echo "== plans (embc: $embc)"
-"$embc" "$model" -o "$cache/plans/dlrm.plan" > "$cache/plans/dlrm.report.txt"
-"$embc" "$model" --no-pack -o "$cache/plans/dlrm_nopack.plan" > /dev/null
-"$embc" "$model" --no-fuse -o "$cache/plans/dlrm_nofuse.plan" > /dev/null
+# --cuda: the plans carry their CUDA program (embrun --device cuda needs it).
+"$embc" "$model" --cuda -o "$cache/plans/dlrm.plan" > "$cache/plans/dlrm.report.txt"
+"$embc" "$model" --cuda --no-pack -o "$cache/plans/dlrm_nopack.plan" > /dev/null
+"$embc" "$model" --cuda --no-fuse -o "$cache/plans/dlrm_nofuse.plan" > /dev/null
 cp "$model" "$cache/plans/"
 ls -la "$cache/plans"
 

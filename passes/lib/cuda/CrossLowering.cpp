@@ -47,7 +47,7 @@ void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg x0 = CudaEmitter::buf(k.inputs[0]), xl = CudaEmitter::buf(k.inputs[1]);
   const Arg w = CudaEmitter::buf(k.inputs[2]), b = CudaEmitter::buf(k.inputs[3]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
   const std::vector<Arg> r = emitRoundedOperands(em, out, abType, {{xl, B * D}, {w, D * D}});
   emitGemm(out, makeGemm(B, D, D, false, false, abType), r[0], r[1], y);
   Elementwise e;
@@ -79,7 +79,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg b = CudaEmitter::buf(k.inputs[4]);
   const Arg dx0 = CudaEmitter::buf(k.outputs[0]), dxl = CudaEmitter::buf(k.outputs[1]);
   const Arg dw = CudaEmitter::buf(k.outputs[2]), db = CudaEmitter::buf(k.outputs[3]);
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
 
   // du = dy * x0, into dx0.
   Elementwise du;

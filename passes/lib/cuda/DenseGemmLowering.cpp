@@ -62,7 +62,7 @@ void lowerDense(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   std::optional<Arg> b;
   if (bias)
     b = biasArg(em, k.inputs[2], N);
-  forwardGemm(em, out, abTypeOf(k), CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
+  forwardGemm(em, out, computeTypeOf(k), CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
               CudaEmitter::buf(k.outputs[0]), B, K, N, bias ? "bias" : "none", b);
 }
 
@@ -87,7 +87,7 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   std::optional<Arg> b;
   if (bias)
     b = biasArg(em, k.inputs[2], N);
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
   const Arg x = CudaEmitter::buf(k.inputs[0]), w = CudaEmitter::buf(k.inputs[1]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
   const std::string biasEpilogue = bias ? "bias" : "none";
@@ -194,7 +194,7 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   }
   const Arg g = activated ? *dz : dy;
 
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
   std::vector<std::pair<Arg, int64_t>> operands = {{x, B * K}, {g, B * N}};
   if (dx)
     operands.push_back({w, K * N});
@@ -213,7 +213,7 @@ void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   const int64_t B = dyb.shape[0], N = dyb.shape[1];
   const int64_t K = f32Matrix(em, k.inputs[1], -1, N, "weight").shape[0];
   f32Matrix(em, k.outputs[0], B, K, "input gradient");
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
   const std::vector<Arg> r = emitRoundedOperands(
       em, out, abType,
       {{CudaEmitter::buf(k.inputs[0]), B * N}, {CudaEmitter::buf(k.inputs[1]), K * N}});
@@ -231,7 +231,7 @@ void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
   if (numel(dw) != K * N)
     throw CodegenError("weight gradient '" + dw.name + "' has " + std::to_string(numel(dw)) +
                        " elements, expected " + std::to_string(K * N));
-  const std::string abType = abTypeOf(k);
+  const std::string abType = computeTypeOf(k);
   const std::vector<Arg> r = emitRoundedOperands(
       em, out, abType,
       {{CudaEmitter::buf(k.inputs[0]), B * K}, {CudaEmitter::buf(k.inputs[1]), B * N}});

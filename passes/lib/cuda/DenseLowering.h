@@ -43,23 +43,8 @@ void registerCrossLowerings(LoweringTable &table);       // CrossLowering.cpp
 
 // --- Operands -----------------------------------------------------------------
 
-/// Elements of a buffer (its capacity for a dynamic one, as the CPU uses).
-int64_t numel(const runtime::Buffer &buffer);
-/// The buffer `id`, which must be f32; `what` names it in the error.
-const runtime::Buffer &f32Buffer(const CudaEmitter &em, int32_t id, const std::string &what);
-/// The f32 matrix `id`, which must be rows x cols (either -1: any).
-const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
-                                 const std::string &what);
-/// Fails unless `kernel` has exactly `ins` inputs and `outs` outputs.
-void expectCounts(const runtime::Kernel &kernel, size_t ins, size_t outs);
-/// Whether an arg's address is 16-byte aligned in every micro-batch slot,
-/// so float4 accesses are legal. Scratch is 256-aligned; a buffer needs a
-/// 16-aligned offset and, with several slots, a slot stride that keeps it.
-bool aligned16(const CudaEmitter &em, const runtime::CudaArg &arg);
-
-/// The GEMM operand type of a dense kernel's `compute` attribute: "f32"
-/// (absent or fp32), "bf16" or "f16".
-std::string abTypeOf(const runtime::Kernel &kernel);
+// numel, f32Buffer, f32Matrix, expectCounts, aligned16, computeTypeOf and
+// gridFor are the shared ones of Emitter.h.
 
 // --- Activations ----------------------------------------------------------------
 
@@ -104,8 +89,6 @@ struct Elementwise {
 };
 void emitElementwise(CudaEmitter &em, const Elementwise &spec, runtime::CudaKernel &out);
 
-/// Launch geometry of a grid-stride kernel over `count` items.
-int64_t gridFor(int64_t count, int64_t block);
 
 // --- GEMMs ---------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ Shape shapeOf(CudaEmitter &em, int32_t lhs, int32_t rhs) {
   const rt::Buffer &l = f32Matrix(em, lhs, -1, -1, "lhs");
   s.B = l.shape[0];
   s.D = l.shape[1];
-  const rt::Buffer &r = f32(em, rhs, "rhs");
+  const rt::Buffer &r = f32Buffer(em, rhs, "rhs");
   if (r.shape.size() == 3) {
     if (r.shape[0] != s.B || r.shape[2] != s.D || r.shape[1] < 1)
       throw CodegenError("rhs '" + r.name + "' is not " + std::to_string(s.B) + " x K x " +
@@ -43,7 +43,7 @@ Shape shapeOf(CudaEmitter &em, int32_t lhs, int32_t rhs) {
 void lowerDot(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
   const Shape s = shapeOf(em, k.inputs[0], k.inputs[1]);
-  if (numel(f32(em, k.outputs[0], "output")) != s.B * s.perRow)
+  if (numel(f32Buffer(em, k.outputs[0], "output")) != s.B * s.perRow)
     throw CodegenError("output has " + std::to_string(numel(em.buffer(k.outputs[0]))) +
                        " values, expected " + std::to_string(s.B * s.perRow));
   std::vector<rt::CudaArg> args = {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
@@ -97,11 +97,11 @@ $SUM    Y[i] = ((l0 + l1) + l2) + l3;
 void lowerDotGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 3, 2);
   const Shape s = shapeOf(em, k.inputs[1], k.inputs[2]);
-  if (numel(f32(em, k.inputs[0], "output gradient")) != s.B * s.perRow)
+  if (numel(f32Buffer(em, k.inputs[0], "output gradient")) != s.B * s.perRow)
     throw CodegenError("output gradient has " + std::to_string(numel(em.buffer(k.inputs[0]))) +
                        " values, expected " + std::to_string(s.B * s.perRow));
   f32Matrix(em, k.outputs[0], s.B, s.D, "lhs gradient");
-  if (numel(f32(em, k.outputs[1], "rhs gradient")) != s.B * s.perRow * s.D)
+  if (numel(f32Buffer(em, k.outputs[1], "rhs gradient")) != s.B * s.perRow * s.D)
     throw CodegenError("rhs gradient has " + std::to_string(numel(em.buffer(k.outputs[1]))) +
                        " values, expected " + std::to_string(s.B * s.perRow * s.D));
   std::vector<rt::CudaArg> args;

@@ -46,23 +46,6 @@ std::string emb::ulit(uint64_t v) {
   return text;
 }
 
-/// A double literal that round-trips exactly.
-static std::string dlit(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  std::string s = text;
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
-int64_t emb::numel(const rt::Buffer &b) {
-  int64_t n = 1;
-  for (int64_t d : b.shape)
-    n *= d;
-  return n;
-}
-
 int64_t emb::leading(const rt::Buffer &b) { return b.shape.empty() ? 1 : b.shape[0]; }
 
 int emb::bitWidth(uint64_t x) {
@@ -490,13 +473,13 @@ std::string emb::hyperCode(const OptSpec &o, const std::string &gradScale) {
   const float DS = (float)(1.0 - emb_lr * $WDD);
   (void)LR; (void)GS; (void)DS;
 )",
-                           {{"LRBASE", dlit(o.lr)}, {"GSCALE", gradScale}, {"WDD", dlit(o.wd)}});
+                           {{"LRBASE", doubleLiteral(o.lr)}, {"GSCALE", gradScale}, {"WDD", doubleLiteral(o.wd)}});
   if (o.adamFamily())
     code += subst(R"(
   const float IB1 = (float)(1.0 / (1.0 - emb_pow_int($B1D, a.step->optimizerStep)));
   const float IB2 = (float)(1.0 / (1.0 - emb_pow_int($B2D, a.step->optimizerStep)));
 )",
-                  {{"B1D", dlit(o.beta1)}, {"B2D", dlit(o.beta2)}});
+                  {{"B1D", doubleLiteral(o.beta1)}, {"B2D", doubleLiteral(o.beta2)}});
   return code;
 }
 
@@ -533,7 +516,7 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
   std::map<std::string, std::string> v = {
       {"K", K},
       {"D", D},
-      {"LRD", dlit(o.lr)},
+      {"LRD", doubleLiteral(o.lr)},
       {"WD", floatLiteral(o.coupled ? o.wd : 0.0)},
       {"LWD", floatLiteral(o.wd)},
       {"MOM", floatLiteral(o.momentum)},

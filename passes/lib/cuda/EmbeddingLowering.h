@@ -123,7 +123,6 @@ public:
 };
 
 /// Elements of a buffer; its leading dimension.
-int64_t numel(const rt::Buffer &b);
 int64_t leading(const rt::Buffer &b);
 
 /// Number of bits needed to write x (0 for 0).

@@ -45,7 +45,7 @@ double realAttr(const rt::Kernel &k, const char *name) {
 }
 
 /// A double literal that round-trips exactly.
-std::string dlit(double v) {
+std::string doubleLiteral(double v) {
   char text[64];
   std::snprintf(text, sizeof text, "%.17g", v);
   std::string s = text;
@@ -91,7 +91,7 @@ void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
 
   // factor = grad_scale x the clip scale, in double as the CPU.
   auto gradScaleDecl = [&](Args &args) {
-    return "const double emb_gs = " + dlit(gradScale) +
+    return "const double emb_gs = " + doubleLiteral(gradScale) +
            (clipped ? " * (double)" + args.buffer(k.inputs[2], "const float") + "[0]" : "") + ";";
   };
   if (o.globalDecay)
@@ -312,7 +312,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
 
   // 3. Global decay of every row (after the key pass: a bad id means nothing
   //    is written, as on the CPU, which checks before it writes).
-  const std::string gsDecl = "const double emb_gs = " + dlit(gradScale) + ";";
+  const std::string gsDecl = "const double emb_gs = " + doubleLiteral(gradScale) + ";";
   if (o.globalDecay)
     out.launches.push_back(globalDecayLaunch(em, t, o, true));
   if (P == 0)

@@ -123,6 +123,30 @@ bool boolAttr(const runtime::Kernel &kernel, const char *name, bool absent = fal
 std::string stringAttr(const runtime::Kernel &kernel, const char *name);
 /// A float literal that round-trips exactly ("1.00000001e-08f").
 std::string floatLiteral(double value);
+/// A double literal that round-trips exactly ("0.10000000000000001").
+std::string doubleLiteral(double value);
+
+// Operand checks shared by the lowerings (LoweringSupport.cpp); each throws
+// CodegenError saying what is wrong with which operand.
+
+/// Elements of a buffer (its capacity for a dynamic one, as the CPU uses).
+int64_t numel(const runtime::Buffer &buffer);
+/// The buffer `id`, which must be f32; `what` names it in the error.
+const runtime::Buffer &f32Buffer(const CudaEmitter &em, int32_t id, const std::string &what);
+/// The f32 matrix `id`, which must be rows x cols (either -1: any) and non-empty.
+const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
+                                 const std::string &what);
+/// Fails unless `kernel` has exactly `ins` inputs and `outs` outputs.
+void expectCounts(const runtime::Kernel &kernel, size_t ins, size_t outs);
+/// Whether an arg's address is 16-byte aligned in every micro-batch slot,
+/// so float4 accesses are legal (scratch is 256-aligned).
+bool aligned16(const CudaEmitter &em, const runtime::CudaArg &arg);
+/// The compute type of a kernel's optional `compute` attribute: "f32"
+/// (absent or fp32), "bf16" or "f16".
+std::string computeTypeOf(const runtime::Kernel &kernel);
+/// Blocks for `count` items of `block` threads with a grid-stride loop
+/// (capped to fill an H200 twice over).
+int64_t gridFor(int64_t count, int64_t block);
 
 } // namespace embc::codegen
 

@@ -101,7 +101,7 @@ void lowerClipGradNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
                        std::to_string(k.inputs.size()) + " and " +
                        std::to_string(k.outputs.size()));
   const double maxNorm = realAttr(k, "max_norm"), gradScale = realAttr(k, "grad_scale");
-  if (numel(f32(em, k.outputs[0], "clip scale")) < 1)
+  if (numel(f32Buffer(em, k.outputs[0], "clip scale")) < 1)
     throw CodegenError("the clip scale output is empty");
   useHelpers(em);
   const std::vector<Segment> segs = gradSegments(em, k.inputs, "gradient");
@@ -182,8 +182,8 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 )CUDA",
                   {{"NAME", fin},
                    {"PARTIALS", lit(partials)},
-                   {"GSCALE", dlit(gradScale)},
-                   {"MAXNORM", dlit(maxNorm)}}));
+                   {"GSCALE", doubleLiteral(gradScale)},
+                   {"MAXNORM", doubleLiteral(maxNorm)}}));
   out.launches.push_back(CudaEmitter::kernelLaunch(
       fin, {CudaEmitter::scratchAt(partialAt), CudaEmitter::buf(k.outputs[0])}, 1, kBlock));
 }
@@ -196,7 +196,7 @@ void lowerUnscaleGrads(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
                        std::to_string(k.inputs.size()) + " and " +
                        std::to_string(k.outputs.size()));
   for (int32_t o : k.outputs)
-    if (f32(em, o, "gradient").role != rt::BufferRole::Grad)
+    if (f32Buffer(em, o, "gradient").role != rt::BufferRole::Grad)
       throw CodegenError("output '" + em.buffer(o).name + "' is not a gradient");
   useHelpers(em);
   const std::vector<Segment> segs = gradSegments(em, k.outputs, "gradient");

@@ -360,7 +360,7 @@ void readFeatures(CudaEmitter &em, const rt::Kernel &k, size_t first, Spec &s) {
     f32Matrix(em, k.inputs[i], s.B, s.D, "interaction input");
   s.self = boolAttr(k, "self");
   s.P = pairCount(s.F, s.self);
-  s.compute = computeOf(k);
+  s.compute = computeTypeOf(k);
 }
 
 void lowerInteraction(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {

@@ -41,7 +41,7 @@ LossShape shapeOf(CudaEmitter &em, const rt::Kernel &k) {
       s.kind != "neg_sampling")
     throw CodegenError("unknown loss '" + s.kind + "'");
   const rt::Buffer &in = f32Matrix(em, k.inputs[0], -1, -1, "loss input");
-  const rt::Buffer &target = f32(em, k.inputs[1], "loss target");
+  const rt::Buffer &target = f32Buffer(em, k.inputs[1], "loss target");
   s.B = in.shape[0];
   if (s.kind == "neg_sampling") {
     if (in.shape[1] != 1)
@@ -74,7 +74,7 @@ std::string classIndexCode(CudaEmitter &em, const LossShape &s) {
 void lowerLoss(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
   const LossShape s = shapeOf(em, k);
-  if (numel(f32(em, k.outputs[0], "loss output")) != 1)
+  if (numel(f32Buffer(em, k.outputs[0], "loss output")) != 1)
     throw CodegenError("the loss output must hold 1 value");
   useHelpers(em);
   std::string row;
@@ -146,9 +146,9 @@ void lowerLossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const LossShape s = shapeOf(em, k);
   const bool twoSided = s.kind == "neg_sampling";
   expectCounts(k, 2, twoSided ? 2 : 1);
-  if (numel(f32(em, k.outputs[0], "input gradient")) != numel(em.buffer(k.inputs[0])))
+  if (numel(f32Buffer(em, k.outputs[0], "input gradient")) != numel(em.buffer(k.inputs[0])))
     throw CodegenError("the input gradient's size differs from the input's");
-  if (twoSided && numel(f32(em, k.outputs[1], "target gradient")) != s.B * s.C)
+  if (twoSided && numel(f32Buffer(em, k.outputs[1], "target gradient")) != s.B * s.C)
     throw CodegenError("the negative-score gradient's size differs from the scores'");
   const bool scaled = boolAttr(k, "loss_scaled");
   if (scaled && !em.plan().config.lossScaling.enabled)

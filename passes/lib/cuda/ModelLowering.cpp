@@ -56,15 +56,6 @@ std::string model::lit(int64_t v) {
   return std::to_string(v) + (small ? "" : "ll");
 }
 
-std::string model::dlit(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  std::string s = text;
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
 // --- Attributes and operands -----------------------------------------------------------
 
 double model::realAttr(const rt::Kernel &k, const char *name) {
@@ -87,90 +78,12 @@ std::vector<int64_t> model::intsAttr(const rt::Kernel &k, const char *name) {
   return out;
 }
 
-int64_t model::numel(const rt::Buffer &b) {
-  int64_t n = 1;
-  for (int64_t d : b.shape)
-    n *= d;
-  return n;
-}
-
-const rt::Buffer &model::f32(const CudaEmitter &em, int32_t id, const std::string &what) {
-  if (id < 0 || size_t(id) >= em.plan().buffers.size())
-    throw CodegenError(what + ": buffer " + std::to_string(id) + " is not in the plan");
-  const rt::Buffer &b = em.buffer(id);
-  if (b.dtype != rt::DType::F32)
-    throw CodegenError(what + " '" + b.name + "' is " + rt::dtypeName(b.dtype) +
-                       ", expected f32");
-  if (b.shape.empty())
-    throw CodegenError(what + " '" + b.name + "' has no shape");
-  return b;
-}
-
-const rt::Buffer &model::f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows,
-                                   int64_t cols, const std::string &what) {
-  const rt::Buffer &b = f32(em, id, what);
-  auto text = [](int64_t v, const char *any) { return v >= 0 ? std::to_string(v) : any; };
-  if (b.shape.size() != 2 || (rows >= 0 && b.shape[0] != rows) ||
-      (cols >= 0 && b.shape[1] != cols)) {
-    std::string shape;
-    for (size_t i = 0; i < b.shape.size(); ++i)
-      shape += (i ? " x " : "") + std::to_string(b.shape[i]);
-    throw CodegenError(what + " '" + b.name + "' is [" + shape + "], expected " +
-                       text(rows, "B") + " x " + text(cols, "N"));
-  }
-  if (b.shape[0] < 1 || b.shape[1] < 1)
-    throw CodegenError(what + " '" + b.name + "' is empty");
-  return b;
-}
-
-void model::expectCounts(const rt::Kernel &k, size_t ins, size_t outs) {
-  if (k.inputs.size() != ins || k.outputs.size() != outs)
-    throw CodegenError("expected " + std::to_string(ins) + " inputs and " + std::to_string(outs) +
-                       " outputs, got " + std::to_string(k.inputs.size()) + " and " +
-                       std::to_string(k.outputs.size()));
-}
-
-std::string model::computeOf(const rt::Kernel &k) {
-  auto it = k.attrs.find("compute");
-  if (it == k.attrs.end())
-    return "f32";
-  if (!it->is_string())
-    throw CodegenError("attribute 'compute' is not a string");
-  const std::string c = it->get<std::string>();
-  if (c == "fp32")
-    return "f32";
-  if (c == "bf16")
-    return "bf16";
-  if (c == "fp16")
-    return "f16";
-  throw CodegenError("unknown compute type '" + c + "' (expected fp32, bf16 or fp16)");
-}
-
 std::string model::roundExpr(const std::string &compute, const std::string &x) {
   if (compute == "bf16")
     return "emb_bf16_to_float(emb_float_to_bf16(" + x + "))";
   if (compute == "f16")
     return "emb_half_to_float(emb_float_to_half(" + x + "))";
   return x;
-}
-
-bool model::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
-  if (arg.buffer < 0)
-    return arg.scratch >= 0 && arg.scratch % 16 == 0;
-  // Every slot (micro-batch copy) must keep the alignment, and so must the
-  // parent of a view (its offset is absolute in the arena either way).
-  auto keeps = [](const rt::Buffer &b) {
-    return b.offset % 16 == 0 && (b.slots == 1 || b.bytes % 16 == 0);
-  };
-  const rt::Buffer &b = em.buffer(arg.buffer);
-  return keeps(b) && (b.parent < 0 || keeps(em.buffer(b.parent)));
-}
-
-int64_t model::gridFor(int64_t count, int64_t block) {
-  // Twice an H200's resident blocks at 256 threads (132 SMs x 8 x 2); a
-  // grid-stride loop covers the rest.
-  constexpr int64_t kMaxBlocks = 2112;
-  return std::clamp<int64_t>((count + block - 1) / block, 1, kMaxBlocks);
 }
 
 // --- Device helpers -------------------------------------------------------------------
@@ -254,7 +167,7 @@ std::vector<Segment> model::gradSegments(const CudaEmitter &em, const std::vecto
                                          const std::string &what) {
   std::vector<Segment> segs;
   for (int32_t id : ids) {
-    const rt::Buffer &b = f32(em, id, what);
+    const rt::Buffer &b = f32Buffer(em, id, what);
     Segment s;
     s.buffer = CudaEmitter::buf(id);
     s.elements = numel(b);

@@ -30,37 +30,22 @@ std::string subst(const std::string &text, const Vars &vars);
 
 /// Integer literal ("123" or "123ll" past 32 bits).
 std::string lit(int64_t v);
-/// A double literal that round-trips exactly.
-std::string dlit(double v);
 
 /// A numeric (integer or floating) attribute.
 double realAttr(const runtime::Kernel &k, const char *name);
 /// A list-of-integers attribute.
 std::vector<int64_t> intsAttr(const runtime::Kernel &k, const char *name);
 
-int64_t numel(const runtime::Buffer &b);
-/// The buffer `id`, which must be f32; `what` names it in errors.
-const runtime::Buffer &f32(const CudaEmitter &em, int32_t id, const std::string &what);
-/// An f32 rows x cols matrix (-1: any).
-const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
-                                 const std::string &what);
-void expectCounts(const runtime::Kernel &k, size_t ins, size_t outs);
 
-/// "f32", "bf16" or "f16" from the optional `compute` attribute.
-std::string computeOf(const runtime::Kernel &k);
 /// `x` rounded to the compute type as the CPU's Rounding.h does (x itself
 /// for f32).
 std::string roundExpr(const std::string &compute, const std::string &x);
 
-/// Whether an arg's address is 16-byte aligned in every slot (float4 access).
-bool aligned16(const CudaEmitter &em, const runtime::CudaArg &arg);
 
 /// Device helpers of this family (appended once): emb_log1pf, the stable
 /// sigmoid, beta^t, and emb_block_sum_f64 (a deterministic block sum).
 void useHelpers(CudaEmitter &em);
 
-/// A grid for `count` items of `block` threads each with a grid-stride loop.
-int64_t gridFor(int64_t count, int64_t block);
 
 /// One buffer of a segmented launch: `elements` values at a.p[arg], of which
 /// the first length x rowElements are live when `length` >= 0 (a dynamic

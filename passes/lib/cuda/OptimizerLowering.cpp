@@ -89,15 +89,15 @@ std::string hyperCode(const Update &u) {
   const float GS = (float)($GSD * $CLIP);
   const float DS = (float)(1.0 - emb_lr * $WDD);
 )CUDA",
-                           {{"LRD", dlit(o.p.lr)},
-                            {"GSD", dlit(u.gradScale)},
+                           {{"LRD", doubleLiteral(o.p.lr)},
+                            {"GSD", doubleLiteral(u.gradScale)},
                             {"CLIP", u.clipped ? "(double)*(const float *)a.p[1]" : "1.0"},
-                            {"WDD", dlit(o.p.weightDecay)}});
+                            {"WDD", doubleLiteral(o.p.weightDecay)}});
   if (o.adamFamily())
     code += subst(R"CUDA(  const float IB1 = (float)(1.0 / (1.0 - emb_powi_f64($B1D, a.step->optimizerStep)));
   const float IB2 = (float)(1.0 / (1.0 - emb_powi_f64($B2D, a.step->optimizerStep)));
 )CUDA",
-                  {{"B1D", dlit(o.p.beta1)}, {"B2D", dlit(o.p.beta2)}});
+                  {{"B1D", doubleLiteral(o.p.beta1)}, {"B2D", doubleLiteral(o.p.beta2)}});
   else
     code += "  const float IB1 = 0.0f, IB2 = 0.0f;\n";
   return code + "  (void)LR; (void)GS; (void)DS; (void)IB1; (void)IB2;\n";
@@ -381,14 +381,14 @@ void readArgs(CudaEmitter &em, const rt::Kernel &k, Update &u, int64_t stateElem
   u.clipped = k.inputs.size() == 2;
   expectCounts(k, u.clipped ? 2 : 1, size_t(1 + u.opt.states));
   u.gradScale = realAttr(k, "grad_scale");
-  if (numel(f32(em, k.inputs[0], "gradient")) < u.n)
+  if (numel(f32Buffer(em, k.inputs[0], "gradient")) < u.n)
     throw CodegenError("gradient '" + em.buffer(k.inputs[0]).name + "' is smaller than '" +
                        u.name + "'");
-  if (u.clipped && numel(f32(em, k.inputs[1], "clip scale")) < 1)
+  if (u.clipped && numel(f32Buffer(em, k.inputs[1], "clip scale")) < 1)
     throw CodegenError("the clip scale is empty");
   for (size_t i = 1; i < k.outputs.size(); ++i) {
     const int64_t want = u.opt.kind == "rowwise_adagrad" ? stateElems : u.n;
-    if (numel(f32(em, k.outputs[i], "optimizer state")) < want)
+    if (numel(f32Buffer(em, k.outputs[i], "optimizer state")) < want)
       throw CodegenError("optimizer state '" + em.buffer(k.outputs[i]).name + "' holds " +
                          std::to_string(numel(em.buffer(k.outputs[i]))) + " values, expected " +
                          std::to_string(want));
@@ -409,7 +409,7 @@ void lowerUpdateParam(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
   u.opt = optOf(p.optimizer, p.name);
   if (k.outputs.empty())
     throw CodegenError("expected the parameter's values as output 0");
-  const rt::Buffer &w = f32(em, k.outputs[0], "parameter");
+  const rt::Buffer &w = f32Buffer(em, k.outputs[0], "parameter");
   u.n = numel(w);
   Member m;
   m.n = u.n;
@@ -431,14 +431,14 @@ void lowerUpdatePacked(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   if (k.inputs.empty() || k.outputs.empty() || k.inputs[0] != pack.grad ||
       k.outputs[0] != pack.buffer)
     throw CodegenError("must read the pack's gradient and write its values");
-  const rt::Buffer &whole = f32(em, pack.buffer, "pack");
+  const rt::Buffer &whole = f32Buffer(em, pack.buffer, "pack");
   u.n = numel(whole);
   int64_t stateElems = 0;
   for (int32_t mi : pack.members) {
     if (mi < 0 || mi >= int32_t(plan.params.size()))
       throw CodegenError("pack member " + std::to_string(mi) + " out of range");
     const rt::Param &param = plan.params[size_t(mi)];
-    const rt::Buffer &values = f32(em, param.buffer, "pack member");
+    const rt::Buffer &values = f32Buffer(em, param.buffer, "pack member");
     Member m;
     m.offset = (values.offset - whole.offset) / 4;
     m.n = numel(values);

@@ -12,7 +12,7 @@
 // statically (CUDA::cudart_static) and opens libcuda.so.1 itself when first
 // used, so embrun starts - and runs plans on the CPU - on machines with no
 // NVIDIA driver at all; linking libcuda directly would make the loader refuse
-// to start it there (the toolkit only ships a link stub). The runtime API
+// to start it there (the toolkit ships only a link-time libcuda.so). The runtime API
 // has everything the driver API offered here, including loading CUBINs.
 // cudaDeviceAvailable dlopen()s libcuda.so.1 first only to say "no driver"
 // rather than the runtime's misleading "driver version is insufficient".

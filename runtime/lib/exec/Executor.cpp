@@ -82,6 +82,8 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     state_.length[i] = plan_.buffers[i].dynamic ? 0 : plan_.buffers[i].shape[0];
   for (size_t i = 0; i < plan_.inputs.size(); ++i)
     allInputs_.push_back(i);
+  for (int64_t i = 0; i < plan_.forwardKernels; ++i)
+    forwardList_.push_back(size_t(i));
   prepareSchedule();
 }
 
@@ -299,9 +301,6 @@ void Executor::zeroGradients() {
 }
 
 float Executor::forward() {
-  if (forwardList_.empty() && plan_.forwardKernels > 0)
-    for (int64_t i = 0; i < plan_.forwardKernels; ++i)
-      forwardList_.push_back(size_t(i));
   backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
   backend_->finish(state_);
   fetchOutputs();

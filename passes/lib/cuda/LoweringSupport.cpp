@@ -1,0 +1,97 @@
+//===- LoweringSupport.cpp - operand checks and literals every family uses ===//
+
+#include "Emitter.h"
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace embc;
+using namespace embc::codegen;
+namespace rt = embc::runtime;
+
+int64_t codegen::numel(const rt::Buffer &b) {
+  int64_t n = 1;
+  for (int64_t d : b.shape)
+    n *= d;
+  return n;
+}
+
+static std::string shapeText(const rt::Buffer &b) {
+  std::string s = "[";
+  for (size_t i = 0; i < b.shape.size(); ++i)
+    s += (i ? " x " : "") + std::to_string(b.shape[i]);
+  return s + "]";
+}
+
+const rt::Buffer &codegen::f32Buffer(const CudaEmitter &em, int32_t id, const std::string &what) {
+  if (id < 0 || size_t(id) >= em.plan().buffers.size())
+    throw CodegenError(what + ": buffer " + std::to_string(id) + " is not in the plan");
+  const rt::Buffer &b = em.buffer(id);
+  if (b.dtype != rt::DType::F32)
+    throw CodegenError(what + " '" + b.name + "' is " + rt::dtypeName(b.dtype) +
+                       ", expected f32");
+  return b;
+}
+
+const rt::Buffer &codegen::f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
+                                     const std::string &what) {
+  const rt::Buffer &b = f32Buffer(em, id, what);
+  if (b.shape.size() != 2 || (rows >= 0 && b.shape[0] != rows) || (cols >= 0 && b.shape[1] != cols))
+    throw CodegenError(what + " '" + b.name + "' is " + shapeText(b) + ", expected " +
+                       (rows >= 0 ? std::to_string(rows) : "B") + " x " +
+                       (cols >= 0 ? std::to_string(cols) : "N"));
+  if (b.shape[0] < 1 || b.shape[1] < 1)
+    throw CodegenError(what + " '" + b.name + "' is empty " + shapeText(b));
+  return b;
+}
+
+void codegen::expectCounts(const rt::Kernel &k, size_t ins, size_t outs) {
+  if (k.inputs.size() != ins || k.outputs.size() != outs)
+    throw CodegenError("expected " + std::to_string(ins) + " inputs and " + std::to_string(outs) +
+                       " outputs, got " + std::to_string(k.inputs.size()) + " and " +
+                       std::to_string(k.outputs.size()));
+}
+
+bool codegen::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
+  if (arg.buffer < 0)
+    return arg.scratch >= 0 && arg.scratch % 16 == 0;
+  // Every slot (micro-batch copy) must keep the alignment, and so must the
+  // parent of a view (its offset is absolute in the arena either way).
+  auto keeps = [](const rt::Buffer &b) {
+    return b.offset % 16 == 0 && (b.slots == 1 || b.bytes % 16 == 0);
+  };
+  const rt::Buffer &b = em.buffer(arg.buffer);
+  return keeps(b) && (b.parent < 0 || keeps(em.buffer(b.parent)));
+}
+
+std::string codegen::computeTypeOf(const rt::Kernel &k) {
+  auto it = k.attrs.find("compute");
+  if (it == k.attrs.end())
+    return "f32";
+  if (!it->is_string())
+    throw CodegenError("attribute 'compute' is not a string");
+  const std::string c = it->get<std::string>();
+  if (c == "fp32")
+    return "f32";
+  if (c == "bf16")
+    return "bf16";
+  if (c == "fp16")
+    return "f16";
+  throw CodegenError("unknown compute type '" + c + "' (expected fp32, bf16 or fp16)");
+}
+
+int64_t codegen::gridFor(int64_t count, int64_t block) {
+  // Enough blocks to fill an H200 (132 SMs x 2048 threads) twice over; a
+  // grid-stride loop covers the rest.
+  constexpr int64_t kMaxBlocks = 2048;
+  return std::clamp<int64_t>((count + block - 1) / block, 1, kMaxBlocks);
+}
+
+std::string codegen::doubleLiteral(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  std::string s = text;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
