@@ -9,6 +9,15 @@
 // changes per step is in the EmbStep, uploaded before each sequence, so a
 // sequence captured once as a CUDA graph replays exactly.
 //
+// Input prefetch: the input buffers have two copies, the arena's and a
+// shadow one after the EmbStep. Batches alternate between them
+// (beginBatch), and a batch's inputs travel on the device's upload stream
+// from page-locked staging, so they are copied while the previous batch's
+// work (its optimizer update, typically) still runs. Events keep order:
+// compute waits for its batch's uploads; an upload into a copy waits for
+// the compute that last read it; the host reuses a staging area only after
+// its uploads are done. Graphs are captured per copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/cuda/CudaBackend.h"
@@ -20,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 using namespace embc::runtime;
 using namespace embc::runtime::cuda;
@@ -73,13 +83,23 @@ public:
     };
   }
 
+  // Whole-arena copies (initialisation, resume, checkpoints) see the
+  // input buffers of the batch in use, wherever its copy is.
   void toDevice(const ExecState &state, int64_t offset, int64_t bytes) override {
-    if (bytes > 0)
-      device_->toDevice(arena_ + offset, state.arena + offset, size_t(bytes));
+    if (bytes <= 0)
+      return;
+    device_->toDevice(arena_ + offset, state.arena + offset, size_t(bytes));
+    forShadowedInputs(offset, bytes, [&](int64_t at, int64_t n, std::byte *shadow) {
+      device_->toDevice(shadow, state.arena + at, size_t(n));
+    });
   }
   void toHost(ExecState &state, int64_t offset, int64_t bytes) override {
-    if (bytes > 0)
-      device_->toHost(state.arena + offset, arena_ + offset, size_t(bytes));
+    if (bytes <= 0)
+      return;
+    device_->toHost(state.arena + offset, arena_ + offset, size_t(bytes));
+    forShadowedInputs(offset, bytes, [&](int64_t at, int64_t n, std::byte *shadow) {
+      device_->toHost(state.arena + at, shadow, size_t(n));
+    });
   }
   void setLength(const ExecState &state, int32_t buffer) override {
     const Buffer &b = plan_->buffers[size_t(buffer)];
@@ -87,6 +107,44 @@ public:
       return;
     int64_t value = state.length[size_t(buffer)];
     device_->toDevice(lengthCell(buffer, state.microBatch), &value, sizeof value);
+  }
+
+  void beginBatch(ExecState &) override {
+    if (!plan_)
+      return; // nothing bound yet
+    copy_ ^= 1;
+    InputCopy &c = copies_[copy_];
+    device_->hostWaits(c.uploaded); // its staging is free
+    device_->uploadsWait(c.read);   // the kernels of two batches ago are done with it
+    ranSinceBatch_ = false;
+  }
+
+  void loadInput(const ExecState &state, int32_t buffer, int64_t bytes) override {
+    auto found = inputAt_.find(buffer);
+    if (found == inputAt_.end()) // not an input: nothing prefetched
+      return Backend::loadInput(state, buffer, bytes);
+    InputCopy &c = copies_[copy_];
+    if (ranSinceBatch_) {
+      // A later micro-batch of a pipelined schedule: its slot may be the
+      // one kernels just queued read, and its staging may still be in flight.
+      device_->recordCompute(c.read);
+      device_->uploadsWait(c.read);
+      device_->recordUploads(c.uploaded);
+      device_->hostWaits(c.uploaded);
+      ranSinceBatch_ = false;
+    }
+    const Buffer &b = plan_->buffers[size_t(buffer)];
+    int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
+    std::byte *staging = c.staging + found->second + slot * b.bytes;
+    std::memcpy(staging, state.data<std::byte>(buffer), size_t(bytes));
+    device_->uploadAsync(inputAddress(buffer, state.microBatch), staging, size_t(bytes));
+    if (b.dynamic) {
+      int64_t cell = lengthBase_[size_t(buffer)] + state.microBatch % b.slots;
+      std::byte *value = c.staging + stagingLengths_ + cell * int64_t(sizeof(int64_t));
+      std::memcpy(value, &state.length[size_t(buffer)], sizeof(int64_t));
+      device_->uploadAsync(lengthCell(buffer, state.microBatch), value, sizeof(int64_t));
+    }
+    uploadsPending_ = true;
   }
   void zero(ExecState &state, int32_t buffer) override {
     Backend::zero(state, buffer); // the host mirror agrees
@@ -96,6 +154,19 @@ public:
 
   void run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which, ExecState &state,
            int key, std::vector<KernelTiming> *timings) override {
+    InputCopy &c = copies_[copy_];
+    if (uploadsPending_) {
+      device_->recordUploads(c.uploaded);
+      device_->computeWaits(c.uploaded);
+      uploadsPending_ = false;
+    }
+    ranSinceBatch_ = true;
+    runQueued(kernels, which, state, key, timings);
+    device_->recordCompute(c.read);
+  }
+
+  void runQueued(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
+                 ExecState &state, int key, std::vector<KernelTiming> *timings) {
     uploadStep(state);
     size_t n = which ? which->size() : kernels.size();
     auto kernelAt = [&](size_t j) -> size_t { return which ? (*which)[j] : j; };
@@ -116,8 +187,9 @@ public:
         kernels[kernelAt(j)](state);
       return;
     }
-    // One graph per sequence and micro-batch (slots move buffers).
-    auto found = graphs_.find({key, state.microBatch});
+    // One graph per sequence, micro-batch and input copy (both move buffers).
+    GraphKey graphKey{key, state.microBatch, copy_};
+    auto found = graphs_.find(graphKey);
     if (found == graphs_.end()) {
       device_->beginCapture();
       try {
@@ -127,7 +199,7 @@ public:
         device_->endCapture();
         throw;
       }
-      found = graphs_.emplace(std::make_pair(key, state.microBatch), device_->endCapture()).first;
+      found = graphs_.emplace(graphKey, device_->endCapture()).first;
     }
     device_->replay(found->second);
   }
@@ -172,6 +244,11 @@ private:
     if (plan.cuda.source.empty())
       throw PlanError("the plan has no CUDA program: compile it with embc --cuda, "
                       "or run it with --device cpu");
+    // The program must have been generated against this runtime's EmbStep
+    // and EmbArgs: a mismatch would read every per-step value wrongly.
+    if (plan.cuda.source.find(kKernelAbiSource) == std::string::npos)
+      throw PlanError("the plan's CUDA program was generated for another kernel ABI "
+                      "(another embc version): recompile it with this embc");
     device_->loadProgram(plan.cuda.source);
     auto align = [](int64_t v) { return (v + 255) / 256 * 256; };
     int64_t cells = 0;
@@ -184,11 +261,55 @@ private:
     int64_t scratchAt = align(plan.arenaBytes);
     int64_t lengthsAt = scratchAt + align(plan.cuda.scratchBytes);
     int64_t stepAt = lengthsAt + align(cells * int64_t(sizeof(int64_t)));
-    int64_t total = stepAt + align(sizeof(EmbStep));
+    // The shadow copy of the input buffers, then of all length cells (only
+    // the inputs' are used; one index for both keeps lengthCell simple).
+    int64_t inputBytes = 0;
+    for (const Input &in : plan.inputs)
+      if (!inputAt_.count(in.buffer)) {
+        const Buffer &b = plan.buffers[size_t(in.buffer)];
+        inputAt_[in.buffer] = inputBytes;
+        inputBytes += align(b.bytes * b.slots);
+      }
+    stagingLengths_ = inputBytes;
+    int64_t shadowAt = stepAt + align(sizeof(EmbStep));
+    int64_t shadowLengthsAt = shadowAt + inputBytes;
+    int64_t total = shadowLengthsAt + align(cells * int64_t(sizeof(int64_t)));
     arena_ = device_->allocate(size_t(total));
     scratch_ = arena_ + scratchAt;
-    lengths_ = reinterpret_cast<int64_t *>(arena_ + lengthsAt);
+    lengths_[0] = reinterpret_cast<int64_t *>(arena_ + lengthsAt);
+    lengths_[1] = reinterpret_cast<int64_t *>(arena_ + shadowLengthsAt);
     step_ = reinterpret_cast<EmbStep *>(arena_ + stepAt);
+    shadow_ = arena_ + shadowAt;
+    size_t stagingBytes = size_t(inputBytes + cells * int64_t(sizeof(int64_t)));
+    for (InputCopy &c : copies_) {
+      c.staging = device_->allocateHost(stagingBytes);
+      c.uploaded = device_->createEvent();
+      c.read = device_->createEvent();
+    }
+  }
+
+  /// Where input buffer `buffer`'s slot for `microBatch` lives in the copy in use.
+  std::byte *inputAddress(int32_t buffer, int32_t microBatch) const {
+    const Buffer &b = plan_->buffers[size_t(buffer)];
+    int64_t slot = b.slots > 1 ? int64_t(microBatch % b.slots) * b.bytes : 0;
+    if (copy_ == 0)
+      return arena_ + b.offset + slot;
+    return shadow_ + inputAt_.at(buffer) + slot;
+  }
+
+  /// Calls f(offset, bytes, shadow address) for the part of each input
+  /// buffer inside arena bytes [offset, offset + bytes) when the shadow
+  /// copy is in use.
+  template <class F> void forShadowedInputs(int64_t offset, int64_t bytes, F &&f) const {
+    if (copy_ == 0)
+      return;
+    for (const auto &[buffer, at] : inputAt_) {
+      const Buffer &b = plan_->buffers[size_t(buffer)];
+      int64_t lo = std::max(offset, b.offset);
+      int64_t hi = std::min(offset + bytes, b.offset + b.bytes * b.slots);
+      if (lo < hi)
+        f(lo, hi - lo, shadow_ + at + (lo - b.offset));
+    }
   }
 
   PreparedLaunch prepare(const CudaLaunch &l, const std::string &where) {
@@ -232,12 +353,15 @@ private:
 
   std::byte *lengthCell(int32_t buffer, int32_t microBatch) const {
     const Buffer &b = plan_->buffers[size_t(buffer)];
-    return reinterpret_cast<std::byte *>(lengths_ + lengthBase_[size_t(buffer)] +
+    int copy = inputAt_.count(buffer) ? copy_ : 0;
+    return reinterpret_cast<std::byte *>(lengths_[copy] + lengthBase_[size_t(buffer)] +
                                          microBatch % b.slots);
   }
 
   void *resolve(const CudaArg &a, const ExecState &state) const {
     if (a.buffer >= 0) {
+      if (inputAt_.count(a.buffer))
+        return inputAddress(a.buffer, state.microBatch);
       const Buffer &b = plan_->buffers[size_t(a.buffer)];
       return arena_ + b.offset + (b.slots > 1 ? int64_t(state.microBatch % b.slots) * b.bytes : 0);
     }
@@ -281,7 +405,7 @@ private:
     EmbStep step{};
     step.optimizerStep = state.optimizerStep;
     step.seed = static_cast<long long>(state.seed);
-    step.lrScale = float(state.lrScale);
+    step.lrScale = state.lrScale;
     step.lossScale = plan_->config.lossScaling.enabled ? float(state.lossScale.scale) : 1.0f;
     device_->toDevice(reinterpret_cast<std::byte *>(step_), &step, sizeof step);
   }
@@ -290,12 +414,27 @@ private:
   CudaBackendOptions options_;
   const Plan *plan_ = nullptr;
   std::vector<std::byte> host_;
-  std::byte *arena_ = nullptr, *scratch_ = nullptr;
-  int64_t *lengths_ = nullptr;
+  std::byte *arena_ = nullptr, *scratch_ = nullptr, *shadow_ = nullptr;
+  int64_t *lengths_[2] = {nullptr, nullptr}; ///< per input copy (others use [0])
   EmbStep *step_ = nullptr;
   std::vector<int64_t> lengthBase_;
   std::map<std::string, KernelHandle> kernels_;
-  std::map<std::pair<int, int32_t>, int32_t> graphs_;
+  using GraphKey = std::tuple<int, int32_t, int>; ///< sequence, micro-batch, input copy
+  std::map<GraphKey, int32_t> graphs_;
+
+  /// One copy of the input buffers: its page-locked staging (laid out as
+  /// the shadow: inputAt_, then the length cells) and its events.
+  struct InputCopy {
+    std::byte *staging = nullptr;
+    int32_t uploaded = -1; ///< the uploads queued into this copy are done
+    int32_t read = -1;     ///< the kernels queued on this copy are done
+  };
+  InputCopy copies_[2];
+  int copy_ = 0;                     ///< the copy the current batch uses
+  std::map<int32_t, int64_t> inputAt_; ///< input buffer -> offset in the shadow
+  int64_t stagingLengths_ = 0;       ///< where the length cells start in staging
+  bool uploadsPending_ = false;      ///< uploads not yet waited for by compute
+  bool ranSinceBatch_ = false;
 };
 
 } // namespace

@@ -99,6 +99,14 @@ public:
 
   void synchronize() override;
 
+  void uploadAsync(std::byte *dst, const std::byte *src, size_t bytes) override;
+  int32_t createEvent() override;
+  void recordCompute(int32_t event) override { record(event, stream_, "compute"); }
+  void recordUploads(int32_t event) override { record(event, uploadStream_, "upload"); }
+  void computeWaits(int32_t event) override { wait(stream_, event, "compute"); }
+  void uploadsWait(int32_t event) override { wait(uploadStream_, event, "upload"); }
+  void hostWaits(int32_t event) override;
+
   void beginCapture() override;
   int32_t endCapture() override;
   void replay(int32_t graph) override;
@@ -146,6 +154,13 @@ private:
       throw;
     }
   }
+  cudaEvent_t event(int32_t e) const {
+    if (e < 0 || size_t(e) >= events_.size())
+      throw DeviceError("no CUDA event " + std::to_string(e));
+    return events_[size_t(e)];
+  }
+  void record(int32_t e, cudaStream_t stream, const char *which);
+  void wait(cudaStream_t stream, int32_t e, const char *which);
   void syncIfDebugging(const std::string &what) {
     if (syncEach_ && !capturing_)
       EMB_CUDA_CHECK(cudaStreamSynchronize(stream_), what);
@@ -154,7 +169,9 @@ private:
   int ordinal_;
   std::string description_, arch_;
   bool syncEach_ = false;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;       ///< compute: kernels, GEMMs, copies
+  cudaStream_t uploadStream_ = nullptr; ///< input prefetch (uploadAsync)
+  std::vector<cudaEvent_t> events_;
   cublasLtHandle_t lt_ = nullptr;
   cudaLibrary_t program_ = nullptr;
   std::vector<Kernel> kernels_;
@@ -193,6 +210,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   try {
     EMB_CUDA_CHECK(cudaFree(nullptr), what); // creates the primary context now, not mid-run
     EMB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), what);
+    EMB_CUDA_CHECK(cudaStreamCreateWithFlags(&uploadStream_, cudaStreamNonBlocking), what);
     EMB_CUBLAS_CHECK(cublasLtCreate(&lt_), what);
     for (Staging &s : staging_) {
       EMB_CUDA_CHECK(cudaHostAlloc(&s.host, kStagingBytes, cudaHostAllocDefault), what);
@@ -215,6 +233,11 @@ void CudaDevice::release() noexcept {
     abortCapture();
   if (stream_)
     cudaStreamSynchronize(stream_);
+  if (uploadStream_)
+    cudaStreamSynchronize(uploadStream_);
+  for (cudaEvent_t e : events_)
+    cudaEventDestroy(e);
+  events_.clear();
   for (Graph &g : graphs_) {
     if (g.exec)
       cudaGraphExecDestroy(g.exec);
@@ -252,7 +275,9 @@ void CudaDevice::release() noexcept {
   }
   if (stream_)
     cudaStreamDestroy(stream_);
-  stream_ = nullptr;
+  if (uploadStream_)
+    cudaStreamDestroy(uploadStream_);
+  stream_ = uploadStream_ = nullptr;
   cudaGetLastError(); // leave no error of ours behind for a later device
 }
 
@@ -547,6 +572,40 @@ void CudaDevice::synchronize() {
   use();
   refuseWhileCapturing("synchronize");
   EMB_CUDA_CHECK(cudaStreamSynchronize(stream_), "waiting for the work queued on " + description_);
+}
+
+void CudaDevice::uploadAsync(std::byte *dst, const std::byte *src, size_t bytes) {
+  use();
+  refuseWhileCapturing("uploadAsync");
+  EMB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, uploadStream_),
+                 "prefetching " + bytesText(bytes) + " of inputs to " + description_);
+}
+
+int32_t CudaDevice::createEvent() {
+  use();
+  cudaEvent_t e = nullptr;
+  EMB_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+  events_.push_back(e);
+  return int32_t(events_.size() - 1);
+}
+
+void CudaDevice::record(int32_t e, cudaStream_t stream, const char *which) {
+  use();
+  refuseWhileCapturing("recording an event");
+  EMB_CUDA_CHECK(cudaEventRecord(event(e), stream),
+                 std::string("recording an event on the ") + which + " stream");
+}
+
+void CudaDevice::wait(cudaStream_t stream, int32_t e, const char *which) {
+  use();
+  refuseWhileCapturing("waiting for an event");
+  EMB_CUDA_CHECK(cudaStreamWaitEvent(stream, event(e), 0),
+                 std::string("ordering the ") + which + " stream after an event");
+}
+
+void CudaDevice::hostWaits(int32_t e) {
+  use();
+  EMB_CUDA_CHECK(cudaEventSynchronize(event(e)), "waiting for a CUDA event");
 }
 
 void CudaDevice::beginCapture() {

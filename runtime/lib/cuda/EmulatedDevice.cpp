@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -471,6 +472,24 @@ public:
                         "refuses it too)");
   }
 
+  // The upload stream: copies wait in `uploads_` until an event recorded
+  // after them is waited on, so a backend that forgets to order its compute
+  // after its uploads reads stale inputs here too, as a GPU would.
+  void uploadAsync(std::byte *dst, const std::byte *src, size_t bytes) override {
+    if (capturing_)
+      throw DeviceError("emulated device: uploadAsync during graph capture");
+    uploads_.push_back([=] { std::memcpy(dst, src, bytes); });
+  }
+  int32_t createEvent() override {
+    eventUploads_.push_back(0);
+    return int32_t(eventUploads_.size() - 1);
+  }
+  void recordCompute(int32_t event) override { eventAt(event) = 0; }
+  void recordUploads(int32_t event) override { eventAt(event) = uploadsQueued(); }
+  void computeWaits(int32_t event) override { runUploads(eventAt(event)); }
+  void uploadsWait(int32_t event) override { eventAt(event); } // compute is never behind
+  void hostWaits(int32_t event) override { runUploads(eventAt(event)); }
+
   void beginCapture() override {
     if (capturing_)
       throw DeviceError("emulated device: beginCapture while already capturing");
@@ -495,6 +514,21 @@ public:
   }
 
 private:
+  int64_t &eventAt(int32_t event) {
+    if (event < 0 || size_t(event) >= eventUploads_.size())
+      throw DeviceError("emulated device: no event " + std::to_string(event));
+    return eventUploads_[size_t(event)];
+  }
+  int64_t uploadsQueued() const { return uploadsDone_ + int64_t(uploads_.size()); }
+  /// Runs the queued uploads up to the `upTo`-th ever queued.
+  void runUploads(int64_t upTo) {
+    while (uploadsDone_ < upTo && !uploads_.empty()) {
+      uploads_.front()();
+      uploads_.pop_front();
+      ++uploadsDone_;
+    }
+  }
+
   struct Kernel {
     KernelFn fn;
     std::string entry;
@@ -533,6 +567,9 @@ private:
   bool capturing_ = false;
   std::vector<std::function<void()>> capture_;
   std::vector<std::vector<std::function<void()>>> graphs_;
+  std::deque<std::function<void()>> uploads_; ///< queued, not yet run
+  int64_t uploadsDone_ = 0;
+  std::vector<int64_t> eventUploads_; ///< per event: uploads queued at its record
 };
 
 } // namespace

@@ -96,6 +96,11 @@ void Backend::zero(ExecState &state, int32_t buffer) {
   std::memset(state.arena + b.offset, 0, size_t(b.bytes * b.slots));
 }
 
+void Backend::loadInput(const ExecState &state, int32_t buffer, int64_t bytes) {
+  toDevice(state, state.data<std::byte>(buffer) - state.arena, bytes);
+  setLength(state, buffer);
+}
+
 void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
                   ExecState &state, int, std::vector<KernelTiming> *timings) {
   size_t n = which ? which->size() : kernels.size();
@@ -203,11 +208,13 @@ void Executor::initialize(uint64_t seed) {
 }
 
 void Executor::syncToDevice() {
+  settleUpdate();
   if (backend_->deviceArena())
     backend_->toDevice(state_, 0, plan_.arenaBytes);
 }
 
 void Executor::syncToHost() {
+  settleUpdate();
   if (backend_->deviceArena())
     backend_->toHost(state_, 0, plan_.arenaBytes);
 }
@@ -223,6 +230,7 @@ void Executor::fetchOutputs() {
 }
 
 void Executor::copyStateFrom(const Executor &other) {
+  settleUpdate();
   std::memcpy(state_.arena, other.state_.arena, size_t(plan_.arenaBytes));
   state_.length = other.state_.length;
   state_.optimizerStep = other.state_.optimizerStep;
@@ -238,6 +246,7 @@ void Executor::copyStateFrom(const Executor &other) {
 }
 
 void Executor::runKernelForTest(bool update, size_t index) {
+  settleUpdate();
   std::vector<size_t> one{index};
   state_.inUpdate = update;
   backend_->run(update ? update_ : step_, &one, state_, -1, nullptr);
@@ -245,7 +254,10 @@ void Executor::runKernelForTest(bool update, size_t index) {
   state_.inUpdate = false;
 }
 
-void Executor::loadBatch(const data::Batch &batch) { loadInputs(batch, allInputs_); }
+void Executor::loadBatch(const data::Batch &batch) {
+  backend_->beginBatch(state_);
+  loadInputs(batch, allInputs_);
+}
 
 void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &which) {
   if (batch.features.size() != specs_.size())
@@ -267,11 +279,8 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       std::copy(values.begin(), values.end(), dst);
       state_.length[in.buffer] =
           buf.dynamic ? int64_t(values.size()) : buf.shape[0];
-      if (backend_->deviceArena()) {
-        int64_t at = reinterpret_cast<const std::byte *>(dst) - state_.arena;
-        backend_->toDevice(state_, at, int64_t(values.size() * sizeof(*dst)));
-        backend_->setLength(state_, in.buffer);
-      }
+      if (backend_->deviceArena())
+        backend_->loadInput(state_, in.buffer, int64_t(values.size() * sizeof(*dst)));
     };
     if (in.role == "dense")
       copy(fb.dense, data<float>(in.buffer));
@@ -292,6 +301,7 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
 }
 
 void Executor::zeroGradients() {
+  settleUpdate();
   for (int32_t g : gradBuffers_)
     backend_->zero(state_, g);
   for (int32_t g : sparseGradBuffers_) {
@@ -301,6 +311,7 @@ void Executor::zeroGradients() {
 }
 
 float Executor::forward() {
+  settleUpdate();
   backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
   backend_->finish(state_);
   fetchOutputs();
@@ -308,11 +319,13 @@ float Executor::forward() {
 }
 
 void Executor::beginStep(int64_t step, double lrScale) {
+  settleUpdate();
   state_.optimizerStep = step - state_.lossScale.skippedSteps;
   state_.lrScale = lrScale;
 }
 
 float Executor::forwardBackward() {
+  settleUpdate();
   backend_->run(step_, nullptr, state_, kStepKey, profiling_ ? &stepTimings_ : nullptr);
   backend_->finish(state_);
   fetchOutputs();
@@ -320,12 +333,30 @@ float Executor::forwardBackward() {
 }
 
 bool Executor::update(int64_t step, double lrScale) {
+  queueUpdate(step, lrScale);
+  return settleUpdate();
+}
+
+void Executor::queueUpdate(int64_t step, double lrScale) {
+  settleUpdate();
   state_.optimizerStep = step - state_.lossScale.skippedSteps;
   state_.lrScale = lrScale;
   state_.skipUpdate = false;
   state_.inUpdate = true;
+  updatePending_ = true;
   backend_->run(update_, nullptr, state_, kUpdateKey, profiling_ ? &updateTimings_ : nullptr);
-  backend_->finish(state_);
+}
+
+bool Executor::settleUpdate() {
+  if (!updatePending_)
+    return true;
+  updatePending_ = false;
+  try {
+    backend_->finish(state_);
+  } catch (...) {
+    state_.inUpdate = state_.skipUpdate = false;
+    throw;
+  }
   state_.inUpdate = false;
   // Cleared here, not only at the start: the step's kernels run under the
   // same flag check when profiling.

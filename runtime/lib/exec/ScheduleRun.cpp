@@ -68,7 +68,9 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
   if (int64_t(microBatches.size()) != plan_.config.microBatches)
     throw PlanError("the schedule runs " + std::to_string(plan_.config.microBatches) +
                     " micro-batches, " + std::to_string(microBatches.size()) + " were given");
+  settleUpdate();
   double lossSum = 0;
+  backend_->beginBatch(state_);
   for (const ScheduleOp &op : plan_.schedule) {
     if (op.kind == "send" || op.kind == "recv" || op.kind == "reduce" || op.kind == "step")
       continue; // one device: shared slots, no peers; the update is update()

@@ -486,11 +486,17 @@ TrainSummary Trainer::run() {
   std::vector<data::Batch> micro; // the batch's micro-batches (-emb-pipeline)
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
-    executor_.zeroGradients();
-    executor_.beginStep(step_ + 1, learningRateScale(config, step_));
     double stepLoss = 0;
     for (int64_t a = 0; a < config.gradAccumulation; ++a) {
       stream->next(batch);
+      // The batch is loaded before the last step's update is waited for:
+      // on a GPU its inputs travel while that update runs.
+      if (!executor_.hasSchedule())
+        executor_.loadBatch(batch);
+      if (a == 0) {
+        executor_.zeroGradients();
+        executor_.beginStep(step_ + 1, learningRateScale(config, step_));
+      }
       if (executor_.hasSchedule()) {
         // -emb-pipeline: the batch runs as micro-batches; the loss is their
         // mean and the metrics see every micro-batch's predictions.
@@ -500,7 +506,6 @@ TrainSummary Trainer::run() {
                        micro[size_t(mb)].size, loss, config.loss);
         });
       } else {
-        executor_.loadBatch(batch);
         double loss = executor_.forwardBackward();
         stepLoss += loss;
         interval.add(executor_, batch, label_, labelKind_, batch.size, loss,
@@ -513,7 +518,7 @@ TrainSummary Trainer::run() {
                                " at step " + std::to_string(step_ + 1) +
                                ": training diverged (lower the learning rate "
                                "or clip gradients)");
-    executor_.update(step_ + 1, learningRateScale(config, step_));
+    executor_.queueUpdate(step_ + 1, learningRateScale(config, step_));
     ++step_;
     examplesRun += perStep;
     // The first step pays one-off costs (first touch of the arena, thread
@@ -525,6 +530,7 @@ TrainSummary Trainer::run() {
 
     bool last = i + 1 == steps;
     if ((i + 1) % reportEvery == 0 || last) {
+      executor_.settleUpdate(); // the loss scale it reports, the time it took
       trainSeconds += secondsSince(t0);
       lastTrain = interval.metrics(labelKind_, "");
       ReportRecord r{"train", step_,

@@ -64,9 +64,10 @@ struct PlanBuilder {
   void expectEntriesDefined() const {
     for (const rt::CudaKernel &k : plan.cuda.step)
       for (const rt::CudaLaunch &l : k.launches)
-        if (l.kind == "kernel")
+        if (l.kind == "kernel") {
           EXPECT_NE(plan.cuda.source.find("void " + l.entry + "(EmbArgs a)"), std::string::npos)
               << l.entry;
+        }
   }
 };
 

@@ -398,6 +398,36 @@ GemmSpec spec(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int64_t pad = 0
   return g;
 }
 
+// The upload stream runs behind, as a GPU's may: compute sees an upload
+// only after waiting for an event recorded after it, and the host may reuse
+// the staging only after waiting for it.
+TEST_F(EmulatedDeviceTest, UploadsLandWhenAnEventIsWaitedFor) {
+  std::byte *staging = dev->allocateHost(8);
+  std::byte *target = dev->allocate(8);
+  const int64_t value = 42;
+  std::memcpy(staging, &value, sizeof value);
+  int32_t first = dev->createEvent(), second = dev->createEvent();
+  dev->recordUploads(first); // before the upload: waiting for it brings nothing
+  dev->uploadAsync(target, staging, sizeof value);
+  dev->computeWaits(first);
+  int64_t seen = -1;
+  std::memcpy(&seen, target, sizeof seen);
+  EXPECT_EQ(seen, 0);
+  dev->recordUploads(second);
+  dev->computeWaits(second);
+  std::memcpy(&seen, target, sizeof seen);
+  EXPECT_EQ(seen, 42);
+
+  const int64_t next = 7;
+  std::memcpy(staging, &next, sizeof next);
+  dev->uploadAsync(target, staging, sizeof next);
+  dev->recordUploads(second);
+  dev->hostWaits(second);
+  std::memcpy(&seen, target, sizeof seen);
+  EXPECT_EQ(seen, 7);
+  EXPECT_THROW(dev->computeWaits(99), DeviceError);
+}
+
 TEST_F(EmulatedDeviceTest, GemmTranspositionsStridesAndScalars) {
   uint32_t seed = 10;
   for (bool ta : {false, true})

@@ -138,6 +138,22 @@ public:
   /// Waits for all queued work; throws DeviceError for an asynchronous fault.
   virtual void synchronize() = 0;
 
+  /// Input prefetch: a second stream that carries host-to-device copies
+  /// while the compute stream (everything above) runs, ordered against it
+  /// by events. `src` must be page-locked (allocateHost) and stay unchanged
+  /// until the copy is done (hostWaits on an event recorded after it).
+  virtual void uploadAsync(std::byte *dst, const std::byte *src, size_t bytes) = 0;
+  /// A reusable event; recording it again replaces the earlier record.
+  virtual int32_t createEvent() = 0;
+  /// The event fires when the compute (upload) work queued so far is done.
+  virtual void recordCompute(int32_t event) = 0;
+  virtual void recordUploads(int32_t event) = 0;
+  /// Compute (upload) work queued from now on starts after the event.
+  virtual void computeWaits(int32_t event) = 0;
+  virtual void uploadsWait(int32_t event) = 0;
+  /// Blocks the calling thread until the event has fired.
+  virtual void hostWaits(int32_t event) = 0;
+
   /// Graphs: everything queued between beginCapture and endCapture is
   /// recorded instead of run (and not run); replay(g) runs it again with the
   /// same pointers and sizes. Returns the graph's id.

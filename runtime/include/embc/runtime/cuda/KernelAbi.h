@@ -27,7 +27,7 @@
   struct EmbStep {                                                            \
     long long optimizerStep; /* 1-based, applied updates only (Adam) */       \
     long long seed;          /* the run's seed: keys stochastic rounding */   \
-    float lrScale;           /* learning-rate schedule factor */              \
+    double lrScale;          /* learning-rate schedule factor (the CPU's) */  \
     float lossScale;         /* fp16 loss scale S (1 without scaling) */      \
     int skip;                /* set by unscale_grads: skip this update */     \
     int error;               /* first device error code (plan errors), 0 */   \

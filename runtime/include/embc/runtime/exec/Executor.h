@@ -116,6 +116,14 @@ public:
   virtual void setLength(const ExecState &state, int32_t buffer) {
     (void)state, (void)buffer;
   }
+  /// A new batch's inputs follow (loadInput for each). A device backend may
+  /// switch to a second copy of the input buffers, so the new batch travels
+  /// while work queued for the previous one still runs; work queued after
+  /// this call reads the new copy.
+  virtual void beginBatch(ExecState &state) { (void)state; }
+  /// Makes the device see input buffer `buffer`'s first `bytes` bytes and its
+  /// length, as the host arena holds them, for the selected micro-batch.
+  virtual void loadInput(const ExecState &state, int32_t buffer, int64_t bytes);
   /// Zeroes a buffer, every slot of it.
   virtual void zero(ExecState &state, int32_t buffer);
   /// Runs kernels[i] for each i in `which` (all of them when null), in
@@ -198,6 +206,14 @@ public:
   /// step minus the updates skipped so far (Adam's bias correction counts
   /// applied updates only).
   bool update(int64_t step, double lrScale);
+  /// update() in two halves, so the next batch can be loaded (and copied to
+  /// a device) while the update runs there: queueUpdate starts it,
+  /// settleUpdate waits for it and returns whether it was applied (true
+  /// when none is pending). Every call that runs kernels, copies state or
+  /// zeroes gradients settles first; loadBatch does not. A data error the
+  /// update's kernels found is thrown by whichever call settles it.
+  void queueUpdate(int64_t step, double lrScale);
+  bool settleUpdate();
 
   /// Dynamic loss scaling state (scale 1 and no counts without it); set on
   /// resume so the run continues with the checkpoint's scale.
@@ -268,6 +284,7 @@ private:
   std::vector<data::FeatureSpec> specs_;
   std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
   bool profiling_ = false;
+  bool updatePending_ = false;
   std::vector<KernelTiming> stepTimings_, updateTimings_;
 };
 
