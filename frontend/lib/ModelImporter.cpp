@@ -83,7 +83,9 @@ private:
                         FileLineColLoc::get(ctx_, fileName_, 1, 1));
   }
 
-  int64_t batch() const { return model_.training.batchSize; }
+  /// The batch the IR computes on: one data-parallel rank's share of the
+  /// model's (global) batch_size; the parser checked that it divides.
+  int64_t batch() const { return model_.training.batchSize / model_.plan.dataParallel; }
 
   RankedTensorType f32Tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, builder_.getF32Type());
@@ -92,7 +94,7 @@ private:
   TrainingAttr trainingAttr() {
     const Training &t = model_.training;
     return TrainingAttr::get(
-        ctx_, t.batchSize, toAttr(ctx_, model_.denseOptimizer),
+        ctx_, batch(), toAttr(ctx_, model_.denseOptimizer),
         symbolizeOrDie(symbolizePrecision(t.precision)), Real{t.gradClipNorm},
         t.gradAccumulation, t.warmupSteps,
         symbolizeOrDie(symbolizeLrSchedule(t.lrSchedule)), t.decaySteps,

@@ -511,12 +511,24 @@ public:
     model_.training = readTraining(root_.child("training"));
     if (root_.has("plan"))
       model_.plan = readPlan(root_.child("plan"));
-    if (model_.training.batchSize % model_.plan.microBatches != 0)
+    // batch_size is the global batch; each data-parallel rank runs its
+    // batch_size / data_parallel examples, cut into micro-batches.
+    int64_t ranks = model_.plan.dataParallel;
+    if (model_.training.batchSize % ranks != 0)
+      root_.child("plan").failAt(
+          "data_parallel",
+          "'data_parallel' (" + std::to_string(ranks) + ") must divide 'batch_size' (" +
+              std::to_string(model_.training.batchSize) +
+              "): each rank trains on batch_size / data_parallel examples");
+    int64_t local = model_.training.batchSize / ranks;
+    if (local % model_.plan.microBatches != 0)
       root_.child("plan").failAt(
           "micro_batches",
           "'micro_batches' (" + std::to_string(model_.plan.microBatches) +
-              ") must divide 'batch_size' (" +
-              std::to_string(model_.training.batchSize) + ")");
+              ") must divide " +
+              (ranks == 1 ? "'batch_size' (" + std::to_string(local) + ")"
+                          : "each rank's batch (batch_size / data_parallel = " +
+                                std::to_string(local) + ")"));
 
     readFeatures();
     readTables();
@@ -550,6 +562,14 @@ private:
       Table t = readTable(item, model_.embeddingOptimizer, dflt);
       if (!names.insert(t.name).second)
         item.failAt("name", "duplicate table name '" + t.name + "'");
+      // -emb-distribute refuses it too (for IR from elsewhere); here the
+      // message can point at the field.
+      if (t.sharding != "none" && model_.plan.dataParallel > 1)
+        item.failAt("sharding", "sharding '" + t.sharding + "' of table '" + t.name +
+                                    "' is not supported yet (data_parallel " +
+                                    std::to_string(model_.plan.dataParallel) +
+                                    " keeps a replica of every table on each rank; "
+                                    "remove 'sharding')");
       model_.tables.push_back(std::move(t));
     }
     // Features name tables; check each reference and the id range.

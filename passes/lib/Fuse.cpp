@@ -106,9 +106,28 @@ private:
           return pipeline::stageOf(op) != pipeline::stageOf(ops.front());
         }))
       return;
+    // A gradient all-reduce (-emb-distribute) that starts between the
+    // group's first and last op must not start before the group's
+    // accumulations when the group lands at its last op: it moves after the
+    // group (later is always safe; the wait is in @update).
+    Operation *first = ops.front(), *last = ops.front();
+    for (Operation *op : ops) {
+      first = op->isBeforeInBlock(first) ? op : first;
+      last = last->isBeforeInBlock(op) ? op : last;
+    }
+    SmallVector<Operation *> starts;
+    for (Operation *op = first->getNextNode(); op && op != last; op = op->getNextNode())
+      if (isa<GradAllReduceStartOp>(op))
+        starts.push_back(op);
     FusedOp fused = formGroup(ops, kind);
     if (!fused)
       return;
+    Operation *after = fused;
+    for (Operation *start : starts)
+      if (start->isBeforeInBlock(fused)) {
+        start->moveAfter(after);
+        after = start;
+      }
     if (Attribute stage = ops.front()->getAttr(pipeline::kStageAttrName))
       fused->setAttr(pipeline::kStageAttrName, stage);
     ++numGroups;
@@ -273,8 +292,15 @@ void FusePass::embeddingUpdates(ModuleOp module, Block *block,
       step && step->hasAttr(pipeline::kMicroBatchesAttrName))
     return; // pipelined: the update is the schedule's step, after every micro-batch
   SymbolTableCollection symbols;
+  // A gathered table (-emb-distribute) needs every rank's gradient rows
+  // before its update: the fused kernel never materialises them, so such a
+  // table keeps the unfused chain (equal by construction; the speed loss is
+  // the per-id rows written once).
+  llvm::DenseSet<Attribute> gathered;
+  for (auto gather : update.getOps<GatherRowsOp>())
+    gathered.insert(gather.getTargetAttr());
   for (auto upd : llvm::make_early_inc_range(update.getOps<UpdateOp>())) {
-    if (upd.getScale())
+    if (upd.getScale() || gathered.contains(upd.getTargetAttr()))
       continue;
     Operation *target = symbols.lookupNearestSymbolFrom(module, upd.getTargetAttr());
     SmallVector<Attribute> tables;

@@ -29,6 +29,11 @@ void embc::addPlanningPasses(mlir::OpPassManager &pm,
   // Micro-batches and stages follow the plan's settings (1 and 1: no
   // change); before fusion, which never groups ops of different stages.
   pm.addPass(createEmbPipelinePass());
+  // Data parallelism (1 rank: no change): after packing, whose buckets it
+  // all-reduces, and pipelining, which decides whether the step runs once
+  // per update (then the all-reduce overlaps the backward); before fusion,
+  // which keeps the collectives in place and leaves gathered tables unfused.
+  pm.addPass(createEmbDistributePass());
   if (options.fuse)
     pm.addPass(createEmbFusePass());
   // Last: it plans the buffers of the IR as -emb-to-plan will lower it, and

@@ -2,8 +2,9 @@
 //
 // -emb-to-plan is one pass in ToPlan.cpp; the lowering of what the
 // optimisation passes produce lives beside it: PlanPacking.cpp (packed
-// parameters and table batches become views of one buffer) and PlanFused.cpp
-// (each emb.fused group becomes one kernel).
+// parameters and table batches become views of one buffer), PlanFused.cpp
+// (each emb.fused group becomes one kernel) and PlanComm.cpp (the
+// collectives of -emb-distribute).
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +176,10 @@ private:
   void precisionAttrs(Operation *op, nlohmann::json &attrs);
   /// The unscale_grads kernel; fills config.loss_scaling from the op.
   rt::Kernel lowerUnscale(UnscaleGradsOp op);
+
+  // PlanComm.cpp (-emb-distribute)
+  /// grad_all_reduce_start / grad_all_reduce_wait / gather_rows.
+  FailureOr<rt::Kernel> lowerCollective(Operation *op);
 
   // PlanFused.cpp
   FailureOr<rt::Kernel> lowerFused(FusedOp fused);

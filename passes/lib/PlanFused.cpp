@@ -291,8 +291,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
   auto update = firstOf<UpdateOp>(fused);
   rt::Kernel k;
   k.op = "embedding_update";
-  k.attrs["grad_scale"] =
-      1.0 / double(plan.config.gradAccumulation * plan.config.microBatches);
+  k.attrs["grad_scale"] = 1.0 / double(plan.config.gradAccumulation *
+                                       plan.config.microBatches * plan.config.dataParallel);
   if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.attrs["batch"] = batch->second;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Distribute.h"
 #include "PipelineSchedule.h"
 #include "PlanBuilder.h"
 #include "Quantize.h"
@@ -183,6 +184,15 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
   });
   if (walk.wasInterrupted())
     return failure();
+  // A gathered sparse gradient (-emb-distribute) holds every rank's rows.
+  module.walk([&](GatherRowsOp gather) {
+    if (auto batch = symbols.lookupNearestSymbolFrom<TableBatchOp>(
+            module, gather.getTargetAttr()))
+      for (Attribute member : batch.getMembers())
+        gradCapacity[cast<FlatSymbolRefAttr>(member).getValue()] *= plan.config.dataParallel;
+    else
+      gradCapacity[gather.getTarget()] *= plan.config.dataParallel;
+  });
   if (failed(addTableBatches(gradCapacity)))
     return failure();
 
@@ -292,6 +302,8 @@ rt::Kernel embc::planbuilder::kernelFor(Operation *op) {
 }
 
 FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
+  if (isa<GradAllReduceStartOp, GradAllReduceWaitOp, GatherRowsOp>(op))
+    return lowerCollective(op);
   rt::Kernel k = kernelFor(op);
   auto tableAttr = [&](StringRef name) { k.attrs["table"] = tableIndex.lookup(name); };
   // Attributes each kernel needs beyond its buffers' shapes.
@@ -396,15 +408,21 @@ LogicalResult PlanBuilder::lowerStep(func::FuncOp step) {
 }
 
 LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
-  // Gradients are summed over every micro-batch of every accumulation step.
-  double gradScale =
-      1.0 / double(plan.config.gradAccumulation * plan.config.microBatches);
+  // Gradients are summed over every micro-batch of every accumulation step,
+  // and over the ranks (-emb-distribute): each is a mean over its examples.
+  double gradScale = 1.0 / double(plan.config.gradAccumulation * plan.config.microBatches *
+                                  plan.config.dataParallel);
   int32_t scaleBuffer = -1;
   for (Operation &op : update.getBody().front()) {
     rt::Kernel k = kernelFor(&op);
     if (isa<func::ReturnOp>(op))
       continue;
-    if (auto coalesce = dyn_cast<CoalesceRowsOp>(op)) {
+    if (isa<GradAllReduceStartOp, GradAllReduceWaitOp, GatherRowsOp>(op)) {
+      FailureOr<rt::Kernel> collective = lowerCollective(&op);
+      if (failed(collective))
+        return failure();
+      k = std::move(*collective);
+    } else if (auto coalesce = dyn_cast<CoalesceRowsOp>(op)) {
       auto batch = batchIndex.find(coalesce.getTable());
       if (batch != batchIndex.end()) {
         const rt::TableBatch &tb = plan.tableBatches[batch->second];
@@ -531,6 +549,15 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   config.decaySteps = training.getDecaySteps();
   config.seed = uint64_t(training.getSeed());
   config.precision = stringifyPrecision(training.getPrecision()).str();
+  // Ranks: what -emb-distribute inserted collectives for. A plan asking for
+  // more ranks without them would train each rank on its own.
+  auto planAttr = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  auto ranks = module->getAttrOfType<IntegerAttr>(distribute::kDataParallelAttrName);
+  config.dataParallel = ranks ? ranks.getInt() : 1;
+  if (planAttr && planAttr.getDataParallel() > 1 && !ranks)
+    return module.emitError("the plan asks for data_parallel ")
+           << planAttr.getDataParallel()
+           << " but the module has no collectives: run -emb-distribute";
   step.walk([&](LossOp loss) {
     config.loss = stringifyLossKind(loss.getKind()).str();
   });
@@ -571,6 +598,18 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   }
   if (auto remat = module->getAttrOfType<StringAttr>("emb.remat_note"))
     plan.notes.push_back("-emb-remat: " + remat.str());
+  if (config.dataParallel > 1) {
+    int64_t allReduces = 0, gathers = 0;
+    module.walk([&](Operation *op) {
+      allReduces += isa<GradAllReduceStartOp>(op);
+      gathers += isa<GatherRowsOp>(op);
+    });
+    plan.notes.push_back("-emb-distribute: " + std::to_string(config.dataParallel) +
+                         " data-parallel ranks of " + std::to_string(config.batchSize) +
+                         " examples each; " + std::to_string(allReduces) +
+                         " gradient all-reduce bucket(s), " + std::to_string(gathers) +
+                         " sparse gradient(s) all-gathered");
+  }
   int64_t fused = 0;
   step.walk([&](FusedOp) { ++fused; });
   if (fused)

@@ -183,3 +183,20 @@ module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer 
     return %l, %q : tensor<f32>, tensor<4x1xf32>
   }
 }
+
+// -----
+
+// A plan for 2 ranks whose module has no collectives (-emb-distribute did not
+// run) would train each rank on its own.
+// expected-error @+1 {{the plan asks for data_parallel 2 but the module has no collectives: run -emb-distribute}}
+module @undistributed attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 2>} {
+  emb.param @w : tensor<3x1xf32> init<kind = zeros>
+  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
+                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
+      -> (tensor<f32>, tensor<4x1xf32>) {
+    %w = emb.get @w : tensor<3x1xf32>
+    %p = emb.dense %x, %w : tensor<4x3xf32>, tensor<3x1xf32> -> tensor<4x1xf32>
+    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
+    return %l, %p : tensor<f32>, tensor<4x1xf32>
+  }
+}

@@ -5,7 +5,10 @@
 //             [--resume DIR] [--export-embeddings FILE] [--threads N]
 //
 // Validates the plan, then trains it on the CPU or the CUDA backend
-// (--device; docs/cuda.md). Links the runtime
+// (--device; docs/cuda.md). Under mpirun (`mpirun -np N embrun PLAN ...`,
+// docs/distributed.md) every rank runs it on its slice of each batch; rank 0
+// prints, logs and writes checkpoints, and an error on any rank ends the
+// whole job at once. Links the runtime
 // only (no LLVM/MLIR), so it runs where the compiler is not installed. Every
 // failure (a bad plan, data or checkpoint) is one clear line and exit code 1.
 //
@@ -13,13 +16,17 @@
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/RunOptions.h"
+#include "embc/runtime/comm/Communicator.h"
 #include "embc/runtime/cuda/CudaBackend.h"
 #include "embc/runtime/exec/Trainer.h"
 
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 namespace rt = embc::runtime;
 
@@ -27,7 +34,7 @@ namespace rt = embc::runtime;
 /// program and a GPU is usable, else the CPU). The choice and, for auto, the
 /// reason are printed to stderr: a run never changes device silently.
 static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
-                                                  const rt::RunOptions &options) {
+                                                  const rt::RunOptions &options, int rank) {
   rt::CudaBackendOptions cudaOptions;
   cudaOptions.graphs = options.cudaGraphs;
   std::string device = options.device;
@@ -38,17 +45,36 @@ static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
     else if (rt::cuda::cudaDeviceAvailable(why))
       device = "cuda";
     if (device == "auto") {
-      std::cerr << "embrun: device: cpu (no CUDA: " << why << ")\n";
+      if (rank == 0)
+        std::cerr << "embrun: device: cpu (no CUDA: " << why << ")\n";
       device = "cpu";
     }
   }
   if (device == "cpu")
     return rt::createCpuBackend(options.threads);
-  std::unique_ptr<rt::cuda::Device> dev =
-      device == "cuda" ? rt::cuda::createCudaDevice(0) : rt::cuda::createEmulatedDevice();
-  std::cerr << "embrun: device: " << dev->description() << "\n";
+  // Ranks on one host take one GPU each.
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  int ordinal = local ? std::atoi(local) : 0;
+  std::unique_ptr<rt::cuda::Device> dev = device == "cuda" ? rt::cuda::createCudaDevice(ordinal)
+                                                           : rt::cuda::createEmulatedDevice();
+  if (rank == 0)
+    std::cerr << "embrun: device: " << dev->description() << "\n";
   return rt::createCudaBackend(std::move(dev), cudaOptions);
 }
+
+/// What every rank must agree on: the plan file's bytes and the arguments.
+static uint64_t runFingerprint(const std::string &planPath, const std::vector<std::string> &args) {
+  std::ifstream in(planPath, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string &a : args)
+    text += '\0' + a;
+  return XXH64(text.data(), text.size(), 0);
+}
+
+/// Discards what is written to it (the console of ranks other than 0).
+struct NullStream : std::ostream {
+  NullStream() : std::ostream(nullptr) {}
+};
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -65,13 +91,39 @@ int main(int argc, char **argv) {
     std::cerr << "embrun: error: " << error << "\n";
     return 1;
   }
+  namespace comm = rt::comm;
+  std::unique_ptr<comm::Communicator> ranks;
   try {
-    std::unique_ptr<embc::runtime::Backend> backend = chooseBackend(*plan, options);
-    embc::runtime::train(*plan, options, std::move(backend), std::cout, isatty(STDOUT_FILENO));
+    ranks = comm::launchedByMpi() ? comm::createMpiCommunicator() : nullptr;
+  } catch (const std::exception &e) {
+    std::cerr << "embrun: error: " << e.what() << "\n";
+    return 1;
+  }
+  int rank = ranks ? ranks->rank() : 0;
+  try {
+    rt::RunOptions mine = options;
+    NullStream quiet;
+    if (rank != 0) {
+      // Rank 0 speaks for the job: the others print, log and save nothing.
+      mine.logPath.clear();
+      mine.saveDir.clear();
+      mine.exportEmbeddings.clear();
+    }
+    if (ranks && ranks->size() > 1)
+      comm::checkSameEverywhere(*ranks, runFingerprint(options.planPath, args),
+                                "the plan file and embrun's arguments");
+    std::unique_ptr<rt::Backend> backend = chooseBackend(*plan, mine, rank);
+    rt::train(*plan, mine, std::move(backend), rank == 0 ? std::cout : quiet,
+              rank == 0 && isatty(STDOUT_FILENO), ranks.get());
   } catch (const std::exception &e) {
     std::cout.flush();
-    std::cerr << "\nembrun: error: " << e.what() << "\n";
-    return 1;
+    if (!ranks || ranks->size() == 1) {
+      std::cerr << "\nembrun: error: " << e.what() << "\n";
+      return 1;
+    }
+    // The other ranks may be waiting for this one: end the job now rather
+    // than at their timeout.
+    ranks->abort("\nembrun: rank " + std::to_string(rank) + ": error: " + e.what());
   }
   return 0;
 }

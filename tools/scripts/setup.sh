@@ -12,6 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   clang libclang-rt-14-dev
   libopenblas-dev libxxhash-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

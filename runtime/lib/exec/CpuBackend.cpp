@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommBindings.h"
 #include "CpuBinder.h"
 
 #include "embc/runtime/cpu/Kernels.h"
@@ -468,11 +469,14 @@ public:
                       bindFusedDense, bindFusedEmbedding, bindLossScaling})
       if (BoundKernel bound = bind(binder))
         return bound;
+    if (BoundKernel bound = comm_.bind(binder)) // data-parallel collectives
+      return bound;
     binder.fail("not in the CPU backend's kernel catalogue");
   }
 
 private:
   void *arena_ = nullptr;
+  CommBinder comm_;
 };
 
 } // namespace

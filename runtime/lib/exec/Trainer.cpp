@@ -62,19 +62,17 @@ struct Outcomes {
   double lossSum = 0;
   int64_t examples = 0;
 
-  void add(const Executor &ex, const data::Batch &batch, int label,
-           const std::string &labelKind, int64_t rows, double batchLoss,
-           const std::string &lossKind) {
-    const float *pred = ex.predictions();
-    int64_t width = ex.predictionWidth();
-    bool perExample = label >= 0 && width == 1 &&
-                      exampleLoss(lossKind, 0, 0).has_value();
+  /// `rows` examples: predictions pred[r * width ...], labels (null when
+  /// the model has none), and the batch's mean loss.
+  void add(const float *pred, int64_t width, const float *truth, const std::string &labelKind,
+           int64_t rows, double batchLoss, const std::string &lossKind) {
+    bool perExample = truth && width == 1 && exampleLoss(lossKind, 0, 0).has_value();
     if (!perExample)
       lossSum += batchLoss * double(rows);
     for (int64_t r = 0; r < rows; ++r) {
-      if (label < 0 || width != 1)
+      if (!truth || width != 1)
         continue;
-      float y = batch.features[label].label[r];
+      float y = truth[r];
       if (perExample)
         lossSum += *exampleLoss(lossKind, pred[r], y);
       if (labelKind == "binary" || labelKind == "real") {
@@ -261,9 +259,22 @@ nlohmann::ordered_json profileRecord(const ProfileReport &r, int64_t step) {
 class Trainer {
 public:
   Trainer(const Plan &plan, const RunOptions &options, std::unique_ptr<Backend> backend,
-          std::ostream &console, bool tty)
+          std::ostream &console, bool tty, comm::Communicator *comm)
       : plan_(plan), options_(options), executor_(plan, std::move(backend)),
-        reporter_(console, tty, options.logPath), console_(console) {
+        reporter_(console, tty, options.logPath), console_(console), comm_(comm) {
+    ranks_ = plan.config.dataParallel;
+    int jobRanks = comm ? comm->size() : 1;
+    if (jobRanks != ranks_)
+      throw std::runtime_error(
+          ranks_ > 1 ? "the plan was compiled for data_parallel " + std::to_string(ranks_) +
+                           " but the job has " + std::to_string(jobRanks) +
+                           " rank(s): start it with mpirun -np " + std::to_string(ranks_) +
+                           " embrun ... (docs/distributed.md)"
+                     : "the job has " + std::to_string(jobRanks) +
+                           " ranks but the plan was compiled for one: compile it with "
+                           "plan.data_parallel " + std::to_string(jobRanks));
+    rank_ = comm ? comm->rank() : 0;
+    executor_.setCommunicator(comm);
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
@@ -279,7 +290,8 @@ private:
     data::StreamOptions s;
     s.kind = source.kind;
     s.path = source.path;
-    s.batchSize = plan_.config.batchSize;
+    // Every rank reads the global batch and runs its slice (localBatch).
+    s.batchSize = plan_.config.batchSize * ranks_;
     s.seed = seed_;
     s.training = training;
     s.onBadData = options_.onBadData == "skip" ? data::BadDataPolicy::Skip
@@ -292,6 +304,14 @@ private:
   void exportEmbeddings(const std::string &path) const;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
+  /// This rank's examples of a global batch (itself on one rank).
+  const data::Batch &localBatch(const data::Batch &global);
+  /// Adds a forward pass's predictions, labels and mean loss over `rows`
+  /// examples of `batch` to `outcomes`, gathered from every rank. Returns
+  /// the global batch's mean loss (the same on every rank).
+  double record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss);
+  /// The mean over ranks of a per-rank value.
+  double rankMean(double value);
 
   const Plan &plan_;
   const RunOptions &options_;
@@ -305,9 +325,66 @@ private:
   int64_t step_ = 0;
   uint64_t position_ = 0;
   int64_t skipped_ = 0, evalSkipped_ = 0;
+  comm::Communicator *comm_ = nullptr; ///< null: one process
+  int ranks_ = 1, rank_ = 0;
+  data::Batch slice_;
+  std::vector<float> gatheredPred_, gatheredLabels_;
 };
 
+const data::Batch &Trainer::localBatch(const data::Batch &global) {
+  if (ranks_ == 1)
+    return global;
+  int64_t local = plan_.config.batchSize;
+  data::sliceBatch(global, int64_t(rank_) * local, local, slice_);
+  return slice_;
+}
+
+double Trainer::rankMean(double value) {
+  if (ranks_ == 1)
+    return value;
+  comm_->allReduce(&value, 1, comm::DType::F64, comm::ReduceOp::Sum);
+  return value / double(ranks_);
+}
+
+double Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
+                       double loss) {
+  const float *pred = executor_.predictions();
+  int64_t width = executor_.predictionWidth();
+  const float *labels = label_ >= 0 ? batch.features[size_t(label_)].label.data() : nullptr;
+  if (ranks_ == 1) {
+    outcomes.add(pred, width, labels, labelKind_, rows, loss, plan_.config.loss);
+    return loss;
+  }
+  // Every rank gathers every rank's outcomes, so all ranks see the same
+  // metrics and loss (and stop together on a diverged one).
+  std::vector<int64_t> counts(static_cast<size_t>(ranks_));
+  comm_->allGather(&rows, counts.data(), 1, comm::DType::I64);
+  int64_t total = 0;
+  std::vector<size_t> predCounts, labelCounts;
+  for (int64_t c : counts) {
+    total += c;
+    predCounts.push_back(size_t(c * width));
+    labelCounts.push_back(size_t(c));
+  }
+  gatheredPred_.resize(size_t(total * width));
+  comm_->allGatherV(pred, gatheredPred_.data(), predCounts, comm::DType::F32);
+  if (labels) {
+    gatheredLabels_.resize(size_t(total));
+    comm_->allGatherV(labels, gatheredLabels_.data(), labelCounts, comm::DType::F32);
+  }
+  double weighted = loss * double(rows);
+  comm_->allReduce(&weighted, 1, comm::DType::F64, comm::ReduceOp::Sum);
+  double mean = total ? weighted / double(total) : 0;
+  outcomes.add(gatheredPred_.data(), width, labels ? gatheredLabels_.data() : nullptr,
+               labelKind_, total, mean, plan_.config.loss);
+  return mean;
+}
+
 void Trainer::save(const std::string &dir) const {
+  // Data parallelism replicates every parameter and table: rank 0 writes
+  // the whole (logical) checkpoint; any world size can resume it.
+  if (rank_ != 0)
+    return;
   ckpt::CheckpointContent content;
   content.metadata = {{"model", plan_.model},
                       {"fingerprint", fingerprint(plan_)},
@@ -406,23 +483,24 @@ std::map<std::string, double> Trainer::evaluate() {
   data::Batch batch;
   std::vector<data::Batch> micro;
   while (stream->next(batch)) {
+    const data::Batch &mine = localBatch(batch);
     if (!executor_.hasSchedule()) {
-      executor_.loadBatch(batch);
+      executor_.loadBatch(mine);
       double loss = executor_.forward();
-      outcomes.add(executor_, batch, label_, labelKind_, batch.valid, loss,
-                   plan_.config.loss);
+      record(outcomes, mine, mine.valid, loss);
       continue;
     }
     // A micro-batch plan evaluates micro-batch by micro-batch (the forward
-    // kernels are sized for one); all-padding micro-batches are skipped.
-    data::splitBatch(batch, executor_.microBatches(), micro);
+    // kernels are sized for one). All-padding micro-batches are skipped on
+    // one rank; with several, every rank runs every micro-batch (they
+    // gather together), and padding counts as no rows.
+    data::splitBatch(mine, executor_.microBatches(), micro);
     for (const data::Batch &part : micro) {
-      if (part.valid == 0)
+      if (part.valid == 0 && ranks_ == 1)
         continue;
       executor_.loadBatch(part);
       double loss = executor_.forward();
-      outcomes.add(executor_, part, label_, labelKind_, part.valid, loss,
-                   plan_.config.loss);
+      record(outcomes, part, part.valid, loss);
     }
   }
   evalSkipped_ = stream->stats().skipped; // the same file each evaluation
@@ -463,7 +541,7 @@ TrainSummary Trainer::run() {
   const TrainingConfig &config = plan_.config;
   auto stream = data::openStream(streamOptions(options_.data, true), specs_,
                                  position_);
-  int64_t perStep = config.batchSize * config.gradAccumulation;
+  int64_t perStep = config.batchSize * ranks_ * config.gradAccumulation;
   int64_t steps = 0;
   if (options_.steps)
     steps = *options_.steps;
@@ -489,10 +567,11 @@ TrainSummary Trainer::run() {
     double stepLoss = 0;
     for (int64_t a = 0; a < config.gradAccumulation; ++a) {
       stream->next(batch);
+      const data::Batch &mine = localBatch(batch);
       // The batch is loaded before the last step's update is waited for:
       // on a GPU its inputs travel while that update runs.
       if (!executor_.hasSchedule())
-        executor_.loadBatch(batch);
+        executor_.loadBatch(mine);
       if (a == 0) {
         executor_.zeroGradients();
         executor_.beginStep(step_ + 1, learningRateScale(config, step_));
@@ -500,16 +579,13 @@ TrainSummary Trainer::run() {
       if (executor_.hasSchedule()) {
         // -emb-pipeline: the batch runs as micro-batches; the loss is their
         // mean and the metrics see every micro-batch's predictions.
-        data::splitBatch(batch, executor_.microBatches(), micro);
-        stepLoss += executor_.runSchedule(micro, [&](int32_t mb, float loss) {
-          interval.add(executor_, micro[size_t(mb)], label_, labelKind_,
-                       micro[size_t(mb)].size, loss, config.loss);
-        });
+        data::splitBatch(mine, executor_.microBatches(), micro);
+        stepLoss += rankMean(executor_.runSchedule(micro, [&](int32_t mb, float loss) {
+          record(interval, micro[size_t(mb)], micro[size_t(mb)].size, loss);
+        }));
       } else {
         double loss = executor_.forwardBackward();
-        stepLoss += loss;
-        interval.add(executor_, batch, label_, labelKind_, batch.size, loss,
-                     config.loss);
+        stepLoss += record(interval, mine, mine.size, loss);
       }
       position_ = batch.position;
     }
@@ -606,7 +682,7 @@ TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
 
 TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
                                   std::unique_ptr<Backend> backend, std::ostream &console,
-                                  bool tty) {
-  Trainer trainer(plan, options, std::move(backend), console, tty);
+                                  bool tty, comm::Communicator *comm) {
+  Trainer trainer(plan, options, std::move(backend), console, tty, comm);
   return trainer.run();
 }

@@ -196,6 +196,9 @@ TrainingConfig readConfig(const json &value) {
     config.pipelineStages = r.integer("pipeline_stages");
   if (value.contains("schedule"))
     config.schedule = r.string("schedule");
+  // -emb-distribute's ranks; absent reads as one rank.
+  if (value.contains("data_parallel"))
+    config.dataParallel = r.integer("data_parallel");
   r.finish();
   return config;
 }

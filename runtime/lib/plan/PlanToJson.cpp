@@ -75,7 +75,8 @@ json configJson(const TrainingConfig &config) {
           {"loss_scaling", lossScalingJson(config.lossScaling)},
           {"micro_batches", config.microBatches},
           {"pipeline_stages", config.pipelineStages},
-          {"schedule", config.schedule}};
+          {"schedule", config.schedule},
+          {"data_parallel", config.dataParallel}};
 }
 
 json bufferJson(const Buffer &buffer) {

@@ -116,6 +116,9 @@ void validateConfig(const TrainingConfig &config) {
   if (ls.enabled && config.precision != "fp16")
     failAt("config.loss_scaling.enabled",
            "loss scaling is for fp16 compute; the plan's precision is " + config.precision);
+  if (config.dataParallel < 1)
+    failAt("config.data_parallel",
+           "must be at least 1 (ranks), got " + std::to_string(config.dataParallel));
 }
 
 void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string &path) {

@@ -705,7 +705,15 @@ TEST(ModelParser, TrainingAndPlanKnobs) {
   j["plan"]["micro_batches"] = 3;
   ModelError e = parseError(j.dump());
   EXPECT_EQ(e.pointer, "/plan/micro_batches");
-  EXPECT_EQ(e.message, "'micro_batches' (3) must divide 'batch_size' (4096)");
+  // batch_size is the global batch: micro-batches cut each rank's 4096 / 4.
+  EXPECT_EQ(e.message,
+            "'micro_batches' (3) must divide each rank's batch (batch_size / data_parallel = 1024)");
+  j["plan"]["micro_batches"] = 8;
+  j["plan"]["data_parallel"] = 3;
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/plan/data_parallel");
+  EXPECT_EQ(e.message, "'data_parallel' (3) must divide 'batch_size' (4096): each rank trains on "
+                       "batch_size / data_parallel examples");
 
   j = minimalModel();
   j["training"]["lr_schedule"] = "linear";

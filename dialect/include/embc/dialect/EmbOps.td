@@ -338,5 +338,6 @@ include "embc/dialect/EmbGradOps.td"
 include "embc/dialect/EmbTransformOps.td"
 include "embc/dialect/EmbScheduleOps.td"
 include "embc/dialect/EmbPrecisionOps.td"
+include "embc/dialect/EmbCommOps.td"
 
 #endif // EMBC_DIALECT_EMBOPS_TD

@@ -151,6 +151,73 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
   let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
 }
 
+def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
+  let summary = "Insert the collectives of data-parallel training";
+  let description = [{
+    With `data_parallel` N > 1 in the module's `emb.plan` (or the `ranks`
+    option), every rank runs `@train_step` on its B/N examples of the global
+    batch (the frontend already typed the step for B/N) and this pass makes
+    the ranks apply one update:
+
+    - the dense gradient is summed over the ranks in buckets: for each
+      all-reduce bucket of an `emb.param_pack` (its `buckets`, cut by
+      -emb-pack-params), and for each trained parameter left unpacked, an
+      `emb.grad_all_reduce_start` right after the `emb.accumulate_grad` that
+      finishes the bucket's last member, so it travels while the backward
+      goes on; `emb.grad_all_reduce_wait` at the head of `@update`, before
+      anything reads the gradient (loss-scale check, clipping, updates).
+      When the step runs several times per update (`grad_accumulation` > 1,
+      or micro-batches and stages of -emb-pipeline) the starts move to the
+      head of `@update` too: the sum is taken once per optimizer step;
+    - each table's (or table batch's) sparse gradient is all-gathered in
+      rank order by `emb.gather_rows` at the head of `@update`, before its
+      `emb.coalesce_rows`: every rank then coalesces and applies the same
+      rows, in global batch order, to its replica of the table.
+
+    The update's `grad_scale` gets a further 1/N (-emb-to-plan), so the sum
+    of the ranks' batch-mean gradients becomes the global batch's mean. The
+    module is marked `emb.data_parallel = N`, which -emb-to-plan requires
+    when the plan asks for N > 1 ranks. With N = 1 nothing changes.
+
+    ```mlir
+    // before (N = 2)
+    emb.accumulate_grad @w, %dw : tensor<4x2xf32>
+    ...
+    func.func @update() {
+      emb.coalesce_rows @t
+      emb.update @dense_f32
+      emb.update @t
+    }
+    // after
+    emb.accumulate_grad @w, %dw : tensor<4x2xf32>
+    emb.grad_all_reduce_start @dense_f32 offset 0 size 16
+    ...
+    func.func @update() {
+      emb.gather_rows @t
+      emb.grad_all_reduce_wait @dense_f32
+      emb.coalesce_rows @t
+      emb.update @dense_f32
+      emb.update @t
+    }
+    ```
+    Runs after -emb-pack-params and -emb-pipeline and before -emb-fuse
+    (which keeps the collectives where they are and forms no
+    `embedding_update` for a gathered table). Refused: tables asking for
+    `table_wise`, `row_wise` or `column_wise` sharding (not supported yet),
+    a module without `@train_step` and `@update`, and one already
+    distributed.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "Data-parallel ranks (0: the module's emb.plan data_parallel)">,
+  ];
+  let statistics = [
+    Statistic<"numAllReduces", "all-reduces", "Gradient all-reduce buckets started">,
+    Statistic<"numGathers", "gathers", "Sparse gradients all-gathered">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect"];
+}
+
 def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
   let summary = "Group ops that the plan runs as single kernels";
   let description = [{

@@ -17,7 +17,8 @@ struct TrainingPipelineOptions {
 };
 
 /// In order: -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
-/// -emb-remat, -emb-pipeline, -emb-fuse, -emb-plan-memory.
+/// -emb-remat, -emb-pipeline, -emb-distribute (data parallelism; nothing
+/// on one rank), -emb-fuse, -emb-plan-memory.
 /// -emb-to-plan is not part of it: embc builds the plan from the result.
 void addTrainingPipeline(mlir::OpPassManager &pm,
                          const TrainingPipelineOptions &options = {});

@@ -27,7 +27,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 4;
+inline constexpr uint32_t kPlanVersion = 5;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -218,6 +218,10 @@ struct TrainingConfig {
   int64_t microBatches = 1;   ///< per batch, each batchSize / microBatches examples
   int64_t pipelineStages = 1;
   std::string schedule = "gpipe"; ///< gpipe or 1f1b
+  /// Data-parallel ranks (-emb-distribute): each runs the plan on its
+  /// batchSize examples of a global batch of batchSize * dataParallel, and
+  /// the collective kernels need a communicator of exactly this size.
+  int64_t dataParallel = 1;
 };
 
 /// One argument of a CUDA launch: exactly one of a plan buffer (its address

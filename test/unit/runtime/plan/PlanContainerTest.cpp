@@ -37,20 +37,20 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 5; // header and body both say 5, checksum valid
+  plan.version = 6; // header and body both say 6, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 5, this embrun reads version 4: recompile the model with a "
+            "plan format version 6, this embrun reads version 5: recompile the model with a "
             "matching embc");
-  // A header that says 4 over a body that says 5 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 4)),
-            "version: plan format version 5, this embrun reads version 4: recompile the model "
+  // A header that says 5 over a body that says 6 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 5)),
+            "version: plan format version 6, this embrun reads version 5: recompile the model "
             "with a matching embc");
-  // An older plan (version 3, before the CUDA program) and a zeroed header as well.
-  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 3)),
-            "plan format version 3, this embrun reads version 4: recompile the model with a "
+  // An older plan (version 4, before data parallelism) and a zeroed header as well.
+  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 4)),
+            "plan format version 4, this embrun reads version 5: recompile the model with a "
             "matching embc");
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 4: recompile the model with a "
+            "plan format version 0, this embrun reads version 5: recompile the model with a "
             "matching embc");
 }
 

@@ -283,6 +283,8 @@ TEST(PlanValidation, Config) {
             "config.batch_size: must be positive, got 0");
   EXPECT_EQ(errorAfter([](Plan &p) { p.config.gradAccumulation = 0; }),
             "config.grad_accumulation: must be at least 1, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.config.dataParallel = 0; }),
+            "config.data_parallel: must be at least 1 (ranks), got 0");
   EXPECT_EQ(errorAfter([](Plan &p) { p.config.lrSchedule = "step"; }),
             "config.lr_schedule: unknown learning-rate schedule 'step' (expected constant, "
             "linear or cosine)");

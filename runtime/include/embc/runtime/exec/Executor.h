@@ -12,6 +12,7 @@
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/cpu/LossScaling.h"
+#include "embc/runtime/comm/Communicator.h"
 #include "embc/runtime/data/Data.h"
 
 #include <cstddef>
@@ -61,6 +62,10 @@ struct ExecState {
   /// The micro-batch being run (-emb-pipeline): a buffer with several
   /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).
   int32_t microBatch = 0;
+
+  /// The job's ranks (distributed plans: collective kernels use it); null
+  /// for a single process (Executor::setCommunicator).
+  comm::Communicator *comm = nullptr;
 
   template <class T> T *data(int32_t buffer) const {
     const Buffer &b = plan->buffers[buffer];
@@ -224,6 +229,8 @@ public:
   /// (embrun --profile). Off costs one branch per schedule; forward()
   /// (evaluation) is never timed.
   void setProfiling(bool on) { profiling_ = on; }
+  /// The job's ranks, for the plan's collective kernels (ExecState::comm).
+  void setCommunicator(comm::Communicator *comm) { state_.comm = comm; }
   bool profiling() const { return profiling_; }
   /// Accumulated timings, one per kernel of plan().step / plan().update.
   const std::vector<KernelTiming> &stepTimings() const { return stepTimings_; }

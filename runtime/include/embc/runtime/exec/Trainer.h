@@ -20,6 +20,9 @@
 namespace embc::runtime {
 
 class Backend;
+namespace comm {
+class Communicator;
+}
 
 /// What a run reached, also written as the final {"event":"summary"} record.
 struct TrainSummary {
@@ -37,8 +40,10 @@ struct TrainSummary {
 TrainSummary train(const Plan &plan, const RunOptions &options,
                    std::ostream &console, bool tty);
 /// The same on a given backend (embrun --device).
+/// `comm`: the job's ranks for a data-parallel plan (plan.config.dataParallel
+/// ranks; every rank calls train), null for a single process.
 TrainSummary train(const Plan &plan, const RunOptions &options, std::unique_ptr<Backend> backend,
-                   std::ostream &console, bool tty);
+                   std::ostream &console, bool tty, comm::Communicator *comm = nullptr);
 
 } // namespace embc::runtime
 

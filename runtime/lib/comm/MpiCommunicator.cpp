@@ -1,0 +1,330 @@
+//===- MpiCommunicator.cpp - collectives over MPI, for host buffers -------===//
+//
+// MPI is initialised on first use with MPI_THREAD_MULTIPLE, because the
+// watchdog thread calls MPI_Abort while the main thread sits in a
+// collective, and finalised once at exit (never when aborting: MPI_Abort and
+// std::_Exit skip atexit). Every communicator works on its own duplicate of
+// MPI_COMM_WORLD with MPI_ERRORS_RETURN, so a failing call throws CommError
+// naming the call and MPI's error text instead of MPI killing the process
+// with its own message.
+//
+// MPI counts are ints. Calls whose buffers are one contiguous run (allReduce,
+// startAllReduce, broadcast, send, recv) are split into chunks of at most
+// INT_MAX elements; the gathers, reduce-scatter and all-to-all, whose layout
+// spans ranks, refuse larger counts with a CommError.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommSupport.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace embc::runtime::comm;
+using namespace embc::runtime::comm::detail;
+
+namespace {
+
+[[noreturn]] void throwMpi(const char *call, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    length = std::snprintf(text, sizeof(text), "MPI error code %d", code);
+  throw CommError(std::string(call) + " failed: " + std::string(text, static_cast<size_t>(length)));
+}
+
+} // namespace
+
+/// Throws CommError naming the call when it does not return MPI_SUCCESS.
+#define EMB_MPI_CHECK(CALL)                                                                        \
+  do {                                                                                             \
+    int emb_rc_ = (CALL);                                                                          \
+    if (emb_rc_ != MPI_SUCCESS)                                                                    \
+      throwMpi(#CALL, emb_rc_);                                                                    \
+  } while (0)
+
+namespace {
+
+/// Whether MPI_Abort may be called from the watchdog thread, and else the
+/// one thread that may call MPI (the one that initialised it).
+bool threadMultiple = false;
+std::thread::id mpiThread;
+
+void finalizeAtExit() {
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+    MPI_Finalize();
+}
+
+void initMpiOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int initialized = 0;
+    EMB_MPI_CHECK(MPI_Initialized(&initialized));
+    int provided = MPI_THREAD_SINGLE;
+    if (initialized) {
+      // Someone else initialised MPI (a test harness, a host application):
+      // they own MPI_Finalize too.
+      EMB_MPI_CHECK(MPI_Query_thread(&provided));
+    } else {
+      EMB_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
+      std::atexit(finalizeAtExit);
+    }
+    threadMultiple = provided >= MPI_THREAD_MULTIPLE;
+    mpiThread = std::this_thread::get_id();
+  });
+}
+
+MPI_Datatype mpiType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  case DType::U8:
+    return MPI_UINT8_T;
+  }
+  throw CommError("unknown comm DType " + std::to_string(static_cast<int>(type)));
+}
+
+MPI_Op mpiOp(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return MPI_SUM;
+  case ReduceOp::Max:
+    return MPI_MAX;
+  case ReduceOp::Min:
+    return MPI_MIN;
+  }
+  throw CommError("unknown comm ReduceOp " + std::to_string(static_cast<int>(op)));
+}
+
+constexpr size_t kMaxChunk = INT_MAX;
+
+/// `count` as an MPI int, or a CommError naming the call and the count.
+int intCount(const char *call, const char *what, size_t count) {
+  if (count > kMaxChunk)
+    throw CommError(std::string(call) + ": " + what + " is " + std::to_string(count) +
+                    " elements, more than MPI's int count allows (" + std::to_string(INT_MAX) +
+                    "); split the call");
+  return static_cast<int>(count);
+}
+
+/// Per-rank counts and their prefix-sum displacements as MPI ints.
+void intCountsAndDispls(const char *call, const char *what, const std::vector<size_t> &counts,
+                        std::vector<int> &outCounts, std::vector<int> &outDispls) {
+  std::vector<size_t> displs = prefixSums(counts);
+  outCounts.resize(counts.size());
+  outDispls.resize(counts.size());
+  for (size_t r = 0; r < counts.size(); ++r) {
+    outCounts[r] = intCount(call, what, counts[r]);
+    outDispls[r] = intCount(call, "the displacement (prefix sum of counts)", displs[r]);
+  }
+}
+
+const char *at(const void *base, size_t elements, DType type) {
+  return static_cast<const char *>(base) + elements * sizeOf(type);
+}
+char *at(void *base, size_t elements, DType type) {
+  return static_cast<char *>(base) + elements * sizeOf(type);
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  explicit MpiCommunicator(const CommOptions &options) {
+    double timeout = resolveTimeout(options);
+    initMpiOnce();
+    EMB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+    EMB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+    watchdog_ = std::make_unique<Watchdog>(rank_, timeout,
+                                           [this](const std::string &why) { abort(why, 1); });
+    Watchdog::Scope watched(*watchdog_, "MPI_Comm_dup", 0);
+    EMB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    EMB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  }
+
+  ~MpiCommunicator() override {
+    watchdog_.reset();
+    int finalized = 0;
+    if (comm_ != MPI_COMM_NULL && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+      MPI_Comm_free(&comm_); // best effort: a destructor cannot throw
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char *name() const override { return "mpi"; }
+
+  void allReduce(void *buf, size_t count, DType type, ReduceOp op) override {
+    Watchdog::Scope watched(*watchdog_, "allReduce", count * sizeOf(type));
+    for (size_t done = 0; done < count; done += kMaxChunk) {
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      EMB_MPI_CHECK(
+          MPI_Allreduce(MPI_IN_PLACE, at(buf, done, type), n, mpiType(type), mpiOp(op), comm_));
+    }
+  }
+
+  Request startAllReduce(void *buf, size_t count, DType type, ReduceOp op) override {
+    Pending pending{{}, count * sizeOf(type)};
+    for (size_t done = 0; done < count; done += kMaxChunk) {
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      MPI_Request request;
+      EMB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, at(buf, done, type), n, mpiType(type), mpiOp(op),
+                                   comm_, &request));
+      pending.requests.push_back(request);
+    }
+    std::lock_guard<std::mutex> lock(requestsMutex_);
+    Request id = nextRequest_++;
+    requests_.emplace(id, std::move(pending));
+    return id;
+  }
+
+  void wait(Request request) override {
+    Pending pending;
+    {
+      std::lock_guard<std::mutex> lock(requestsMutex_);
+      auto it = requests_.find(request);
+      if (it == requests_.end())
+        throw CommError("wait: request " + std::to_string(request) +
+                        " is not an all-reduce in flight (never started, or waited for already)");
+      pending = std::move(it->second);
+      requests_.erase(it);
+    }
+    Watchdog::Scope watched(*watchdog_, "allReduce (wait)", pending.bytes);
+    EMB_MPI_CHECK(MPI_Waitall(static_cast<int>(pending.requests.size()), pending.requests.data(),
+                              MPI_STATUSES_IGNORE));
+  }
+
+  void allGather(const void *send, void *recv, size_t count, DType type) override {
+    int n = intCount("allGather", "count", count);
+    intCount("allGather", "count * size()", count * static_cast<size_t>(size_));
+    // MPI forbids aliased buffers; this rank's block of recv is MPI_IN_PLACE.
+    const void *source = send == at(recv, rank_ * count, type) ? MPI_IN_PLACE : send;
+    Watchdog::Scope watched(*watchdog_, "allGather", count * size_ * sizeOf(type));
+    EMB_MPI_CHECK(MPI_Allgather(source, n, mpiType(type), recv, n, mpiType(type), comm_));
+  }
+
+  void allGatherV(const void *send, void *recv, const std::vector<size_t> &counts,
+                  DType type) override {
+    checkPerRank("allGatherV", "counts", counts, size_);
+    std::vector<int> n, displs;
+    intCountsAndDispls("allGatherV", "a rank's count", counts, n, displs);
+    const void *source = send == at(recv, displs[rank_], type) ? MPI_IN_PLACE : send;
+    size_t total = displs.back() + counts.back();
+    Watchdog::Scope watched(*watchdog_, "allGatherV", total * sizeOf(type));
+    EMB_MPI_CHECK(MPI_Allgatherv(source, n[rank_], mpiType(type), recv, n.data(), displs.data(),
+                                 mpiType(type), comm_));
+  }
+
+  void reduceScatter(const void *send, void *recv, size_t count, DType type, ReduceOp op) override {
+    int n = intCount("reduceScatter", "count", count);
+    intCount("reduceScatter", "count * size()", count * static_cast<size_t>(size_));
+    // In place (send == recv): MPI reads all blocks from recv and leaves
+    // this rank's result at its start.
+    const void *source = send == recv ? MPI_IN_PLACE : send;
+    Watchdog::Scope watched(*watchdog_, "reduceScatter", count * size_ * sizeOf(type));
+    EMB_MPI_CHECK(MPI_Reduce_scatter_block(source, recv, n, mpiType(type), mpiOp(op), comm_));
+  }
+
+  void allToAllV(const void *send, const std::vector<size_t> &sendCounts, void *recv,
+                 const std::vector<size_t> &recvCounts, DType type) override {
+    checkPerRank("allToAllV", "sendCounts", sendCounts, size_);
+    checkPerRank("allToAllV", "recvCounts", recvCounts, size_);
+    std::vector<int> sn, sd, rn, rd;
+    intCountsAndDispls("allToAllV", "a send count", sendCounts, sn, sd);
+    intCountsAndDispls("allToAllV", "a receive count", recvCounts, rn, rd);
+    size_t bytes = (static_cast<size_t>(sd.back()) + sendCounts.back()) * sizeOf(type);
+    Watchdog::Scope watched(*watchdog_, "allToAllV", bytes);
+    EMB_MPI_CHECK(MPI_Alltoallv(send, sn.data(), sd.data(), mpiType(type), recv, rn.data(),
+                                rd.data(), mpiType(type), comm_));
+  }
+
+  void send(const void *buf, size_t count, DType type, int peer, int tag) override {
+    checkRank("send", "peer", peer, size_);
+    Watchdog::Scope watched(*watchdog_, "send", count * sizeOf(type));
+    // MPI keeps messages between two ranks with one tag in order, so the
+    // receiver's chunks match these. A zero count still sends one message.
+    size_t done = 0;
+    do {
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      EMB_MPI_CHECK(MPI_Send(at(buf, done, type), n, mpiType(type), peer, tag, comm_));
+      done += n;
+    } while (done < count);
+  }
+
+  void recv(void *buf, size_t count, DType type, int peer, int tag) override {
+    checkRank("recv", "peer", peer, size_);
+    Watchdog::Scope watched(*watchdog_, "recv", count * sizeOf(type));
+    size_t done = 0;
+    do {
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      MPI_Status status;
+      EMB_MPI_CHECK(MPI_Recv(at(buf, done, type), n, mpiType(type), peer, tag, comm_, &status));
+      int got = 0;
+      EMB_MPI_CHECK(MPI_Get_count(&status, mpiType(type), &got));
+      if (got != n)
+        throw CommError("recv: rank " + std::to_string(peer) + " sent " + std::to_string(got) +
+                        " elements with tag " + std::to_string(tag) + ", expected " +
+                        std::to_string(n));
+      done += n;
+    } while (done < count);
+  }
+
+  void broadcast(void *buf, size_t count, DType type, int root) override {
+    checkRank("broadcast", "root", root, size_);
+    Watchdog::Scope watched(*watchdog_, "broadcast", count * sizeOf(type));
+    for (size_t done = 0; done < count; done += kMaxChunk) {
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      EMB_MPI_CHECK(MPI_Bcast(at(buf, done, type), n, mpiType(type), root, comm_));
+    }
+  }
+
+  void barrier() override {
+    Watchdog::Scope watched(*watchdog_, "barrier", 0);
+    EMB_MPI_CHECK(MPI_Barrier(comm_));
+  }
+
+  [[noreturn]] void abort(const std::string &why, int code) override {
+    std::string text = why + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+    // MPI_Abort tells mpirun to end every rank. From another thread it needs
+    // MPI_THREAD_MULTIPLE; without it, leaving without MPI_Finalize makes
+    // mpirun end the job all the same.
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized && (threadMultiple || std::this_thread::get_id() == mpiThread))
+      MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+private:
+  struct Pending {
+    std::vector<MPI_Request> requests;
+    size_t bytes = 0;
+  };
+
+  int rank_ = 0;
+  int size_ = 1;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::mutex requestsMutex_;
+  std::map<Request, Pending> requests_;
+  Request nextRequest_ = 0;
+  std::unique_ptr<Watchdog> watchdog_;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+embc::runtime::comm::createMpiCommunicator(const CommOptions &options) {
+  return std::make_unique<MpiCommunicator>(options);
+}
