@@ -40,6 +40,14 @@ void checkRank(const char *call, const char *role, int peer, int size);
 /// Prefix sums of `counts` (the displacements of the V collectives).
 std::vector<size_t> prefixSums(const std::vector<size_t> &counts);
 
+/// The address of element `elements` of a buffer of `type`.
+inline const char *at(const void *base, size_t elements, DType type) {
+  return static_cast<const char *>(base) + elements * sizeOf(type);
+}
+inline char *at(void *base, size_t elements, DType type) {
+  return static_cast<char *>(base) + elements * sizeOf(type);
+}
+
 /// Watches the blocking calls of one communicator. Each call registers
 /// itself while it runs (a Scope); a call still in flight after `timeout`
 /// seconds ends the job with the message

@@ -131,13 +131,6 @@ void intCountsAndDispls(const char *call, const char *what, const std::vector<si
   }
 }
 
-const char *at(const void *base, size_t elements, DType type) {
-  return static_cast<const char *>(base) + elements * sizeOf(type);
-}
-char *at(void *base, size_t elements, DType type) {
-  return static_cast<char *>(base) + elements * sizeOf(type);
-}
-
 class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(const CommOptions &options) {

@@ -93,13 +93,6 @@ ncclRedOp_t ncclOp(ReduceOp op) {
   throw CommError("unknown comm ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
-const char *at(const void *base, size_t elements, DType type) {
-  return static_cast<const char *>(base) + elements * sizeOf(type);
-}
-char *at(void *base, size_t elements, DType type) {
-  return static_cast<char *>(base) + elements * sizeOf(type);
-}
-
 /// A CUDA event marking the end of one collective on the stream; shared by
 /// the watchdog's probe and a pending request.
 class Marker {

@@ -120,8 +120,7 @@ public:
   }
 
   void loadInput(const ExecState &state, int32_t buffer, int64_t bytes) override {
-    auto found = inputAt_.find(buffer);
-    if (found == inputAt_.end()) // not an input: nothing prefetched
+    if (!isInput(buffer)) // nothing prefetched
       return Backend::loadInput(state, buffer, bytes);
     InputCopy &c = copies_[copy_];
     if (ranSinceBatch_) {
@@ -135,7 +134,7 @@ public:
     }
     const Buffer &b = plan_->buffers[size_t(buffer)];
     int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
-    std::byte *staging = c.staging + found->second + slot * b.bytes;
+    std::byte *staging = c.staging + inputAt_[size_t(buffer)] + slot * b.bytes;
     std::memcpy(staging, state.data<std::byte>(buffer), size_t(bytes));
     device_->uploadAsync(inputAddress(buffer, state.microBatch), staging, size_t(bytes));
     if (b.dynamic) {
@@ -264,10 +263,11 @@ private:
     // The shadow copy of the input buffers, then of all length cells (only
     // the inputs' are used; one index for both keeps lengthCell simple).
     int64_t inputBytes = 0;
+    inputAt_.assign(plan.buffers.size(), -1);
     for (const Input &in : plan.inputs)
-      if (!inputAt_.count(in.buffer)) {
+      if (!isInput(in.buffer)) {
         const Buffer &b = plan.buffers[size_t(in.buffer)];
-        inputAt_[in.buffer] = inputBytes;
+        inputAt_[size_t(in.buffer)] = inputBytes;
         inputBytes += align(b.bytes * b.slots);
       }
     stagingLengths_ = inputBytes;
@@ -294,7 +294,7 @@ private:
     int64_t slot = b.slots > 1 ? int64_t(microBatch % b.slots) * b.bytes : 0;
     if (copy_ == 0)
       return arena_ + b.offset + slot;
-    return shadow_ + inputAt_.at(buffer) + slot;
+    return shadow_ + inputAt_[size_t(buffer)] + slot;
   }
 
   /// Calls f(offset, bytes, shadow address) for the part of each input
@@ -303,8 +303,11 @@ private:
   template <class F> void forShadowedInputs(int64_t offset, int64_t bytes, F &&f) const {
     if (copy_ == 0)
       return;
-    for (const auto &[buffer, at] : inputAt_) {
-      const Buffer &b = plan_->buffers[size_t(buffer)];
+    for (size_t buffer = 0; buffer < inputAt_.size(); ++buffer) {
+      int64_t at = inputAt_[buffer];
+      if (at < 0)
+        continue;
+      const Buffer &b = plan_->buffers[buffer];
       int64_t lo = std::max(offset, b.offset);
       int64_t hi = std::min(offset + bytes, b.offset + b.bytes * b.slots);
       if (lo < hi)
@@ -353,14 +356,14 @@ private:
 
   std::byte *lengthCell(int32_t buffer, int32_t microBatch) const {
     const Buffer &b = plan_->buffers[size_t(buffer)];
-    int copy = inputAt_.count(buffer) ? copy_ : 0;
+    int copy = isInput(buffer) ? copy_ : 0;
     return reinterpret_cast<std::byte *>(lengths_[copy] + lengthBase_[size_t(buffer)] +
                                          microBatch % b.slots);
   }
 
   void *resolve(const CudaArg &a, const ExecState &state) const {
     if (a.buffer >= 0) {
-      if (inputAt_.count(a.buffer))
+      if (isInput(a.buffer))
         return inputAddress(a.buffer, state.microBatch);
       const Buffer &b = plan_->buffers[size_t(a.buffer)];
       return arena_ + b.offset + (b.slots > 1 ? int64_t(state.microBatch % b.slots) * b.bytes : 0);
@@ -431,7 +434,8 @@ private:
   };
   InputCopy copies_[2];
   int copy_ = 0;                     ///< the copy the current batch uses
-  std::map<int32_t, int64_t> inputAt_; ///< input buffer -> offset in the shadow
+  std::vector<int64_t> inputAt_; ///< per buffer: offset in the shadow, -1 if no input
+  bool isInput(int32_t buffer) const { return inputAt_[size_t(buffer)] >= 0; }
   int64_t stagingLengths_ = 0;       ///< where the length cells start in staging
   bool uploadsPending_ = false;      ///< uploads not yet waited for by compute
   bool ranSinceBatch_ = false;

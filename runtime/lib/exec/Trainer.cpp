@@ -307,11 +307,11 @@ private:
   /// This rank's examples of a global batch (itself on one rank).
   const data::Batch &localBatch(const data::Batch &global);
   /// Adds a forward pass's predictions, labels and mean loss over `rows`
-  /// examples of `batch` to `outcomes`, gathered from every rank. Returns
-  /// the global batch's mean loss (the same on every rank).
-  double record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss);
-  /// The mean over ranks of a per-rank value.
-  double rankMean(double value);
+  /// examples of `batch` (this rank's) to `outcomes`.
+  void record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss);
+  /// The metrics of `outcomes` over every rank's examples: each rank's are
+  /// gathered here, once per report, not once per step.
+  std::map<std::string, double> metrics(Outcomes &outcomes, const std::string &prefix);
 
   const Plan &plan_;
   const RunOptions &options_;
@@ -328,7 +328,6 @@ private:
   comm::Communicator *comm_ = nullptr; ///< null: one process
   int ranks_ = 1, rank_ = 0;
   data::Batch slice_;
-  std::vector<float> gatheredPred_, gatheredLabels_;
 };
 
 const data::Batch &Trainer::localBatch(const data::Batch &global) {
@@ -339,45 +338,32 @@ const data::Batch &Trainer::localBatch(const data::Batch &global) {
   return slice_;
 }
 
-double Trainer::rankMean(double value) {
-  if (ranks_ == 1)
-    return value;
-  comm_->allReduce(&value, 1, comm::DType::F64, comm::ReduceOp::Sum);
-  return value / double(ranks_);
+void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
+                     double loss) {
+  const float *labels = label_ >= 0 ? batch.features[size_t(label_)].label.data() : nullptr;
+  outcomes.add(executor_.predictions(), executor_.predictionWidth(), labels, labelKind_, rows,
+               loss, plan_.config.loss);
 }
 
-double Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
-                       double loss) {
-  const float *pred = executor_.predictions();
-  int64_t width = executor_.predictionWidth();
-  const float *labels = label_ >= 0 ? batch.features[size_t(label_)].label.data() : nullptr;
-  if (ranks_ == 1) {
-    outcomes.add(pred, width, labels, labelKind_, rows, loss, plan_.config.loss);
-    return loss;
+std::map<std::string, double> Trainer::metrics(Outcomes &outcomes, const std::string &prefix) {
+  if (ranks_ > 1) {
+    // Every rank reports at the same steps, so these collectives match.
+    comm_->allReduce(&outcomes.lossSum, 1, comm::DType::F64, comm::ReduceOp::Sum);
+    comm_->allReduce(&outcomes.examples, 1, comm::DType::I64, comm::ReduceOp::Sum);
+    int64_t mine = int64_t(outcomes.scores.size());
+    std::vector<int64_t> counts(static_cast<size_t>(ranks_));
+    comm_->allGather(&mine, counts.data(), 1, comm::DType::I64);
+    std::vector<size_t> sizes(counts.begin(), counts.end());
+    size_t total = 0;
+    for (size_t c : sizes)
+      total += c;
+    std::vector<float> scores(total), labels(total);
+    comm_->allGatherV(outcomes.scores.data(), scores.data(), sizes, comm::DType::F32);
+    comm_->allGatherV(outcomes.labels.data(), labels.data(), sizes, comm::DType::F32);
+    outcomes.scores = std::move(scores);
+    outcomes.labels = std::move(labels);
   }
-  // Every rank gathers every rank's outcomes, so all ranks see the same
-  // metrics and loss (and stop together on a diverged one).
-  std::vector<int64_t> counts(static_cast<size_t>(ranks_));
-  comm_->allGather(&rows, counts.data(), 1, comm::DType::I64);
-  int64_t total = 0;
-  std::vector<size_t> predCounts, labelCounts;
-  for (int64_t c : counts) {
-    total += c;
-    predCounts.push_back(size_t(c * width));
-    labelCounts.push_back(size_t(c));
-  }
-  gatheredPred_.resize(size_t(total * width));
-  comm_->allGatherV(pred, gatheredPred_.data(), predCounts, comm::DType::F32);
-  if (labels) {
-    gatheredLabels_.resize(size_t(total));
-    comm_->allGatherV(labels, gatheredLabels_.data(), labelCounts, comm::DType::F32);
-  }
-  double weighted = loss * double(rows);
-  comm_->allReduce(&weighted, 1, comm::DType::F64, comm::ReduceOp::Sum);
-  double mean = total ? weighted / double(total) : 0;
-  outcomes.add(gatheredPred_.data(), width, labels ? gatheredLabels_.data() : nullptr,
-               labelKind_, total, mean, plan_.config.loss);
-  return mean;
+  return outcomes.metrics(labelKind_, prefix);
 }
 
 void Trainer::save(const std::string &dir) const {
@@ -491,12 +477,11 @@ std::map<std::string, double> Trainer::evaluate() {
       continue;
     }
     // A micro-batch plan evaluates micro-batch by micro-batch (the forward
-    // kernels are sized for one). All-padding micro-batches are skipped on
-    // one rank; with several, every rank runs every micro-batch (they
-    // gather together), and padding counts as no rows.
+    // kernels are sized for one); all-padding micro-batches are skipped
+    // (the forward has no collectives, so ranks may skip differently).
     data::splitBatch(mine, executor_.microBatches(), micro);
     for (const data::Batch &part : micro) {
-      if (part.valid == 0 && ranks_ == 1)
+      if (part.valid == 0)
         continue;
       executor_.loadBatch(part);
       double loss = executor_.forward();
@@ -504,7 +489,7 @@ std::map<std::string, double> Trainer::evaluate() {
     }
   }
   evalSkipped_ = stream->stats().skipped; // the same file each evaluation
-  return outcomes.metrics(labelKind_, "eval_");
+  return metrics(outcomes, "eval_");
 }
 
 /// Prints the profile table and appends its record to the --log file. The
@@ -580,12 +565,13 @@ TrainSummary Trainer::run() {
         // -emb-pipeline: the batch runs as micro-batches; the loss is their
         // mean and the metrics see every micro-batch's predictions.
         data::splitBatch(mine, executor_.microBatches(), micro);
-        stepLoss += rankMean(executor_.runSchedule(micro, [&](int32_t mb, float loss) {
+        stepLoss += executor_.runSchedule(micro, [&](int32_t mb, float loss) {
           record(interval, micro[size_t(mb)], micro[size_t(mb)].size, loss);
-        }));
+        });
       } else {
         double loss = executor_.forwardBackward();
-        stepLoss += record(interval, mine, mine.size, loss);
+        stepLoss += loss;
+        record(interval, mine, mine.size, loss);
       }
       position_ = batch.position;
     }
@@ -608,7 +594,7 @@ TrainSummary Trainer::run() {
     if ((i + 1) % reportEvery == 0 || last) {
       executor_.settleUpdate(); // the loss scale it reports, the time it took
       trainSeconds += secondsSince(t0);
-      lastTrain = interval.metrics(labelKind_, "");
+      lastTrain = metrics(interval, "");
       ReportRecord r{"train", step_,
                      double(position_) / double(stream->examplesPerEpoch()),
                      lastTrain};
