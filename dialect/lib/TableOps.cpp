@@ -31,6 +31,19 @@ LogicalResult TableOp::verify() {
   if (kind == InitKind::xavier_uniform || kind == InitKind::xavier_normal)
     return emitOpError("Xavier initialisation is for dense weights; use "
                        "uniform or normal for embedding tables");
+  if (Attribute attr = (*this)->getAttr(kShardRowsAttrName)) {
+    // Row boundaries of the ranks' shards: 0 first, rows last, ascending.
+    auto bounds = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!bounds || bounds.size() < 3)
+      return emitOpError(kShardRowsAttrName)
+             << " must be an array of N + 1 >= 3 row boundaries, got " << attr;
+    ArrayRef<int64_t> b = bounds.asArrayRef();
+    if (b.front() != 0 || b.back() != int64_t(getRows()) || !llvm::is_sorted(b))
+      return emitOpError(kShardRowsAttrName)
+             << " must rise from 0 to the table's " << getRows() << " rows, got " << attr;
+    if (getSharding() == Sharding::none)
+      return emitOpError("has ") << kShardRowsAttrName << " but sharding none";
+  }
   return success();
 }
 

@@ -562,14 +562,15 @@ private:
       Table t = readTable(item, model_.embeddingOptimizer, dflt);
       if (!names.insert(t.name).second)
         item.failAt("name", "duplicate table name '" + t.name + "'");
-      // -emb-distribute refuses it too (for IR from elsewhere); here the
+      // -emb-distribute refuses these too (for IR from elsewhere); here the
       // message can point at the field.
-      if (t.sharding != "none" && model_.plan.dataParallel > 1)
-        item.failAt("sharding", "sharding '" + t.sharding + "' of table '" + t.name +
-                                    "' is not supported yet (data_parallel " +
-                                    std::to_string(model_.plan.dataParallel) +
-                                    " keeps a replica of every table on each rank; "
-                                    "remove 'sharding')");
+      if (t.sharding == "column_wise")
+        item.failAt("sharding", "sharding 'column_wise' of table '" + t.name +
+                                    "' is not supported; use table_wise or row_wise");
+      if (t.sharding != "none" && t.dtype != "f32" && model_.plan.dataParallel > 1)
+        item.failAt("sharding", "table '" + t.name + "' is stored as " + t.dtype +
+                                    ": sharded tables are trained in f32 (give it "
+                                    "\"dtype\": \"f32\" or remove 'sharding')");
       model_.tables.push_back(std::move(t));
     }
     // Features name tables; check each reference and the id range.

@@ -6,7 +6,10 @@
 //   1. exact ones, which do not change what the model learns: micro-batches
 //      (each divisor of the batch up to `max-micro-batches`) and activation
 //      rematerialisation (none or all);
-//   2. table quantisation, only when no exact choice fits, as a ladder:
+//   2. with data parallelism (N > 1 ranks), sharding tables row_wise, the
+//      k largest first (k = 1..T): exact too (the sums only change their
+//      rounding), each rank then stores 1/N of those tables;
+//   3. table quantisation, only when no exact choice fits, as a ladder:
 //      the k largest tables at level L and the others at level L-1, for
 //      L = bf16, int8, int4 (row-wise) and k = 1..T. Each rung needs no more
 //      memory than the one before and loses no less precision, so the
@@ -72,6 +75,9 @@ struct Choice {
   /// Quantisation rung: the `quantized` largest tables at kLevels[level],
   /// the others at kLevels[level - 1]. Level 0: no table quantised.
   int64_t level = 0, quantized = 0;
+  /// The `sharded` largest tables sharded row_wise (data parallelism only;
+  /// never together with quantisation: sharded tables train in f32).
+  int64_t sharded = 0;
 
   std::string describe() const {
     std::string s = std::to_string(microBatches) + " micro-batch" +
@@ -83,6 +89,8 @@ struct Choice {
       if (level > 1)
         s += ", the others " + stringifyStorageType(kLevels[level - 1]).str();
     }
+    if (sharded > 0)
+      s += ", " + std::to_string(sharded) + " largest table(s) row_wise";
     return s;
   }
 };
@@ -148,6 +156,10 @@ void AutoPass::apply(ModuleOp module, const Choice &choice,
           storage = StorageType::int8_rowwise;
         table.setStorage(storage);
       }
+  for (StringRef name : tablesBySize.take_front(size_t(choice.sharded)))
+    if (auto table = module.lookupSymbol<TableOp>(name);
+        table && table.getSharding() == Sharding::none)
+      table.setSharding(Sharding::row_wise);
   auto old = module->getAttrOfType<PlanAttr>(kPlanAttrName);
   module->setAttr(kPlanAttrName,
                   PlanAttr::get(ctx, old.getMemoryBudget(), choice.remat,
@@ -234,6 +246,7 @@ void AutoPass::runOnOperation() {
 
   SmallVector<std::string> lines;
   lines.push_back("-emb-auto: memory budget " + mib(budget));
+  std::string none; // why the exact levers alone do not fit
   std::optional<std::pair<Choice, Outcome>> best, smallest;
   /// Compiles `c`; tracks the smallest peak seen and, when `pick`, the
   /// fastest choice that fits.
@@ -252,6 +265,21 @@ void AutoPass::runOnOperation() {
     std::optional<Outcome> out = consider(c, /*pick=*/false);
     return out && out->peak <= budget;
   };
+  /// The lowest rung r in [lo, hi] whose choice fits (a ladder's rungs need
+  /// ever less memory), by binary search; nothing when even `hi` does not.
+  auto lowestFitting = [&](int64_t lo, int64_t hi,
+                           llvm::function_ref<Choice(int64_t)> rung) -> std::optional<int64_t> {
+    if (!fits(rung(hi)))
+      return std::nullopt;
+    while (lo < hi) {
+      int64_t mid = (lo + hi) / 2;
+      if (fits(rung(mid)))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
 
   // 1. Exact levers.
   int64_t fullPeak = 0;
@@ -267,10 +295,28 @@ void AutoPass::runOnOperation() {
                     best->first.describe());
   } else if (smallest && !bySize.empty()) {
     Choice lean = smallest->first;
-    lines.push_back("  no choice of micro-batches and remat fits (the smallest, " +
-                    lean.describe() + ", needs " + mib(smallest->second.peak) +
-                    "): quantising tables, largest first");
-    // 2. The lowest rung of the quantisation ladder that fits with the
+    int64_t tablesCount = int64_t(bySize.size());
+    none = "  no choice of micro-batches and remat fits (the smallest, " + lean.describe() +
+           ", needs " + mib(smallest->second.peak) + ")";
+    // 2. Sharding over the ranks: the fewest largest tables row_wise that
+    // fit with the leanest exact choice, then the fastest exact choice.
+    int64_t ranks = planAttr.getDataParallel();
+    if (ranks > 1) {
+      lines.push_back(none + ": sharding tables row_wise over " + std::to_string(ranks) +
+                      " ranks, largest first");
+      auto shard = [&](int64_t k) { return Choice{lean.microBatches, lean.remat, 0, 0, k}; };
+      if (std::optional<int64_t> k = lowestFitting(1, tablesCount, shard))
+        for (int64_t m : microBatches)
+          for (RematMode remat : {RematMode::none, RematMode::all})
+            consider(Choice{m, remat, 0, 0, *k}, /*pick=*/true);
+      none = "  sharding every table does not fit either";
+    }
+  }
+  if (!best && smallest && !bySize.empty()) {
+    Choice lean = smallest->first;
+    lean.sharded = 0; // sharded tables are f32: quantise replicated ones
+    lines.push_back(none + ": quantising tables, largest first");
+    // 3. The lowest rung of the quantisation ladder that fits with the
     // leanest exact choice (binary search over the rungs), then the fastest
     // exact choice at that rung.
     int64_t tablesCount = int64_t(bySize.size());
@@ -278,16 +324,8 @@ void AutoPass::runOnOperation() {
       return Choice{lean.microBatches, lean.remat, 1 + r / tablesCount,
                     1 + r % tablesCount};
     };
-    int64_t lo = 0, hi = (kNumLevels - 1) * tablesCount - 1;
-    if (fits(rung(hi))) {
-      while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (fits(rung(mid)))
-          hi = mid;
-        else
-          lo = mid + 1;
-      }
-      Choice chosen = rung(lo);
+    if (std::optional<int64_t> r = lowestFitting(0, (kNumLevels - 1) * tablesCount - 1, rung)) {
+      Choice chosen = rung(*r);
       for (int64_t m : microBatches)
         for (RematMode remat : {RematMode::none, RematMode::all})
           consider(Choice{m, remat, chosen.level, chosen.quantized}, /*pick=*/true);
@@ -308,6 +346,12 @@ void AutoPass::runOnOperation() {
   lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) + " (" +
                   std::to_string(outcome.peak) + " bytes), estimated step " +
                   std::to_string(int64_t(outcome.seconds * 1e6)) + " us");
+  if (choice.sharded > 0) {
+    std::string names;
+    for (int64_t i = 0; i < choice.sharded; ++i)
+      names += (i ? ", @" : "@") + bySize[i].str();
+    lines.push_back("  row_wise: " + names);
+  }
   if (choice.level > 0) {
     std::string names;
     for (int64_t i = 0; i < choice.quantized; ++i)

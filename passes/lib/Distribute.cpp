@@ -4,8 +4,10 @@
 // the global batch, and the collectives inserted here make every rank take
 // the same optimizer step. Dense gradients are all-reduced (summed) bucket by
 // bucket, each bucket starting as soon as the backward has finished its
-// members; sparse table gradients are all-gathered in rank order before they
-// are coalesced. The update's extra 1/N is -emb-to-plan's (grad_scale).
+// members; replicated tables' sparse gradients are all-gathered in rank
+// order before they are coalesced; sharded tables exchange ids and pooled
+// rows instead (DistributeShards.cpp). The update's extra 1/N is
+// -emb-to-plan's (grad_scale).
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,18 +152,10 @@ void DistributePass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Every rank keeps every table whole; splitting tables needs the
-  // all-to-all exchanges of sharded lookups, which do not exist yet.
-  bool sharded = false;
-  for (auto table : module.getOps<TableOp>())
-    if (table.getSharding() != Sharding::none) {
-      table.emitError("sharding '")
-          << stringifySharding(table.getSharding()) << "' of table '"
-          << table.getSymName() << "' is not supported yet (data_parallel " << n
-          << " keeps a replica of every table on each rank; remove 'sharding')";
-      sharded = true;
-    }
-  if (sharded)
+  // Tables with a sharding are split across the ranks (DistributeShards.cpp);
+  // the others are replicated.
+  llvm::DenseSet<StringRef> sharded;
+  if (failed(distribute::shardTables(module, n, step, update, sharded)))
     return signalPassFailure();
 
   SmallVector<Bucket> buckets = denseBuckets(module, update);
@@ -182,7 +176,8 @@ void DistributePass::runOnOperation() {
                                    uint64_t(bucket.size));
 
   // The sparse gradients, gathered while the dense buckets travel: every
-  // table or batch that @update coalesces or steps, in @update's order.
+  // replicated table or batch that @update coalesces or steps, in @update's
+  // order. A sharded table's rows already hold every rank's gradient.
   SymbolTableCollection symbols;
   llvm::SetVector<Attribute> sparse;
   for (Operation &op : *body) {
@@ -194,7 +189,7 @@ void DistributePass::runOnOperation() {
     else
       continue;
     Operation *symbol = symbols.lookupNearestSymbolFrom(module, target);
-    if (isa_and_nonnull<TableOp, TableBatchOp>(symbol))
+    if (isa_and_nonnull<TableOp, TableBatchOp>(symbol) && !sharded.contains(target.getValue()))
       sparse.insert(target);
   }
   for (Attribute target : sparse)
@@ -210,6 +205,7 @@ void DistributePass::runOnOperation() {
                   IntegerAttr::get(IntegerType::get(&getContext(), 64), n));
   numAllReduces += buckets.size();
   numGathers += sparse.size();
+  numShardedTables += sharded.size();
 }
 
 } // namespace

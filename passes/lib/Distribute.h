@@ -7,6 +7,9 @@
 #ifndef EMBC_PASSES_LIB_DISTRIBUTE_H
 #define EMBC_PASSES_LIB_DISTRIBUTE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace embc::distribute {
@@ -15,6 +18,15 @@ namespace embc::distribute {
 /// takes its `data_parallel` from it, and refuses a module whose emb.plan
 /// asks for ranks that no collective serves.
 constexpr llvm::StringLiteral kDataParallelAttrName = "emb.data_parallel";
+
+/// Splits the tables whose `sharding` is table_wise or row_wise across `n`
+/// ranks (DistributeShards.cpp): sets their emb.shard_rows and rewrites
+/// their lookups, lookup gradients and accumulated rows in `step` into the
+/// exchanges of emb.shard_ids / shard_pool / shard_pool_grad. Adds the
+/// names of the sharded tables to `sharded`; errors go on the table or op.
+mlir::LogicalResult shardTables(mlir::ModuleOp module, int64_t n, mlir::func::FuncOp step,
+                                mlir::func::FuncOp update,
+                                llvm::DenseSet<llvm::StringRef> &sharded);
 
 } // namespace embc::distribute
 

@@ -267,6 +267,9 @@ void FusePass::interactionBackward(Block *block) {
 void FusePass::lookups(Block *block) {
   SmallVector<Operation *> ops;
   for (auto lookup : block->getOps<LookupOp>()) {
+    // A sharded table's lookup reads the local shard between two exchanges.
+    if (lookup.getIds().getDefiningOp<ShardIdsOp>())
+      continue;
     ops.push_back(lookup);
     if (auto hash = lookup.getIds().getDefiningOp<HashOp>();
         hash && isTopLevel(hash, block) && isa<BlockArgument>(hash.getIds()) &&
@@ -303,6 +306,8 @@ void FusePass::embeddingUpdates(ModuleOp module, Block *block,
     if (upd.getScale() || gathered.contains(upd.getTargetAttr()))
       continue;
     Operation *target = symbols.lookupNearestSymbolFrom(module, upd.getTargetAttr());
+    if (target && target->hasAttr(kShardRowsAttrName))
+      continue; // a sharded table keeps its chain (its rows are local ones)
     SmallVector<Attribute> tables;
     if (isa_and_nonnull<TableOp>(target))
       tables.push_back(upd.getTargetAttr());

@@ -26,7 +26,10 @@ namespace {
 
 int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-bool meet(const Block &a, const Block &b) { return a.first <= b.last && b.first <= a.last; }
+bool meet(const Block &a, const Block &b) {
+  bool sameRank = a.rank < 0 || b.rank < 0 || a.rank == b.rank;
+  return sameRank && a.first <= b.last && b.first <= a.last;
+}
 
 /// Roles whose values are carried from one step to the next.
 bool persistentRole(rt::BufferRole role) {
@@ -180,6 +183,7 @@ std::vector<Block> embc::memory::planBlocks(const rt::Plan &plan,
     bool whole = b.firstUse < 0;
     block.first = whole ? 0 : b.firstUse;
     block.last = whole ? end : b.lastUse;
+    block.rank = b.rank;
     blocks.push_back(block);
     index.push_back(int32_t(i));
   }
@@ -251,10 +255,23 @@ std::vector<int64_t> embc::memory::liveBytesPerPosition(const std::vector<Block>
 
 int64_t embc::memory::liveBytesLowerBound(const std::vector<Block> &blocks) {
   int64_t positions = 0;
-  for (const Block &b : blocks)
+  int32_t ranks = 0;
+  for (const Block &b : blocks) {
     positions = std::max(positions, b.last + 1);
-  std::vector<int64_t> live = liveBytesPerPosition(blocks, positions);
-  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+    ranks = std::max(ranks, b.rank + 1);
+  }
+  // Each rank sees the blocks of every rank (-1) and its own.
+  int64_t most = 0;
+  for (int32_t rank = 0; rank < std::max(ranks, 1); ++rank) {
+    std::vector<Block> mine;
+    for (const Block &b : blocks)
+      if (b.rank < 0 || b.rank == rank)
+        mine.push_back(b);
+    std::vector<int64_t> live = liveBytesPerPosition(mine, positions);
+    if (!live.empty())
+      most = std::max(most, *std::max_element(live.begin(), live.end()));
+  }
+  return most;
 }
 
 void embc::memory::planMemory(rt::Plan &plan, Strategy strategy) {

@@ -48,6 +48,9 @@ std::string strategyNames();
 struct Block {
   int64_t bytes = 0;
   int64_t first = 0, last = 0;
+  /// -1, or the one rank that uses the block (a table_wise table on its
+  /// owner): blocks of two different ranks never meet.
+  int32_t rank = -1;
 };
 
 /// Offsets for `blocks` (64-byte aligned, in input order) and the arena they
@@ -60,7 +63,8 @@ struct Layout {
 /// Places the blocks: no two whose lifetimes meet share a byte.
 Layout layoutBlocks(const std::vector<Block> &blocks, Strategy strategy);
 
-/// The most bytes live at one position: no layout can use less arena.
+/// The most bytes live at one position on one rank: no layout can use less
+/// arena.
 int64_t liveBytesLowerBound(const std::vector<Block> &blocks);
 
 /// The bytes live at each position 0..positions-1 (for the report's curve).

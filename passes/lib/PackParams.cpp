@@ -146,12 +146,15 @@ LogicalResult PackParamsPass::packParams(ModuleOp module, func::FuncOp step,
 
 LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
                                           func::FuncOp update) {
-  // Same dim, storage and optimizer: one buffer, one update.
+  // Same dim, storage and optimizer: one buffer, one update. A table to be
+  // sharded (-emb-distribute) stays alone: its rows are split across ranks
+  // by its own layout, which one buffer of several tables cannot follow.
   llvm::MapVector<std::tuple<uint64_t, StorageType, Attribute>,
                   SmallVector<TableOp>>
       groups;
   for (auto table : module.getOps<TableOp>())
-    groups[{table.getDim(), table.getStorage(), table.getOptimizer()}].push_back(table);
+    if (table.getSharding() == Sharding::none)
+      groups[{table.getDim(), table.getStorage(), table.getOptimizer()}].push_back(table);
 
   Operation *insertAfter = nullptr;
   for (Operation &op : module.getBody()->getOperations())

@@ -82,6 +82,15 @@ int64_t PlanBuilder::idCapacity(Value ids) {
   if (Operation *def = ids.getDefiningOp()) {
     if (isa<HashOp>(def))
       return idCapacity(def->getOperand(0));
+    if (auto exchange = dyn_cast<ShardIdsOp>(def)) {
+      // Every rank may send all its ids to this one.
+      auto bags = [](Value offsets) {
+        return cast<RankedTensorType>(offsets.getType()).getDimSize(0) - 1;
+      };
+      int64_t mine = idCapacity(exchange.getIds());
+      int64_t ranks = bags(exchange.getLocalOffsets()) / bags(exchange.getOffsets());
+      return mine < 0 ? -1 : mine * ranks;
+    }
     if (auto fused = dyn_cast<FusedOp>(def)) // what the group yields
       return idCapacity(fused.getBody().front().getTerminator()->getOperand(
           cast<OpResult>(ids).getResultNumber()));
@@ -210,10 +219,21 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     t.storage = storageName(storage);
     t.init = convertInit(table.getInit());
     t.optimizer = convertOptimizer(table.getOptimizer());
-    std::vector<int64_t> shape = {t.rows, t.dim};
+    // A sharded table's buffers hold one shard (-emb-distribute); when a
+    // single rank stores rows (table_wise), only that rank uses them.
+    int32_t onlyRank = -1;
+    if (auto bounds = table->getAttrOfType<DenseI64ArrayAttr>(kShardRowsAttrName)) {
+      t.shardRows.assign(bounds.asArrayRef().begin(), bounds.asArrayRef().end());
+      for (size_t r = 0; r + 1 < t.shardRows.size(); ++r)
+        if (t.shardRows[r + 1] > t.shardRows[r])
+          onlyRank = onlyRank == -1 ? int32_t(r) : -2;
+      onlyRank = std::max(onlyRank, -1);
+    }
+    int64_t stored = t.storedRows();
+    std::vector<int64_t> shape = {stored, t.dim};
     if (!batchedTable(table, t)) {
       t.buffer = addBuffer("table/" + t.name, rt::BufferRole::Table, storageDType(storage),
-                           storageShape(storage, t.rows, t.dim));
+                           storageShape(storage, stored, t.dim));
       if (hasRowParams(storage)) {
         // Per row: fp16 scale and bias of its 8- or 4-bit codes
         // (value = scale q + bias).
@@ -231,6 +251,9 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
         t.state.push_back(addBuffer("state/" + t.name + "/" + std::to_string(i),
                                     rt::BufferRole::OptimizerState,
                                     rt::DType::F32, s));
+      plan.buffers[t.buffer].rank = onlyRank;
+      for (int32_t s : t.state)
+        plan.buffers[s].rank = onlyRank;
     }
     tableIndex[t.name] = int32_t(plan.tables.size());
     plan.tables.push_back(std::move(t));
@@ -322,6 +345,13 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
     tableAttr(gather.getTable());
     if (failed(dequantizeAttr(op, gather.getTable(), k.attrs)))
       return failure();
+  } else if (auto exchange = dyn_cast<ShardIdsOp>(op)) {
+    tableAttr(exchange.getTable());
+    k.attrs["per_bag_mean"] = bool(exchange.getPerBagMean());
+  } else if (auto pool = dyn_cast<ShardPoolOp>(op)) {
+    tableAttr(pool.getTable());
+  } else if (auto pool = dyn_cast<ShardPoolGradOp>(op)) {
+    tableAttr(pool.getTable());
   } else if (auto hash = dyn_cast<HashOp>(op)) {
     k.attrs["buckets"] = int64_t(hash.getBuckets());
     k.attrs["seed"] = int64_t(hash.getSeed());
@@ -599,16 +629,19 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   if (auto remat = module->getAttrOfType<StringAttr>("emb.remat_note"))
     plan.notes.push_back("-emb-remat: " + remat.str());
   if (config.dataParallel > 1) {
-    int64_t allReduces = 0, gathers = 0;
+    int64_t allReduces = 0, gathers = 0, sharded = 0;
     module.walk([&](Operation *op) {
       allReduces += isa<GradAllReduceStartOp>(op);
       gathers += isa<GatherRowsOp>(op);
     });
+    for (const rt::Table &t : plan.tables)
+      sharded += !t.shardRows.empty();
     plan.notes.push_back("-emb-distribute: " + std::to_string(config.dataParallel) +
                          " data-parallel ranks of " + std::to_string(config.batchSize) +
                          " examples each; " + std::to_string(allReduces) +
                          " gradient all-reduce bucket(s), " + std::to_string(gathers) +
-                         " sparse gradient(s) all-gathered");
+                         " sparse gradient(s) all-gathered, " + std::to_string(sharded) +
+                         " table(s) sharded");
   }
   int64_t fused = 0;
   step.walk([&](FusedOp) { ++fused; });

@@ -26,3 +26,22 @@ module @comm {
     return
   }
 }
+
+// The exchanges of sharded tables parse and print back.
+// CHECK-LABEL: module @shards
+// CHECK:         %[[I:.*]], %[[O:.*]] = emb.shard_ids @t[%{{.*}}, %{{.*}}] : tensor<?xi64>, tensor<3xi64> -> tensor<?xi64>, tensor<5xi64>
+// CHECK:         emb.shard_ids @r[%{{.*}}, %{{.*}} weights %{{.*}}] per_bag_mean : tensor<?xi64>, tensor<3xi64>, tensor<?xf32> -> tensor<?xi64>, tensor<5xi64>, tensor<?xf32>
+// CHECK:         emb.shard_pool @t %{{.*}} : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK:         emb.shard_pool_grad @t %{{.*}} : tensor<2x4xf32> -> tensor<4x4xf32>
+module @shards {
+  emb.table @t [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise {emb.shard_rows = array<i64: 0, 10, 10>}
+  emb.table @r [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding row_wise {emb.shard_rows = array<i64: 0, 5, 10>}
+  func.func @f(%ids: tensor<?xi64>, %offsets: tensor<3xi64>, %w: tensor<?xf32>, %dy: tensor<2x4xf32>) {
+    %i, %o = emb.shard_ids @t[%ids, %offsets] : tensor<?xi64>, tensor<3xi64> -> tensor<?xi64>, tensor<5xi64>
+    %ri, %ro, %rw = emb.shard_ids @r[%ids, %offsets weights %w] per_bag_mean : tensor<?xi64>, tensor<3xi64>, tensor<?xf32> -> tensor<?xi64>, tensor<5xi64>, tensor<?xf32>
+    %p = emb.lookup @t[%i, %o] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %e = emb.shard_pool @t %p : tensor<4x4xf32> -> tensor<2x4xf32>
+    %g = emb.shard_pool_grad @t %dy : tensor<2x4xf32> -> tensor<4x4xf32>
+    return
+  }
+}

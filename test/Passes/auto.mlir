@@ -1,5 +1,6 @@
 // -emb-auto: fits the plan into a memory budget. Exact levers first
-// (micro-batches, remat), then table quantisation along the ladder (largest
+// (micro-batches, remat; with data parallelism, row_wise sharding of the
+// largest tables), then table quantisation along the ladder (largest
 // table first; bf16, then int8 with the others bf16, then int4). The choice
 // lands in the table storage and emb.plan; the reasons in emb.auto.
 // RUN: emb-opt %s -emb-autodiff -emb-auto | FileCheck %s --check-prefix=NONE
@@ -7,6 +8,9 @@
 // RUN: emb-opt %s -emb-autodiff -emb-auto="budget=400000" | FileCheck %s --check-prefix=MICRO
 // RUN: emb-opt %s -emb-autodiff -emb-auto="budget=300000" | FileCheck %s --check-prefix=BF16
 // RUN: emb-opt %s -emb-autodiff -emb-auto="budget=200000" | FileCheck %s --check-prefix=INT8
+// With data parallelism, sharding (exact) comes before quantisation.
+// RUN: sed 's/emb.plan = #emb.plan<>/emb.plan = #emb.plan<data_parallel = 2>/' %s \
+// RUN:   | emb-opt -emb-autodiff -emb-auto="budget=300000" | FileCheck %s --check-prefix=SHARD
 // The budget can come from the model (plan.memory_budget), and the chosen
 // settings are what the rest of the pipeline then compiles: the plan's
 // arena fits the budget.
@@ -45,6 +49,14 @@
 // INT8-SAME: emb.plan = #emb.plan<micro_batches = 16>
 // INT8: emb.table @big[4096 x 16] int8_rowwise
 // INT8: emb.table @small[512 x 16] bf16
+
+// The same 293 KiB on 2 ranks: row_wise halves @big on each rank, so it
+// stays f32 (where one rank needed bf16).
+// SHARD: "  no choice of micro-batches and remat fits (the smallest, 64 micro-batches, remat none, needs 375.7 KiB): sharding tables row_wise over 2 ranks, largest first"
+// SHARD-SAME: "  chose 8 micro-batches, remat none, 1 largest table(s) row_wise: peak 270.9 KiB (277376 bytes), estimated step {{[0-9]+}} us", "  row_wise: @big"]
+// SHARD-SAME: emb.plan = #emb.plan<micro_batches = 8, data_parallel = 2>
+// SHARD: emb.table @big[4096 x 16] f32 {{.*}} sharding row_wise
+// SHARD: emb.table @small[512 x 16] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>{{$}}
 
 // PLAN: "arena_bytes": 398912
 // PLAN: "micro_batches": 8

@@ -97,7 +97,7 @@
 // PLAN:      "name": "grad_rows/tc", {{.*}} "shape": [ 12 ],
 // PLAN:      "name": "grad_values/tc", {{.*}} "shape": [ 12, 4 ],
 // PLAN:      "config": { "batch_size": 4, "data_parallel": 2,
-// PLAN:      "notes": [ "-emb-pack-params: {{.*}}", "-emb-distribute: 2 data-parallel ranks of 4 examples each; 2 gradient all-reduce bucket(s), 2 sparse gradient(s) all-gathered",
+// PLAN:      "notes": [ "-emb-pack-params: {{.*}}", "-emb-distribute: 2 data-parallel ranks of 4 examples each; 2 gradient all-reduce bucket(s), 2 sparse gradient(s) all-gathered, 0 table(s) sharded",
 // PLAN:      { "attrs": { "offset": 0, "pack": 0, "size": 96 }, "bytes": {{[0-9]+}}, "inputs": [], "op": "grad_all_reduce_start", "outputs": [ 1 ], "stage": 0 },
 // PLAN-NEXT: { "attrs": { "param": 0 }, {{.*}} "op": "accumulate_grad",
 // PLAN-NEXT: { "attrs": { "offset": 96, "pack": 0, "size": 512 }, "bytes": {{[0-9]+}}, "inputs": [], "op": "grad_all_reduce_start", "outputs": [ 1 ], "stage": 0 } ],
@@ -108,7 +108,7 @@
 // PLAN-NEXT: { "attrs": { "batch": 0 }, {{.*}} "op": "coalesce_rows",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "pack": 0 }, {{.*}} "op": "update_packed",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, {{.*}} "op": "update_table",
-// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 5}
+// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 6}
 
 module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 2>} {
   emb.table @ta [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>

@@ -63,7 +63,7 @@
 // INT8:         emb.update @ft {emb.requantize = "stochastic"}
 
 // The bf16 table: 10 x 4 x 2 bytes; its adagrad state stays f32.
-// PLAN:      { "bytes": 80, "dtype": "bf16", {{.*}}"name": "table/bt", {{.*}}"parent": -1, "role": "table", "shape": [ 10, 4 ]
+// PLAN:      { "bytes": 80, "dtype": "bf16", {{.*}}"name": "table/bt", {{.*}}"parent": -1, "rank": -1, "role": "table", "shape": [ 10, 4 ]
 // PLAN:      { "bytes": 160, "dtype": "f32", {{.*}}"name": "state/bt/0", {{.*}}"role": "optimizer_state", "shape": [ 10, 4 ]
 // The int8 table: 20 x 4 codes, then 20 x 2 f16 scale and bias.
 // PLAN-NEXT: { "bytes": 80, "dtype": "u8", {{.*}}"name": "table/it", {{.*}}"role": "table", "shape": [ 20, 4 ]
@@ -87,10 +87,10 @@
 // PLAN:      { "attrs": { "grad_scale": 1.0, "table": 3 }, {{.*}}"op": "update_table"
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "requantize": "stochastic", "table": 0 }, {{.*}}"op": "update_table"
 
-// PACKED:      { "bytes": 280, "dtype": "u8", {{.*}}"name": "tables/tables_d4", {{.*}}"parent": -1, "role": "table", "shape": [ 70, 4 ]
-// PACKED-NEXT: { "bytes": 280, "dtype": "f16", {{.*}}"name": "qparams/tables_d4", {{.*}}"parent": -1, "role": "table", "shape": [ 70, 2 ]
-// PACKED:      { "bytes": 80, "dtype": "u8", {{.*}}"name": "table/it", {{.*}}"parent": [[CODES:[0-9]+]], "role": "table", "shape": [ 20, 4 ]
-// PACKED-NEXT: { "bytes": 80, "dtype": "f16", {{.*}}"name": "qparams/it", {{.*}}"parent": [[SCALES:[0-9]+]], "role": "table", "shape": [ 20, 2 ]
+// PACKED:      { "bytes": 280, "dtype": "u8", {{.*}}"name": "tables/tables_d4", {{.*}}"parent": -1, "rank": -1, "role": "table", "shape": [ 70, 4 ]
+// PACKED-NEXT: { "bytes": 280, "dtype": "f16", {{.*}}"name": "qparams/tables_d4", {{.*}}"parent": -1, "rank": -1, "role": "table", "shape": [ 70, 2 ]
+// PACKED:      { "bytes": 80, "dtype": "u8", {{.*}}"name": "table/it", {{.*}}"parent": [[CODES:[0-9]+]], "rank": -1, "role": "table", "shape": [ 20, 4 ]
+// PACKED-NEXT: { "bytes": 80, "dtype": "f16", {{.*}}"name": "qparams/it", {{.*}}"parent": [[SCALES:[0-9]+]], "rank": -1, "role": "table", "shape": [ 20, 2 ]
 // PACKED:      "qparams": [[SCALES]], {{.*}}"storage": "int8"
 // PACKED:      { "attrs": { "batch": 0, "grad_scale": 1.0, "requantize": "stochastic" }, {{.*}}"op": "update_table"
 
@@ -105,10 +105,10 @@
 
 // The batch: 70 rows x 2 bytes of codes, 70 x 2 f16; member @it (rows 10..29)
 // at byte 128 + 10 * 2 of the codes and 320 + 10 * 4 of the scale/bias.
-// PACKED4:      { "bytes": 140, "dtype": "u8", {{.*}}"name": "tables/tables_d4", "offset": 128, {{.*}}"parent": -1, "role": "table", "shape": [ 70, 2 ]
-// PACKED4-NEXT: { "bytes": 280, "dtype": "f16", {{.*}}"name": "qparams/tables_d4", "offset": 320, {{.*}}"parent": -1, "role": "table", "shape": [ 70, 2 ]
-// PACKED4:      { "bytes": 40, "dtype": "u8", {{.*}}"name": "table/it", "offset": 148, {{.*}}"parent": 4, "role": "table", "shape": [ 20, 2 ]
-// PACKED4-NEXT: { "bytes": 80, "dtype": "f16", {{.*}}"name": "qparams/it", "offset": 360, {{.*}}"parent": 5, "role": "table", "shape": [ 20, 2 ]
+// PACKED4:      { "bytes": 140, "dtype": "u8", {{.*}}"name": "tables/tables_d4", "offset": 128, {{.*}}"parent": -1, "rank": -1, "role": "table", "shape": [ 70, 2 ]
+// PACKED4-NEXT: { "bytes": 280, "dtype": "f16", {{.*}}"name": "qparams/tables_d4", "offset": 320, {{.*}}"parent": -1, "rank": -1, "role": "table", "shape": [ 70, 2 ]
+// PACKED4:      { "bytes": 40, "dtype": "u8", {{.*}}"name": "table/it", "offset": 148, {{.*}}"parent": 4, "rank": -1, "role": "table", "shape": [ 20, 2 ]
+// PACKED4-NEXT: { "bytes": 80, "dtype": "f16", {{.*}}"name": "qparams/it", "offset": 360, {{.*}}"parent": 5, "rank": -1, "role": "table", "shape": [ 20, 2 ]
 // PACKED4:      "-emb-quantize: tables 4 int4 (420 bytes with row-wise scale/bias)"
 // PACKED4:      "qparams": 5, {{.*}}"storage": "int4"
 

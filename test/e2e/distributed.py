@@ -10,8 +10,19 @@ step, the final evaluation loss, and every tensor of the final checkpoint.
   mf_movielens (32)       2 ranks
   two_tower (32)          2 ranks
 
+Sharded tables against the same single process with whole tables:
+
+  dlrm_small              2 and 3 ranks, tables alternately table_wise and
+                          row_wise; 2 ranks with 2 micro-batches
+  two_tower (mean bags)   2 ranks row_wise, 3 ranks table_wise
+  mf_movielens            2 ranks with grad_accumulation 2, row_wise
+  dlrm_small              2 ranks, sharding chosen by -emb-auto to fit a
+                          12 MiB budget (the replicated plan needs 17.5 MiB)
+
 Resharding: 2 steps on 2 ranks saved, resumed on 3 ranks for 2 more, equal
-to 4 uninterrupted single-process steps.
+to 4 uninterrupted single-process steps; the same saved from 2 ranks with
+sharded tables and resumed on 3 ranks with another sharding, and saved on 3
+sharded ranks and resumed in one process.
 
 Failures (EMBC_COMM_TIMEOUT=10): one rank killed (SIGKILL) mid-training, and
 one rank frozen (SIGSTOP, a hang): the job must end with a non-zero exit and
@@ -37,13 +48,23 @@ TOLERANCE = 1e-6
 STEPS = 4
 TIMEOUT = 10  # EMBC_COMM_TIMEOUT for the failure cases, seconds
 
+# (model, global batch, ranks, training overrides, embc flags, sharding of
+# the distributed run: None, "table_wise", "row_wise" or "mixed", plan
+# overrides)
 CASES = [
-    ("dlrm_small.json", 48, 2, {}, []),
-    ("dlrm_small.json", 48, 3, {}, []),
-    ("dlrm_small.json", 48, 2, {"grad_accumulation": 2}, []),
-    ("dlrm_small.json", 48, 2, {}, ["--no-fuse", "--no-pack"]),
-    ("mf_movielens.json", 32, 2, {}, []),
-    ("two_tower.json", 32, 2, {}, []),
+    ("dlrm_small.json", 48, 2, {}, [], None, {}),
+    ("dlrm_small.json", 48, 3, {}, [], None, {}),
+    ("dlrm_small.json", 48, 2, {"grad_accumulation": 2}, [], None, {}),
+    ("dlrm_small.json", 48, 2, {}, ["--no-fuse", "--no-pack"], None, {}),
+    ("mf_movielens.json", 32, 2, {}, [], None, {}),
+    ("two_tower.json", 32, 2, {}, [], None, {}),
+    ("dlrm_small.json", 48, 2, {}, [], "mixed", {}),
+    ("dlrm_small.json", 48, 3, {}, [], "mixed", {}),
+    ("dlrm_small.json", 48, 2, {}, [], "mixed", {"micro_batches": 2}),
+    ("two_tower.json", 32, 2, {}, [], "row_wise", {}),
+    ("two_tower.json", 48, 3, {}, [], "table_wise", {}),
+    ("mf_movielens.json", 32, 2, {"grad_accumulation": 2}, [], "row_wise", {}),
+    ("dlrm_small.json", 48, 2, {}, [], "auto:12MiB", {}),
 ]
 
 
@@ -52,14 +73,26 @@ def mpirun_cmd(args, ranks):
             "-np", str(ranks)]
 
 
-def compile_plan(args, work, model, batch, ranks, training, flags):
+def compile_plan(args, work, model, batch, ranks, training, flags, sharding=None, plan={}):
     spec = json.load(open(os.path.join(args.examples, model)))
     spec["training"]["batch_size"] = batch
     spec["training"].update(training)
     spec.setdefault("plan", {})["data_parallel"] = ranks
-    path = os.path.join(work, f"model-dp{ranks}.json")
+    spec["plan"].update(plan)
+    if sharding and sharding.startswith("auto:"):
+        # -emb-auto chooses: the budget only fits with sharded tables.
+        spec["plan"]["memory_budget"] = sharding[len("auto:"):]
+        sharding = None
+    for i, table in enumerate(spec["embeddings"]):
+        if sharding == "mixed":
+            table["sharding"] = ("table_wise", "row_wise")[i % 2]
+        elif sharding:
+            table["sharding"] = sharding
+    tag = f"dp{ranks}" + (f"-{sharding}" if sharding else "") + (
+        "-auto" if "memory_budget" in spec["plan"] else "")
+    path = os.path.join(work, f"model-{tag}.json")
     json.dump(spec, open(path, "w"))
-    plan = os.path.join(work, f"model-dp{ranks}.plan")
+    plan = os.path.join(work, f"model-{tag}.plan")
     run([args.embc, path, "-o", plan] + flags)
     return plan
 
@@ -108,36 +141,46 @@ def compare(label, loss, ckpt, base_loss, base):
 
 def equivalence(args):
     ok = True
-    for model, batch, ranks, training, flags in CASES:
+    for model, batch, ranks, training, flags, sharding, plan in CASES:
         name = f"{os.path.splitext(model)[0]}-dp{ranks}" + "".join(
-            f"-{k}{v}" for k, v in training.items()) + "".join(flags)
+            f"-{k}{v}" for k, v in {**training, **plan}.items()) + "".join(flags) + (
+                f"-{sharding}" if sharding else "")
         work = os.path.join(args.work, name)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        single = compile_plan(args, work, model, batch, 1, training, flags)
-        spread = compile_plan(args, work, model, batch, ranks, training, flags)
+        single = compile_plan(args, work, model, batch, 1, training, flags, None, plan)
+        spread = compile_plan(args, work, model, batch, ranks, training, flags, sharding, plan)
         base_loss, base = train(args, work, single, 1, "single", ["--steps", str(STEPS)])
         loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)])
-        ok &= compare(f"{model} batch {batch} on {ranks} ranks {training or ''}{flags or ''}",
+        ok &= compare(f"{model} batch {batch} on {ranks} ranks {training or ''}{plan or ''}"
+                      f"{flags or ''}{' ' + sharding + ' sharded' if sharding else ''}",
                       loss, ckpt, base_loss, base)
     return ok
 
 
 def resharding(args):
+    """Saves after half the steps in one layout, resumes in another."""
     work = os.path.join(args.work, "reshard")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     one = compile_plan(args, work, "dlrm_small.json", 48, 1, {}, [])
-    two = compile_plan(args, work, "dlrm_small.json", 48, 2, {}, [])
-    three = compile_plan(args, work, "dlrm_small.json", 48, 3, {}, [])
     base_loss, base = train(args, work, one, 1, "single", ["--steps", str(STEPS)])
-    first, _ = train(args, work, two, 2, "first", ["--steps", str(STEPS // 2)])
-    loss, ckpt = train(args, work, three, 3, "second",
-                       ["--steps", str(STEPS - STEPS // 2), "--resume",
-                        os.path.join(work, "first-ckpt")])
-    # first: its steps and an eval; second: the remaining steps and an eval.
-    losses = first[:-1] + loss
-    return compare("dlrm_small saved on 2 ranks, resumed on 3", losses, ckpt, base_loss, base)
+    ok = True
+    # (ranks, sharding) saved -> (ranks, sharding) resumed
+    for before, after in [((2, None), (3, None)), ((2, "mixed"), (3, "row_wise")),
+                          ((3, "table_wise"), (1, None))]:
+        plans = [compile_plan(args, work, "dlrm_small.json", 48, n, {}, [], s)
+                 for n, s in (before, after)]
+        first, _ = train(args, work, plans[0], before[0], "first", ["--steps", str(STEPS // 2)])
+        loss, ckpt = train(args, work, plans[1], after[0], "second",
+                           ["--steps", str(STEPS - STEPS // 2), "--resume",
+                            os.path.join(work, "first-ckpt")])
+        # first: its steps and an eval; second: the remaining steps and an eval.
+        losses = first[:-1] + loss
+        shape = lambda n, s: f"{n} rank(s)" + (f" {s} sharded" if s else "")
+        ok &= compare(f"dlrm_small saved on {shape(*before)}, resumed on {shape(*after)}",
+                      losses, ckpt, base_loss, base)
+    return ok
 
 
 def rank_pid(mpirun_pid, rank):

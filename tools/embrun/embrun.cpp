@@ -104,10 +104,10 @@ int main(int argc, char **argv) {
     rt::RunOptions mine = options;
     NullStream quiet;
     if (rank != 0) {
-      // Rank 0 speaks for the job: the others print, log and save nothing.
+      // Rank 0 speaks for the job: the others print and log nothing. They
+      // keep --save and --export-embeddings: rank 0 writes, and they hand it
+      // their shards of sharded tables.
       mine.logPath.clear();
-      mine.saveDir.clear();
-      mine.exportEmbeddings.clear();
     }
     if (ranks && ranks->size() > 1)
       comm::checkSameEverywhere(*ranks, runFingerprint(options.planPath, args),

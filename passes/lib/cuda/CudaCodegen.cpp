@@ -107,7 +107,7 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
     for (size_t i = 0; i < kernels->size(); ++i) {
       const std::string &op = (*kernels)[i].op;
       if (op == "grad_all_reduce_start" || op == "grad_all_reduce_wait" ||
-          op == "gather_rows") {
+          op == "gather_rows" || op.rfind("shard_", 0) == 0) {
         error = "CUDA codegen: " + std::string(schedule) + " kernel " + std::to_string(i) +
                 " '" + op + "': collectives are not lowered to CUDA yet (a plan with "
                 "data_parallel " + std::to_string(plan.config.dataParallel) +

@@ -58,11 +58,12 @@ embc::runtime::checkpoint::loadCheckpoint(const std::string &dir) {
   return file;
 }
 
-void embc::runtime::checkpoint::restoreTensor(const SafetensorsFile &file,
-                                              const std::string &name,
-                                              const std::string &dtype,
-                                              const std::vector<int64_t> &shape,
-                                              void *out, size_t bytes) {
+namespace {
+
+/// Tensor `name` of `file`, checked to have `dtype` and `shape`.
+const TensorData &expectedTensor(const SafetensorsFile &file, const std::string &name,
+                                 const std::string &dtype,
+                                 const std::vector<int64_t> &shape) {
   auto it = file.tensors.find(name);
   if (it == file.tensors.end())
     throw CheckpointError("checkpoint has no tensor '" + name +
@@ -75,6 +76,17 @@ void embc::runtime::checkpoint::restoreTensor(const SafetensorsFile &file,
     throw CheckpointError("checkpoint tensor '" + name + "' has shape " +
                           formatShape(tensor.shape) + ", the plan expects " +
                           formatShape(shape));
+  return tensor;
+}
+
+} // namespace
+
+void embc::runtime::checkpoint::restoreTensor(const SafetensorsFile &file,
+                                              const std::string &name,
+                                              const std::string &dtype,
+                                              const std::vector<int64_t> &shape,
+                                              void *out, size_t bytes) {
+  const TensorData &tensor = expectedTensor(file, name, dtype, shape);
   if (tensor.bytes.size() != bytes)
     throw CheckpointError("restoring checkpoint tensor '" + name +
                           "': it holds " + std::to_string(tensor.bytes.size()) +
@@ -82,6 +94,20 @@ void embc::runtime::checkpoint::restoreTensor(const SafetensorsFile &file,
                           std::to_string(bytes) + " bytes");
   if (bytes > 0)
     std::memcpy(out, tensor.bytes.data(), bytes);
+}
+
+void embc::runtime::checkpoint::restoreRows(const SafetensorsFile &file,
+                                            const std::string &name, const std::string &dtype,
+                                            const std::vector<int64_t> &shape,
+                                            int64_t firstRow, int64_t rows, void *out) {
+  const TensorData &tensor = expectedTensor(file, name, dtype, shape);
+  if (shape.empty() || firstRow < 0 || rows < 0 || firstRow + rows > shape[0])
+    throw CheckpointError("restoring rows [" + std::to_string(firstRow) + ", " +
+                          std::to_string(firstRow + rows) + ") of checkpoint tensor '" +
+                          name + "' of shape " + formatShape(shape));
+  size_t rowBytes = tensor.bytes.size() / size_t(shape[0]);
+  if (rows > 0)
+    std::memcpy(out, tensor.bytes.data() + size_t(firstRow) * rowBytes, size_t(rows) * rowBytes);
 }
 
 void embc::runtime::checkpoint::exportEmbeddings(

@@ -25,10 +25,7 @@
 
 using namespace embc::runtime;
 
-namespace {
-
-/// The communicator of `s`, checked against the plan's rank count.
-comm::Communicator &communicator(const ExecState &s, const std::string &op) {
+comm::Communicator &embc::runtime::jobCommunicator(const ExecState &s, const std::string &op) {
   int64_t ranks = s.plan->config.dataParallel;
   std::string prefix = "kernel '" + op + "': the plan is compiled for data_parallel " +
                        std::to_string(ranks);
@@ -41,6 +38,8 @@ comm::Communicator &communicator(const ExecState &s, const std::string &op) {
                     " rank(s): run it with mpirun -np " + std::to_string(ranks));
   return *s.comm;
 }
+
+namespace {
 
 /// The dense gradient a start or wait names: a pack's or a parameter's.
 int32_t denseGradient(const Binder &b) {
@@ -78,7 +77,7 @@ BoundKernel CommBinder::bind(const Binder &b) {
     if (!pending)
       pending = std::make_shared<Requests>();
     return [=, requests = pending](ExecState &s) {
-      comm::Communicator &c = communicator(s, op);
+      comm::Communicator &c = jobCommunicator(s, op);
       requests->push_back(c.startAllReduce(s.data<float>(grad) + offset, size_t(size),
                                            comm::DType::F32, comm::ReduceOp::Sum));
     };
@@ -90,7 +89,7 @@ BoundKernel CommBinder::bind(const Binder &b) {
     if (!pending)
       pending = std::make_shared<Requests>();
     return [=, requests = pending](ExecState &s) {
-      comm::Communicator &c = communicator(s, op);
+      comm::Communicator &c = jobCommunicator(s, op);
       // In start order: every rank waits on the same sequence.
       for (comm::Request request : *requests)
         c.wait(request);
@@ -113,7 +112,7 @@ BoundKernel CommBinder::bind(const Binder &b) {
     auto ids = std::make_shared<std::vector<int64_t>>();
     auto local = std::make_shared<std::vector<float>>();
     return [=](ExecState &s) {
-      comm::Communicator &c = communicator(s, op);
+      comm::Communicator &c = jobCommunicator(s, op);
       int64_t n = s.length[rows];
       int64_t ranks = c.size();
       std::vector<int64_t> counts(size_t(ranks), 0);
@@ -138,5 +137,5 @@ BoundKernel CommBinder::bind(const Binder &b) {
       s.length[rows] = s.length[values] = total;
     };
   }
-  return nullptr;
+  return bindShardKernel(b);
 }

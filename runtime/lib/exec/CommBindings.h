@@ -17,7 +17,16 @@
 
 namespace embc::runtime {
 
-/// Binds grad_all_reduce_start, grad_all_reduce_wait and gather_rows. One per
+/// The job's communicator (ExecState::comm), checked against the plan's
+/// rank count; a PlanError naming kernel `op` when it has another.
+comm::Communicator &jobCommunicator(const ExecState &s, const std::string &op);
+
+/// Binds shard_ids, shard_pool and shard_pool_grad (ShardBindings.cpp), the
+/// exchanges of sharded tables; nullptr for another op.
+BoundKernel bindShardKernel(const Binder &b);
+
+/// Binds grad_all_reduce_start, grad_all_reduce_wait, gather_rows and the
+/// shard exchanges (bindShardKernel). One per
 /// backend: a start and the wait of the same gradient, bound separately,
 /// share the requests in flight through it.
 class CommBinder {

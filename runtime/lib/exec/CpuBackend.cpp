@@ -48,11 +48,11 @@ BoundKernel bindForward(const Binder &b) {
     b.expectCounts(weighted ? 3 : 2, 1);
     const Table &t = b.table();
     cpu::Pooling pooling = poolingOf(b);
-    int64_t B = b.dim(b.out(0), 0), D = t.dim, rows = t.rows;
+    int64_t B = b.dim(b.out(0), 0), D = t.dim;
     int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
     int32_t weights = weighted ? k.inputs[2] : -1, table = t.buffer;
     return [=, &t](ExecState &s) {
-      checkIds(s.data<int64_t>(ids), idCount(s, ids), rows, t);
+      checkIds(s.data<int64_t>(ids), idCount(s, ids), t.rowsOn(s.rank()), t);
       cpu::lookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
                          s.data<int64_t>(offsets),
                          weights >= 0 ? s.data<float>(weights) : nullptr, B,
@@ -420,12 +420,17 @@ BoundKernel bindUpdate(const Binder &b) {
     b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
     cpu::OptimizerParams opt = optimizerOf(b, t.optimizer);
     double gradScale = b.real("grad_scale");
-    int64_t rowsCount = t.rows, D = t.dim;
+    int64_t D = t.dim;
+    // A sharded table's update sees its shard's rows only (global weight
+    // decay included).
+    const Table *sharded = k.attrs.contains("table") ? &b.table() : nullptr;
+    int64_t allRows = t.rows;
     int32_t rows = k.inputs[0], values = k.inputs[1];
     int32_t scale = clipped ? k.inputs[2] : -1;
     std::vector<int32_t> out = k.outputs;
     return [=](ExecState &s) {
       double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
+      int64_t rowsCount = sharded ? sharded->rowsOn(s.rank()) : allRows;
       cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor,
                         s.data<float>(out[0]), rowsCount, D,
                         s.data<int64_t>(rows), s.data<float>(values),

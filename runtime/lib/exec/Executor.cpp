@@ -123,11 +123,12 @@ void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *
 
 namespace {
 
-/// Fills `n` floats from `init`, element i a pure function of (seed, name, i):
-/// the same on every machine and thread count.
+/// Fills `n` floats from `init`, element i a pure function of (seed, name,
+/// first + i): the same on every machine and thread count, and a shard
+/// starting at element `first` gets the whole tensor's values.
 void fillInitial(float *out, int64_t n, const Initializer &init,
                  const std::vector<int64_t> &shape, uint64_t seed,
-                 const std::string &name) {
+                 const std::string &name, int64_t first = 0) {
   uint64_t stream = data::hashName(name);
   double fanIn = shape.size() >= 2 ? double(shape[0]) : double(n);
   double fanOut = shape.size() >= 2 ? double(shape[1]) : double(n);
@@ -151,7 +152,7 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
   }
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t h = data::hashOf(seed, stream, uint64_t(i));
+    uint64_t h = data::hashOf(seed, stream, uint64_t(first + i));
     double v = mode == Const     ? a
                : mode == Uniform ? a + (b - a) * data::uniform01(h)
                                  : a + b * data::standardNormal(h);
@@ -183,6 +184,18 @@ void Executor::initialize(uint64_t seed) {
   }
   for (const Table &t : plan_.tables) {
     const Buffer &b = plan_.buffers[t.buffer];
+    if (!t.shardRows.empty()) {
+      // This rank's rows only (f32: -emb-distribute shards no other
+      // storage); a rank without rows must not write: its bytes may hold
+      // another table_wise table.
+      int64_t rows = t.rowsOn(state_.rank()), first = t.firstRowOn(state_.rank());
+      if (rows == 0)
+        continue;
+      fillInitial(data<float>(t.buffer), rows * t.dim, t.init, {t.rows, t.dim}, seed, t.name,
+                  first * t.dim);
+      initStates(t.state, t.optimizer);
+      continue;
+    }
     if (t.storage == "f32") {
       fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
     } else {

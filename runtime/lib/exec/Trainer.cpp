@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <optional>
 
@@ -100,20 +101,43 @@ std::string checkpointName(const std::string &kind, const std::string &name) {
   return kind + "/" + name;
 }
 
+/// A tensor of a checkpoint and the buffer it lives in. A sharded table's
+/// tensors are whole (logical) tables in the file, whatever the layout, so a
+/// checkpoint resumes on any number of ranks and sharding.
+struct CheckpointTensor {
+  std::string name;
+  int32_t buffer = -1;
+  const Table *shardOf = nullptr; ///< the sharded table whose rows it holds
+
+  /// The shape in the file: a shard's buffer has the table's rows there.
+  std::vector<int64_t> shape(const Plan &plan) const {
+    std::vector<int64_t> s = plan.buffers[buffer].shape;
+    if (shardOf)
+      s[0] = shardOf->rows;
+    return s;
+  }
+  /// Bytes of one row (leading index) of the buffer.
+  int64_t rowBytes(const Plan &plan) const {
+    const Buffer &b = plan.buffers[buffer];
+    return b.bytes / b.shape[0];
+  }
+};
+
 /// The tensors a checkpoint holds: parameters, tables, optimizer states.
-std::vector<std::pair<std::string, int32_t>> checkpointTensors(const Plan &plan) {
-  std::vector<std::pair<std::string, int32_t>> out;
+std::vector<CheckpointTensor> checkpointTensors(const Plan &plan) {
+  std::vector<CheckpointTensor> out;
   for (const Param &p : plan.params) {
     out.push_back({checkpointName("param", p.name), p.buffer});
     for (size_t i = 0; i < p.state.size(); ++i)
       out.push_back({"state/" + p.name + "/" + std::to_string(i), p.state[i]});
   }
   for (const Table &t : plan.tables) {
-    out.push_back({checkpointName("table", t.name), t.buffer});
+    const Table *shard = t.shardRows.empty() ? nullptr : &t;
+    out.push_back({checkpointName("table", t.name), t.buffer, shard});
     if (t.qparams >= 0) // int8/int4 storage: the rows' fp16 scale and bias
-      out.push_back({checkpointName("qparams", t.name), t.qparams});
+      out.push_back({checkpointName("qparams", t.name), t.qparams, shard});
     for (size_t i = 0; i < t.state.size(); ++i)
-      out.push_back({"state/" + t.name + "/" + std::to_string(i), t.state[i]});
+      out.push_back({"state/" + t.name + "/" + std::to_string(i), t.state[i], shard});
   }
   return out;
 }
@@ -140,9 +164,9 @@ std::string safetensorsDType(DType dtype) {
 
 std::string fingerprint(const Plan &plan) {
   std::string f = plan.model;
-  for (auto &[name, buffer] : checkpointTensors(plan)) {
-    f += ";" + name;
-    for (int64_t d : plan.buffers[buffer].shape)
+  for (const CheckpointTensor &tensor : checkpointTensors(plan)) {
+    f += ";" + tensor.name;
+    for (int64_t d : tensor.shape(plan))
       f += "," + std::to_string(d);
   }
   // xxh64, not std::hash: the fingerprint must match across builds and
@@ -263,6 +287,8 @@ public:
       : plan_(plan), options_(options), executor_(plan, std::move(backend)),
         reporter_(console, tty, options.logPath), console_(console), comm_(comm) {
     ranks_ = plan.config.dataParallel;
+    for (const Table &t : plan.tables)
+      sharded_ = sharded_ || !t.shardRows.empty();
     int jobRanks = comm ? comm->size() : 1;
     if (jobRanks != ranks_)
       throw std::runtime_error(
@@ -300,7 +326,12 @@ private:
     return s;
   }
   void resume();
+  /// Every rank calls it; rank 0 writes.
   void save(const std::string &dir) const;
+  /// On rank 0: the whole tensor of a sharded table, every rank's rows in
+  /// place; the other ranks send theirs and get nothing. Every rank calls it.
+  std::vector<std::byte> wholeTensor(const CheckpointTensor &tensor) const;
+  static constexpr int kShardTag = 7007;
   void exportEmbeddings(const std::string &path) const;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
@@ -327,6 +358,7 @@ private:
   int64_t skipped_ = 0, evalSkipped_ = 0;
   comm::Communicator *comm_ = nullptr; ///< null: one process
   int ranks_ = 1, rank_ = 0;
+  bool sharded_ = false; ///< some table is sharded: the forward exchanges rows
   data::Batch slice_;
 };
 
@@ -366,9 +398,36 @@ std::map<std::string, double> Trainer::metrics(Outcomes &outcomes, const std::st
   return outcomes.metrics(labelKind_, prefix);
 }
 
+std::vector<std::byte> Trainer::wholeTensor(const CheckpointTensor &tensor) const {
+  // Rank 0 receives every other rank's rows in rank order; the others send.
+  const Table &t = *tensor.shardOf;
+  int64_t rowBytes = tensor.rowBytes(plan_);
+  auto floats = [&](int64_t rows) { return size_t(rows * rowBytes) / sizeof(float); };
+  const std::byte *mine = executor_.data<std::byte>(tensor.buffer);
+  if (rank_ != 0) {
+    if (t.rowsOn(rank_) > 0)
+      comm_->send(mine, floats(t.rowsOn(rank_)), comm::DType::F32, 0, kShardTag);
+    return {};
+  }
+  std::vector<std::byte> whole(size_t(t.rows * rowBytes));
+  std::memcpy(whole.data() + t.firstRowOn(0) * rowBytes, mine, size_t(t.rowsOn(0) * rowBytes));
+  for (int r = 1; r < ranks_; ++r)
+    if (t.rowsOn(r) > 0)
+      comm_->recv(whole.data() + t.firstRowOn(r) * rowBytes, floats(t.rowsOn(r)),
+                  comm::DType::F32, r, kShardTag);
+  return whole;
+}
+
 void Trainer::save(const std::string &dir) const {
-  // Data parallelism replicates every parameter and table: rank 0 writes
-  // the whole (logical) checkpoint; any world size can resume it.
+  // Rank 0 writes the whole (logical) checkpoint: replicated tensors from
+  // its own copy, sharded tables with every rank's rows; any world size and
+  // sharding can resume it.
+  std::vector<CheckpointTensor> tensors = checkpointTensors(plan_);
+  std::vector<std::vector<std::byte>> gathered;
+  gathered.reserve(tensors.size());
+  for (const CheckpointTensor &tensor : tensors)
+    if (tensor.shardOf)
+      gathered.push_back(wholeTensor(tensor));
   if (rank_ != 0)
     return;
   ckpt::CheckpointContent content;
@@ -387,10 +446,17 @@ void Trainer::save(const std::string &dir) const {
     content.metadata["loss_scale_good_steps"] = std::to_string(ls.goodSteps);
     content.metadata["loss_scale_skipped_steps"] = std::to_string(ls.skippedSteps);
   }
-  for (auto &[name, buffer] : checkpointTensors(plan_)) {
-    const Buffer &b = plan_.buffers[buffer];
-    content.tensors.push_back({name, safetensorsDType(b.dtype), b.shape,
-                               executor_.data<std::byte>(buffer), size_t(b.bytes)});
+  size_t next = 0;
+  for (const CheckpointTensor &tensor : tensors) {
+    const Buffer &b = plan_.buffers[tensor.buffer];
+    if (tensor.shardOf) {
+      const std::vector<std::byte> &whole = gathered[next++];
+      content.tensors.push_back({tensor.name, safetensorsDType(b.dtype), tensor.shape(plan_),
+                                 whole.data(), whole.size()});
+      continue;
+    }
+    content.tensors.push_back({tensor.name, safetensorsDType(b.dtype), b.shape,
+                               executor_.data<std::byte>(tensor.buffer), size_t(b.bytes)});
   }
   ckpt::saveCheckpoint(dir, content);
 }
@@ -425,10 +491,20 @@ void Trainer::resume() {
     executor_.setLossScale({std::stod(meta("loss_scale")),
                             std::stoll(meta("loss_scale_good_steps")),
                             std::stoll(meta("loss_scale_skipped_steps"))});
-  for (auto &[name, buffer] : checkpointTensors(plan_)) {
-    const Buffer &b = plan_.buffers[buffer];
-    ckpt::restoreTensor(file, name, safetensorsDType(b.dtype), b.shape,
-                        executor_.data<std::byte>(buffer), size_t(b.bytes));
+  for (const CheckpointTensor &tensor : checkpointTensors(plan_)) {
+    const Buffer &b = plan_.buffers[tensor.buffer];
+    if (tensor.shardOf) {
+      // This rank's rows of the whole table (a rank without rows writes
+      // nothing: its bytes may hold another rank's table).
+      const Table &t = *tensor.shardOf;
+      if (t.rowsOn(rank_) > 0)
+        ckpt::restoreRows(file, tensor.name, safetensorsDType(b.dtype), tensor.shape(plan_),
+                          t.firstRowOn(rank_), t.rowsOn(rank_),
+                          executor_.data<std::byte>(tensor.buffer));
+      continue;
+    }
+    ckpt::restoreTensor(file, tensor.name, safetensorsDType(b.dtype), b.shape,
+                        executor_.data<std::byte>(tensor.buffer), size_t(b.bytes));
   }
 }
 
@@ -438,8 +514,21 @@ void Trainer::exportEmbeddings(const std::string &path) const {
   // the export is for use elsewhere, not for resuming.
   std::vector<std::vector<float>> dequantised;
   dequantised.reserve(plan_.tables.size());
+  std::vector<std::vector<std::byte>> gathered;
+  gathered.reserve(plan_.tables.size());
+  for (const Table &t : plan_.tables)
+    if (!t.shardRows.empty()) // f32: -emb-distribute shards no other storage
+      gathered.push_back(wholeTensor({t.name, t.buffer, &t}));
+  if (rank_ != 0)
+    return;
+  size_t next = 0;
   for (const Table &t : plan_.tables) {
     const Buffer &b = plan_.buffers[t.buffer];
+    if (!t.shardRows.empty()) {
+      const std::vector<std::byte> &whole = gathered[next++];
+      tables.push_back({t.name, "F32", {t.rows, t.dim}, whole.data(), whole.size()});
+      continue;
+    }
     if (t.storage == "f32") {
       tables.push_back({t.name, "F32", b.shape, executor_.data<float>(t.buffer),
                         size_t(b.bytes)});
@@ -478,10 +567,11 @@ std::map<std::string, double> Trainer::evaluate() {
     }
     // A micro-batch plan evaluates micro-batch by micro-batch (the forward
     // kernels are sized for one); all-padding micro-batches are skipped
-    // (the forward has no collectives, so ranks may skip differently).
+    // unless the forward exchanges rows of sharded tables: then every rank
+    // runs every micro-batch, so that the exchanges match.
     data::splitBatch(mine, executor_.microBatches(), micro);
     for (const data::Batch &part : micro) {
-      if (part.valid == 0)
+      if (part.valid == 0 && !sharded_)
         continue;
       executor_.loadBatch(part);
       double loss = executor_.forward();

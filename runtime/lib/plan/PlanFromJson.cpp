@@ -237,6 +237,7 @@ Buffer readBuffer(const json &value, const std::string &path) {
     buffer.firstUse = r.integer("first_use");
   if (value.contains("last_use"))
     buffer.lastUse = r.integer("last_use");
+  buffer.rank = r.integer("rank");
   r.finish();
   return buffer;
 }
@@ -314,6 +315,10 @@ Table readTable(const json &value, const std::string &path) {
     table.storage = r.string("storage");
   if (value.contains("qparams"))
     table.qparams = r.index("qparams");
+  const json &shards = r.array("shard_rows");
+  for (size_t i = 0; i < shards.size(); ++i)
+    table.shardRows.push_back(
+        ObjectReader::integerValue(shards[i], childPath(r.where("shard_rows"), i)));
   r.finish();
   return table;
 }

@@ -91,7 +91,8 @@ json bufferJson(const Buffer &buffer) {
           {"slots", buffer.slots},
           {"origin", buffer.origin},
           {"first_use", buffer.firstUse},
-          {"last_use", buffer.lastUse}};
+          {"last_use", buffer.lastUse},
+          {"rank", buffer.rank}};
 }
 
 json packJson(const ParamPack &pack, const std::string &path) {
@@ -138,6 +139,7 @@ json tableJson(const Table &table, const std::string &path) {
           {"state", table.state},
           {"storage", table.storage},
           {"qparams", table.qparams},
+          {"shard_rows", table.shardRows},
           {"init", initializerJson(table.init, childPath(path, "init"))},
           {"optimizer", optimizerJson(table.optimizer, childPath(path, "optimizer"))}};
 }

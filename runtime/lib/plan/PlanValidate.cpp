@@ -289,7 +289,8 @@ void validateMemoryLayout(const Plan &plan) {
       still.push_back(j);
       auto [af, al] = span(a);
       auto [bf, bl] = span(b);
-      if (extent[i] > 0 && af <= bl && bf <= al)
+      bool sameRank = a.rank < 0 || b.rank < 0 || a.rank == b.rank;
+      if (extent[i] > 0 && af <= bl && bf <= al && sameRank)
         failAt(childPath(childPath("buffers", i), "offset"),
                describe(i) + " overlaps " + describe(j) +
                    ": buffers live at the same time must not share memory");
@@ -477,6 +478,19 @@ void validateParam(const Param &param, const BufferRefs &refs, std::set<std::str
   validateOptimizer(param.optimizer, param.state, refs, path);
 }
 
+/// A sharded table's row boundaries: 0 = b_0 <= b_1 <= ... <= b_N = rows,
+/// one shard per rank of the plan.
+void validateShards(const Table &table, const std::string &path) {
+  const std::vector<int64_t> &b = table.shardRows;
+  if (b.empty())
+    return;
+  std::string at = childPath(path, "shard_rows");
+  if (b.size() < 3 || b.front() != 0 || b.back() != table.rows ||
+      !std::is_sorted(b.begin(), b.end()))
+    failAt(at, "must be N + 1 >= 3 ascending row boundaries from 0 to " +
+                   std::to_string(table.rows) + ", got " + shapeText(b));
+}
+
 void validateTable(const Table &table, const BufferRefs &refs, std::set<std::string> &names,
                    const std::string &path) {
   requireUniqueName(table.name, names, childPath(path, "name"));
@@ -486,14 +500,16 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
     failAt(childPath(path, "dim"), "must be positive, got " + std::to_string(table.dim));
   const Buffer &values = refs.withRole(table.buffer, BufferRole::Table, childPath(path, "buffer"));
   // Storage first: an odd int4 dim is reported as such, not as a shape mismatch.
-  validateStorage(table.storage, table.qparams, values, table.rows, table.dim, refs, path);
-  std::vector<int64_t> shape = storageShape(table.storage, table.rows, table.dim);
+  validateShards(table, path);
+  validateStorage(table.storage, table.qparams, values, table.storedRows(), table.dim, refs,
+                  path);
+  std::vector<int64_t> shape = storageShape(table.storage, table.storedRows(), table.dim);
   if (values.shape != shape)
     failAt(childPath(path, "buffer"),
            "table buffer '" + values.name + "' has shape " + shapeText(values.shape) +
                (table.storage == "int4" ? ", expected [rows, dim / 2] = "
                                         : ", expected [rows, dim] = ") +
-               shapeText(shape));
+               shapeText(shape) + (table.shardRows.empty() ? "" : " (its largest shard)"));
 
   // The sparse gradient: C row ids (filled up to a runtime count) and C x dim values.
   std::string rowsPath = childPath(path, "grad_rows");
@@ -630,8 +646,19 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
   std::set<std::string> names;
   for (size_t i = 0; i < plan.params.size(); ++i)
     validateParam(plan.params[i], refs, names, childPath("params", i));
-  for (size_t i = 0; i < plan.tables.size(); ++i)
+  for (size_t i = 0; i < plan.tables.size(); ++i) {
     validateTable(plan.tables[i], refs, names, childPath("tables", i));
+    const std::vector<int64_t> &shards = plan.tables[i].shardRows;
+    if (!shards.empty() && int64_t(shards.size()) != plan.config.dataParallel + 1)
+      failAt(childPath(childPath("tables", i), "shard_rows"),
+             std::to_string(shards.size() - 1) + " shards, but the plan runs on " +
+                 std::to_string(plan.config.dataParallel) + " ranks");
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].rank < -1 || plan.buffers[i].rank >= plan.config.dataParallel)
+      failAt(childPath(childPath("buffers", i), "rank"),
+             "must be -1 or a rank below " + std::to_string(plan.config.dataParallel) +
+                 ", got " + std::to_string(plan.buffers[i].rank));
   std::vector<int> packOf(plan.params.size(), -1), batchOf(plan.tables.size(), -1);
   for (size_t i = 0; i < plan.packs.size(); ++i)
     validatePack(plan, plan.packs[i], refs, packOf, i, childPath("packs", i));

@@ -2,10 +2,12 @@
 //
 // -emb-distribute inserts these ops when the plan runs on several ranks
 // (`plan.data_parallel` N > 1): each rank trains on its slice of the global
-// batch, and the collectives make every rank apply the same update. They
-// name what they exchange by symbol (a pack, a parameter, a table or a table
-// batch), like emb.accumulate_grad and emb.update, and carry no SSA values:
-// gradients live in storage, not in tensors. On one rank they are absent.
+// batch, and the collectives make every rank apply the same update. The
+// gradient collectives name what they exchange by symbol (a pack, a
+// parameter, a table or a table batch), like emb.accumulate_grad and
+// emb.update, and carry no SSA values: gradients live in storage, not in
+// tensors. The exchanges of sharded tables (below) carry the values of
+// their lookups. On one rank none of them appears.
 // Included from EmbOps.td.
 //
 //===----------------------------------------------------------------------===//
@@ -76,6 +78,92 @@ def Emb_GatherRowsOp : Emb_CommOp<"gather_rows"> {
   }];
   let arguments = (ins FlatSymbolRefAttr:$target);
   let assemblyFormat = "$target attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Sharded tables
+//===----------------------------------------------------------------------===//
+
+// A sharded table (`emb.table` with `emb.shard_rows`, set by -emb-distribute)
+// keeps rows [shard_rows[r], shard_rows[r+1]) on rank r: all of them on one
+// rank (table_wise) or an even slice on each (row_wise). Its lookups become
+// shard_ids (ids to the ranks that store their rows), a local lookup of the
+// every rank's bags on the local shard, and shard_pool (each rank's pooled
+// rows back to it, partial sums added); the backward sends the pooled
+// gradients the other way with shard_pool_grad. Every rank runs the same
+// exchanges in the same order, forward (evaluation too) and backward.
+class Emb_ShardOp<string mnemonic, list<Trait> traits = []>
+    : Emb_Op<mnemonic, !listconcat([
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        MemoryEffects<[MemRead, MemWrite]>], traits)> {
+  let hasVerifier = 1;
+}
+
+def Emb_ShardIdsOp : Emb_ShardOp<"shard_ids"> {
+  let summary = "send bags' ids to the ranks that store their rows";
+  let description = [{
+    Every rank gives the jagged bags of its B examples (`ids`, `offsets`,
+    optional per-id `weights`); each id goes to the rank whose shard of
+    `table` holds its row, as a row of that shard. The results are the bags
+    of all N x B examples of the step (rank 0's first), each holding only
+    the ids this rank stores: `offsets` has N x B + 1 entries. With
+    `per_bag_mean`, each id's weight (1 without `weights`) is divided by the
+    size of its whole bag, so the partial sums of a row-wise table add up to
+    the bag's mean. The result weights exist exactly when `weights` or
+    `per_bag_mean` is given.
+
+    ```mlir
+    %i, %o = emb.shard_ids @t[%ids, %offsets]
+        : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<9xi64>
+    %i, %o, %w = emb.shard_ids @t[%ids, %offsets] per_bag_mean
+        : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<9xi64>, tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_IdTensor:$ids,
+                       Emb_IdTensor:$offsets, Optional<Emb_FloatTensor>:$weights,
+                       UnitAttr:$per_bag_mean);
+  let results = (outs Emb_IdTensor:$local_ids, Emb_IdTensor:$local_offsets,
+                      Optional<Emb_FloatTensor>:$local_weights);
+  let assemblyFormat = [{
+    $table `[` $ids `,` $offsets (`weights` $weights^)? `]` (`per_bag_mean` $per_bag_mean^)?
+    attr-dict `:` type($ids) `,` type($offsets) (`,` type($weights)^)? `->`
+    type($local_ids) `,` type($local_offsets) (`,` type($local_weights)^)?
+  }];
+}
+
+def Emb_ShardPoolOp : Emb_ShardOp<"shard_pool"> {
+  let summary = "return pooled rows to the ranks whose bags they pool";
+  let description = [{
+    `partial` holds this rank's pooled rows of the N x B bags of
+    `emb.shard_ids`; rank r's block (rows [r B, (r+1) B)) goes back to rank
+    r, which sums what every rank sent: its B x dim pooled embeddings (a
+    reduce-scatter; for a table_wise table only the owner's block is not
+    zero).
+
+    ```mlir
+    %e = emb.shard_pool @t %p : tensor<8x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_FloatTensor:$partial);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$table $partial attr-dict `:` type($partial) `->` type($result)";
+}
+
+def Emb_ShardPoolGradOp : Emb_ShardOp<"shard_pool_grad", [Emb_Backward]> {
+  let summary = "send pooled gradients to the ranks that store the rows";
+  let description = [{
+    The gradient of `emb.shard_pool`: every rank's B x dim gradient of its
+    pooled embeddings, concatenated in rank order (N x B rows) on each rank
+    that stores rows of `table` (an all-gather; a table_wise table's owner
+    alone receives them, the other ranks get zeros).
+
+    ```mlir
+    %g = emb.shard_pool_grad @t %dy : tensor<4x16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_FloatTensor:$grad);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$table $grad attr-dict `:` type($grad) `->` type($result)";
 }
 
 #endif // EMBC_DIALECT_EMBCOMMOPS_TD

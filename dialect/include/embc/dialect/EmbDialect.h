@@ -80,6 +80,9 @@ constexpr llvm::StringLiteral kHotnessArgAttrName = "emb.hotness";
 constexpr llvm::StringLiteral kLabelKindArgAttrName = "emb.label_kind";
 /// Function argument attribute: the unigram exponent of sampled negatives.
 constexpr llvm::StringLiteral kPowerArgAttrName = "emb.power";
+/// Table attribute (-emb-distribute): N + 1 ascending row boundaries; rank r
+/// stores rows [b[r], b[r+1]) of a sharded table.
+constexpr llvm::StringLiteral kShardRowsAttrName = "emb.shard_rows";
 /// Name of the forward function the frontend emits.
 constexpr llvm::StringLiteral kForwardFuncName = "forward";
 

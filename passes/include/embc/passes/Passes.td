@@ -100,7 +100,7 @@ def EmbAutodiffPass : Pass<"emb-autodiff", "::mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
-  let summary = "Fit the plan into the memory budget: micro-batches, remat, table precision";
+  let summary = "Fit the plan into the memory budget: micro-batches, remat, sharding, table precision";
   let description = [{
     With `plan.memory_budget` set (or the `budget` option), chooses the
     micro-batch count, activation rematerialisation and table storage so that
@@ -108,7 +108,11 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
     follow (table `storage`, `emb.plan` remat and micro_batches). Exact
     levers come first: micro-batches (each divisor of the batch up to
     `max-micro-batches`) and remat (none or all) do not change what the model
-    learns. Only when none of them fits are tables quantised, along a
+    learns. With data parallelism (`plan.data_parallel` N > 1), sharding
+    comes next and is exact too: the k largest tables (k = 1..T, the fewest
+    that fit) are sharded row_wise, so each rank stores 1/N of them (the
+    step-time model does not count the exchanges yet). Only when none of
+    them fits are tables quantised (replicated, f32 ones), along a
     ladder: the k largest tables at bf16 (k = 1..T), then the k largest at
     int8 with the others bf16, then int4 with the others int8; the lowest
     rung that fits is the mildest quantisation that does. Every candidate is compiled
@@ -172,7 +176,16 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
     - each table's (or table batch's) sparse gradient is all-gathered in
       rank order by `emb.gather_rows` at the head of `@update`, before its
       `emb.coalesce_rows`: every rank then coalesces and applies the same
-      rows, in global batch order, to its replica of the table.
+      rows, in global batch order, to its replica of the table;
+    - a table whose `sharding` is `table_wise` or `row_wise` is split
+      instead: `emb.shard_rows` gives rank r rows [b_r, b_{r+1}) (table_wise:
+      all rows to one owner, balancing the ranks' table bytes, largest table
+      first; row_wise: ceil(rows / N) each). Each lookup of it becomes
+      `emb.shard_ids` (ids to the ranks storing their rows), a lookup of the
+      N x B bags on the local shard and `emb.shard_pool` (pooled rows back,
+      partial sums added); its gradient gathers the pooled gradients with
+      `emb.shard_pool_grad` and accumulates local rows, which each rank
+      coalesces and updates alone (no `emb.gather_rows`).
 
     The update's `grad_scale` gets a further 1/N (-emb-to-plan), so the sum
     of the ranks' batch-mean gradients becomes the global batch's mean. The
@@ -202,9 +215,10 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
     ```
     Runs after -emb-pack-params and -emb-pipeline and before -emb-fuse
     (which keeps the collectives where they are and forms no
-    `embedding_update` for a gathered table). Refused: tables asking for
-    `table_wise`, `row_wise` or `column_wise` sharding (not supported yet),
-    a module without `@train_step` and `@update`, and one already
+    `embedding_update` for a gathered or sharded table). Refused:
+    `column_wise` sharding; a sharded table that is quantised, batched,
+    read by `emb.gather`, max-pooled row_wise, or trained with gradient
+    clipping; a module without `@train_step` and `@update`, and one already
     distributed.
   }];
   let options = [
@@ -214,6 +228,7 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numAllReduces", "all-reduces", "Gradient all-reduce buckets started">,
     Statistic<"numGathers", "gathers", "Sparse gradients all-gathered">,
+    Statistic<"numShardedTables", "sharded-tables", "Tables split across the ranks">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }

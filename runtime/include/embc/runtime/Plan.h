@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 5;
+inline constexpr uint32_t kPlanVersion = 6;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -74,6 +75,10 @@ struct Buffer {
   /// -1/-1: live for the whole run (parameters, tables, optimizer state,
   /// gradients). Filled by -emb-plan-memory.
   int64_t firstUse = -1, lastUse = -1;
+  /// -1, or the one rank of a distributed plan that uses the buffer (the
+  /// rows and optimizer state of a table_wise table live on its owner):
+  /// buffers of different ranks may share bytes.
+  int32_t rank = -1;
 };
 
 struct Initializer {
@@ -117,6 +122,27 @@ struct Table {
   std::vector<int32_t> state;
   Initializer init;
   Optimizer optimizer;
+  /// Empty: every rank stores the whole table. A sharded table (-emb-distribute):
+  /// N + 1 ascending row boundaries from 0 to rows; rank r stores rows
+  /// [shardRows[r], shardRows[r+1]) as rows 0.. of its buffers, which have
+  /// storedRows() rows (lookups on it see rows of its shard, ids relative to
+  /// its first row).
+  std::vector<int64_t> shardRows;
+
+  /// Rows rank `rank` stores (all of them when the table is not sharded).
+  int64_t rowsOn(int rank) const {
+    return shardRows.empty() ? rows : shardRows[size_t(rank) + 1] - shardRows[size_t(rank)];
+  }
+  /// The table row that is row 0 of rank `rank`'s buffers.
+  int64_t firstRowOn(int rank) const { return shardRows.empty() ? 0 : shardRows[size_t(rank)]; }
+
+  /// Rows of the table's buffers: the largest shard, or all rows.
+  int64_t storedRows() const {
+    int64_t most = shardRows.empty() ? rows : 0;
+    for (size_t r = 0; r + 1 < shardRows.size(); ++r)
+      most = std::max(most, shardRows[r + 1] - shardRows[r]);
+    return most;
+  }
 };
 
 /// Dense parameters packed by -emb-pack-params: values, gradients and each

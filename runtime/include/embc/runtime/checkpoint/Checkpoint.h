@@ -52,6 +52,13 @@ void restoreTensor(const SafetensorsFile &file, const std::string &name,
                    const std::string &dtype, const std::vector<int64_t> &shape,
                    void *out, size_t bytes);
 
+/// Like restoreTensor for rows [firstRow, firstRow + rows) of tensor `name`
+/// of `shape` (a table's shard: the file holds the whole table): copies
+/// them to `out`.
+void restoreRows(const SafetensorsFile &file, const std::string &name,
+                 const std::string &dtype, const std::vector<int64_t> &shape,
+                 int64_t firstRow, int64_t rows, void *out);
+
 /// Writes trained tables as a plain safetensors file, one tensor per table
 /// named by the view's name, loadable by the Python `safetensors` package.
 void exportEmbeddings(const std::string &path,

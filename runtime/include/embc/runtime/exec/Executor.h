@@ -66,6 +66,8 @@ struct ExecState {
   /// The job's ranks (distributed plans: collective kernels use it); null
   /// for a single process (Executor::setCommunicator).
   comm::Communicator *comm = nullptr;
+  /// This process's rank in the job (0 without a communicator).
+  int rank() const { return comm ? comm->rank() : 0; }
 
   template <class T> T *data(int32_t buffer) const {
     const Buffer &b = plan->buffers[buffer];

@@ -1,0 +1,200 @@
+//===- ShardBindings.cpp - the exchanges of sharded tables (CPU) -----------===//
+//
+// A sharded table (Table::shardRows) stores rows [b_r, b_{r+1}) on rank r.
+// Its lookups run as three kernels around a local lookup (docs/distributed.md):
+//
+//  - shard_ids: each rank splits its B bags by the rank that stores each
+//    id's row and sends every rank its part as local rows (id - b_d), with
+//    per-bag counts, so the receiver rebuilds N x B bags (source rank
+//    order) as offsets. Three all-to-alls: counts, ids, weights.
+//  - shard_pool: block r of the N x B pooled rows goes back to rank r and
+//    the blocks from all ranks are summed (reduce-scatter); a table with one
+//    owner sends only the owner's blocks (all-to-all).
+//  - shard_pool_grad: every rank's B x dim gradient to the ranks that store
+//    rows (all-gather; all-to-all to the owner of a table_wise table).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommBindings.h"
+
+#include <cstring>
+#include <numeric>
+#include <string>
+
+using namespace embc::runtime;
+
+namespace {
+
+/// The single rank that stores rows of `t`, or -1 when several do.
+int onlyOwner(const Table &t) {
+  int owner = -1;
+  for (size_t r = 0; r + 1 < t.shardRows.size(); ++r)
+    if (t.shardRows[r + 1] > t.shardRows[r]) {
+      if (owner >= 0)
+        return -1;
+      owner = int(r);
+    }
+  return owner;
+}
+
+/// The sharded table a kernel names, or a bind-time error.
+const Table &shardedTable(const Binder &b) {
+  const Table &t = b.table();
+  if (t.shardRows.empty())
+    b.fail("table '" + t.name + "' is not sharded (no shard_rows)");
+  return t;
+}
+
+BoundKernel bindShardIds(const Binder &b) {
+  const Kernel &k = b.k;
+  const Table &t = shardedTable(b);
+  bool weighted = k.inputs.size() == 3, perBagMean = b.k.attrs.value("per_bag_mean", false);
+  bool weightsOut = weighted || perBagMean;
+  b.expectCounts(weighted ? 3 : 2, weightsOut ? 3 : 2);
+  int64_t B = Binder::numel(b.in(1)) - 1;
+  int64_t ranks = int64_t(t.shardRows.size()) - 1;
+  if (Binder::numel(b.out(1)) != ranks * B + 1)
+    b.fail("local offsets must hold " + std::to_string(ranks) + " x " + std::to_string(B) +
+           " + 1 entries, not " + std::to_string(Binder::numel(b.out(1))));
+  int64_t capacity = b.out(0).shape[0];
+  int32_t ids = k.inputs[0], offsets = k.inputs[1], weights = weighted ? k.inputs[2] : -1;
+  int32_t localIds = k.outputs[0], localOffsets = k.outputs[1],
+          localWeights = weightsOut ? k.outputs[2] : -1;
+  std::string op = k.op;
+  // Staging reused across steps: the parts for each destination, in rank
+  // order, and what arrives.
+  struct Staging {
+    std::vector<int64_t> counts, sendIds, recvCounts;
+    std::vector<float> sendWeights;
+    std::vector<int64_t> cursor;
+  };
+  auto staging = std::make_shared<Staging>();
+  return [=, &t](ExecState &s) {
+    comm::Communicator &c = jobCommunicator(s, op);
+    Staging &st = *staging;
+    const int64_t *bag = s.data<int64_t>(offsets);
+    const int64_t *id = s.data<int64_t>(ids);
+    const float *w = weights >= 0 ? s.data<float>(weights) : nullptr;
+    int64_t n = idCount(s, ids);
+    if (bag[0] != 0 || bag[B] != n)
+      throw data::DataError("kernel '" + op + "': the bags of table '" + t.name +
+                            "' span ids [" + std::to_string(bag[0]) + ", " +
+                            std::to_string(bag[B]) + "), not the batch's " +
+                            std::to_string(n));
+    checkIds(id, n, t.rows, t);
+    const std::vector<int64_t> &bounds = t.shardRows;
+    // Which rank stores each id's row: bounds are few, ids many.
+    auto ownerOf = [&](int64_t row) {
+      return int64_t(std::upper_bound(bounds.begin(), bounds.end(), row) - bounds.begin()) - 1;
+    };
+    st.counts.assign(size_t(ranks * B), 0);
+    for (int64_t j = 0; j < B; ++j)
+      for (int64_t i = bag[j]; i < bag[j + 1]; ++i)
+        ++st.counts[size_t(ownerOf(id[i]) * B + j)];
+    // Destination-major, bag-minor: where each (rank, bag) part starts.
+    st.cursor.assign(size_t(ranks * B), 0);
+    std::vector<size_t> sendCounts(size_t(ranks), 0);
+    int64_t at = 0;
+    for (int64_t d = 0; d < ranks; ++d)
+      for (int64_t j = 0; j < B; ++j) {
+        st.cursor[size_t(d * B + j)] = at;
+        at += st.counts[size_t(d * B + j)];
+        sendCounts[size_t(d)] += size_t(st.counts[size_t(d * B + j)]);
+      }
+    st.sendIds.resize(size_t(n));
+    if (weightsOut)
+      st.sendWeights.resize(size_t(n));
+    for (int64_t j = 0; j < B; ++j) {
+      int64_t size = bag[j + 1] - bag[j];
+      for (int64_t i = bag[j]; i < bag[j + 1]; ++i) {
+        int64_t d = ownerOf(id[i]);
+        int64_t slot = st.cursor[size_t(d * B + j)]++;
+        st.sendIds[size_t(slot)] = id[i] - bounds[size_t(d)];
+        if (weightsOut) {
+          float weight = w ? w[i] : 1.0f;
+          st.sendWeights[size_t(slot)] = perBagMean ? weight / float(size) : weight;
+        }
+      }
+    }
+    // Per-bag counts first: every rank sends B to every rank.
+    std::vector<size_t> perRank(static_cast<size_t>(ranks), static_cast<size_t>(B));
+    st.recvCounts.assign(size_t(ranks * B), 0);
+    c.allToAllV(st.counts.data(), perRank, st.recvCounts.data(), perRank, comm::DType::I64);
+    std::vector<size_t> recvCounts(size_t(ranks), 0);
+    int64_t *local = s.data<int64_t>(localOffsets);
+    local[0] = 0;
+    for (int64_t sIdx = 0; sIdx < ranks * B; ++sIdx) {
+      local[sIdx + 1] = local[sIdx] + st.recvCounts[size_t(sIdx)];
+      recvCounts[size_t(sIdx / B)] += size_t(st.recvCounts[size_t(sIdx)]);
+    }
+    int64_t total = local[ranks * B];
+    if (total > capacity)
+      throw std::runtime_error("kernel '" + op + "': " + std::to_string(total) +
+                               " ids of table '" + t.name + "' arrived, over the capacity " +
+                               std::to_string(capacity));
+    c.allToAllV(st.sendIds.data(), sendCounts, s.data<int64_t>(localIds), recvCounts,
+                comm::DType::I64);
+    s.length[localIds] = total;
+    if (weightsOut) {
+      c.allToAllV(st.sendWeights.data(), sendCounts, s.data<float>(localWeights), recvCounts,
+                  comm::DType::F32);
+      s.length[localWeights] = total;
+    }
+  };
+}
+
+BoundKernel bindShardPool(const Binder &b, bool gradient) {
+  const Kernel &k = b.k;
+  const Table &t = shardedTable(b);
+  b.expectCounts(1, 1);
+  int64_t ranks = int64_t(t.shardRows.size()) - 1;
+  // pool: N x B rows in, B out; its gradient: B in, N x B out.
+  const Buffer &few = gradient ? b.in(0) : b.out(0), &many = gradient ? b.out(0) : b.in(0);
+  int64_t B = b.dim(few, 0), D = t.dim;
+  if (b.dim(few, 1) != D || b.dim(many, 1) != D || b.dim(many, 0) != ranks * B)
+    b.fail("expected " + std::to_string(ranks) + " x " + std::to_string(B) + " rows of " +
+           std::to_string(D) + " on one side and " + std::to_string(B) + " on the other");
+  int32_t in = k.inputs[0], out = k.outputs[0];
+  int owner = onlyOwner(t);
+  std::string op = k.op;
+  size_t block = size_t(B * D);
+  return [=](ExecState &s) {
+    comm::Communicator &c = jobCommunicator(s, op);
+    const float *x = s.data<float>(in);
+    float *y = s.data<float>(out);
+    if (owner < 0) {
+      if (gradient)
+        c.allGather(x, y, block, comm::DType::F32);
+      else
+        c.reduceScatter(x, y, block, comm::DType::F32, comm::ReduceOp::Sum);
+      return;
+    }
+    // One owner: it alone pools (sends) and alone receives the gradients.
+    bool mine = c.rank() == owner;
+    std::vector<size_t> sendCounts(size_t(ranks), 0), recvCounts(size_t(ranks), 0);
+    if (gradient) {
+      sendCounts[size_t(owner)] = block;
+      if (mine)
+        recvCounts.assign(size_t(ranks), block);
+      else
+        std::memset(y, 0, block * size_t(ranks) * sizeof(float));
+    } else {
+      recvCounts[size_t(owner)] = block;
+      if (mine)
+        sendCounts.assign(size_t(ranks), block);
+    }
+    c.allToAllV(x, sendCounts, y, recvCounts, comm::DType::F32);
+  };
+}
+
+} // namespace
+
+BoundKernel embc::runtime::bindShardKernel(const Binder &b) {
+  if (b.k.op == "shard_ids")
+    return bindShardIds(b);
+  if (b.k.op == "shard_pool")
+    return bindShardPool(b, false);
+  if (b.k.op == "shard_pool_grad")
+    return bindShardPool(b, true);
+  return nullptr;
+}
