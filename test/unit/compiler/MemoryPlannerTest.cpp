@@ -83,6 +83,30 @@ TEST(MemoryPlanner, DisjointLifetimesShareOneOffset) {
   EXPECT_EQ(greedy.offsets[0], greedy.offsets[2]);
 }
 
+TEST(MemoryPlanner, BlocksOfDifferentRanksShareBytes) {
+  // Three whole-run table_wise tables: two owned by rank 0, one by rank 1,
+  // and a replicated buffer every rank has. Rank 1's table lies on rank 0's
+  // bytes; the arena is the larger rank's share plus the replicated block.
+  std::vector<Block> blocks = {{4096, 0, 9, 0}, {1024, 0, 9, 0}, {4096, 0, 9, 1},
+                               {512, 0, 9, -1}};
+  Layout greedy = layoutBlocks(blocks, Strategy::GreedyBySize);
+  EXPECT_EQ(greedy.offsets[0], greedy.offsets[2]);
+  EXPECT_EQ(greedy.arenaBytes, 4096 + 1024 + 512);
+  EXPECT_EQ(liveBytesLowerBound(blocks), 4096 + 1024 + 512);
+  // Each rank's blocks and the replicated one never overlap.
+  for (int32_t rank : {0, 1}) {
+    std::vector<Block> mine;
+    Layout seen;
+    seen.arenaBytes = greedy.arenaBytes;
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i].rank < 0 || blocks[i].rank == rank) {
+        mine.push_back(blocks[i]);
+        seen.offsets.push_back(greedy.offsets[i]);
+      }
+    expectNoOverlap(mine, seen);
+  }
+}
+
 TEST(MemoryPlanner, LiveBytesPerPosition) {
   std::vector<Block> blocks = {{100, 0, 3}, {50, 1, 1}, {10, 2, 4}};
   EXPECT_EQ(liveBytesPerPosition(blocks, 5), (std::vector<int64_t>{100, 150, 110, 110, 10}));
