@@ -147,13 +147,16 @@ LogicalResult PackParamsPass::packParams(ModuleOp module, func::FuncOp step,
 LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
                                           func::FuncOp update) {
   // Same dim, storage and optimizer: one buffer, one update. A table to be
-  // sharded (-emb-distribute) stays alone: its rows are split across ranks
-  // by its own layout, which one buffer of several tables cannot follow.
+  // sharded over several ranks (-emb-distribute) stays alone: its rows are
+  // split by its own layout, which one buffer of several tables cannot
+  // follow. (With one rank its sharding means nothing.)
+  auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  bool distributed = plan && plan.getDataParallel() > 1;
   llvm::MapVector<std::tuple<uint64_t, StorageType, Attribute>,
                   SmallVector<TableOp>>
       groups;
   for (auto table : module.getOps<TableOp>())
-    if (table.getSharding() == Sharding::none)
+    if (!distributed || table.getSharding() == Sharding::none)
       groups[{table.getDim(), table.getStorage(), table.getOptimizer()}].push_back(table);
 
   Operation *insertAfter = nullptr;

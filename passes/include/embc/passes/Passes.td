@@ -292,7 +292,9 @@ def EmbPackParamsPass : Pass<"emb-pack-params", "::mlir::ModuleOp"> {
     Tables with the same dim, storage and optimizer become one
     `emb.table_batch`: one rows x dim buffer with per-table row offsets (and
     the optimizer state alongside), one sparse gradient, and one
-    `emb.coalesce_rows` and `emb.update` for all of them.
+    `emb.coalesce_rows` and `emb.update` for all of them. A table with a
+    `sharding` stays alone when the plan has `data_parallel` > 1
+    (-emb-distribute splits it by its own rows).
 
     Training is bit-identical with and without packing: every value gets the
     same arithmetic, only its address changes.
