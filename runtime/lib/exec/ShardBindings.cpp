@@ -25,18 +25,6 @@ using namespace embc::runtime;
 
 namespace {
 
-/// The single rank that stores rows of `t`, or -1 when several do.
-int onlyOwner(const Table &t) {
-  int owner = -1;
-  for (size_t r = 0; r + 1 < t.shardRows.size(); ++r)
-    if (t.shardRows[r + 1] > t.shardRows[r]) {
-      if (owner >= 0)
-        return -1;
-      owner = int(r);
-    }
-  return owner;
-}
-
 /// The sharded table a kernel names, or a bind-time error.
 const Table &shardedTable(const Binder &b) {
   const Table &t = b.table();
@@ -67,6 +55,7 @@ BoundKernel bindShardIds(const Binder &b) {
     std::vector<int64_t> counts, sendIds, recvCounts;
     std::vector<float> sendWeights;
     std::vector<int64_t> cursor;
+    std::vector<int64_t> dest; ///< the rank storing each id's row
   };
   auto staging = std::make_shared<Staging>();
   return [=, &t](ExecState &s) {
@@ -88,9 +77,12 @@ BoundKernel bindShardIds(const Binder &b) {
       return int64_t(std::upper_bound(bounds.begin(), bounds.end(), row) - bounds.begin()) - 1;
     };
     st.counts.assign(size_t(ranks * B), 0);
+    st.dest.resize(size_t(n));
     for (int64_t j = 0; j < B; ++j)
-      for (int64_t i = bag[j]; i < bag[j + 1]; ++i)
-        ++st.counts[size_t(ownerOf(id[i]) * B + j)];
+      for (int64_t i = bag[j]; i < bag[j + 1]; ++i) {
+        st.dest[size_t(i)] = ownerOf(id[i]);
+        ++st.counts[size_t(st.dest[size_t(i)] * B + j)];
+      }
     // Destination-major, bag-minor: where each (rank, bag) part starts.
     st.cursor.assign(size_t(ranks * B), 0);
     std::vector<size_t> sendCounts(size_t(ranks), 0);
@@ -107,7 +99,7 @@ BoundKernel bindShardIds(const Binder &b) {
     for (int64_t j = 0; j < B; ++j) {
       int64_t size = bag[j + 1] - bag[j];
       for (int64_t i = bag[j]; i < bag[j + 1]; ++i) {
-        int64_t d = ownerOf(id[i]);
+        int64_t d = st.dest[size_t(i)];
         int64_t slot = st.cursor[size_t(d * B + j)]++;
         st.sendIds[size_t(slot)] = id[i] - bounds[size_t(d)];
         if (weightsOut) {
@@ -155,7 +147,9 @@ BoundKernel bindShardPool(const Binder &b, bool gradient) {
     b.fail("expected " + std::to_string(ranks) + " x " + std::to_string(B) + " rows of " +
            std::to_string(D) + " on one side and " + std::to_string(B) + " on the other");
   int32_t in = k.inputs[0], out = k.outputs[0];
-  int owner = onlyOwner(t);
+  // The single rank that stores rows (table_wise), which the plan records
+  // on the table's buffer; -1 when several do.
+  int owner = b.p.buffers[t.buffer].rank;
   std::string op = k.op;
   size_t block = size_t(B * D);
   return [=](ExecState &s) {
