@@ -179,11 +179,15 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t memoryBudget, RematMode remat,
                                int64_t microBatches, int64_t pipelineStages,
                                PipelineSchedule schedule,
-                               int64_t dataParallel) {
+                               int64_t dataParallel, int64_t pipelineRanks) {
   if (memoryBudget < 0)
     return emitError() << "'memory_budget' must be >= 0, got " << memoryBudget;
-  if (microBatches <= 0 || pipelineStages <= 0 || dataParallel <= 0)
-    return emitError() << "'micro_batches', 'pipeline_stages' and "
-                          "'data_parallel' must be positive";
+  if (microBatches <= 0 || pipelineStages <= 0 || dataParallel <= 0 || pipelineRanks <= 0)
+    return emitError() << "'micro_batches', 'pipeline_stages', 'data_parallel' and "
+                          "'pipeline_ranks' must be positive";
+  if (pipelineRanks > pipelineStages)
+    return emitError() << "'pipeline_ranks' (" << pipelineRanks
+                       << ") must not exceed 'pipeline_stages' (" << pipelineStages
+                       << "): each rank runs at least one stage";
   return success();
 }

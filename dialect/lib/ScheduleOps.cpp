@@ -116,7 +116,7 @@ public:
   }
 
   LogicalResult run() {
-    return success(succeeded(microBatches()) && succeeded(transfers()) &&
+    return success(succeeded(placement()) && succeeded(microBatches()) && succeeded(transfers()) &&
                    succeeded(stepsAndReduces()) && succeeded(deadlocks()) &&
                    succeeded(listedOrder()));
   }
@@ -129,6 +129,26 @@ private:
   /// Per (kind, stage, mb): the instruction's index in `all`.
   DenseMap<std::tuple<int, int64_t, int64_t>, size_t> once;
   DenseMap<Link, size_t> sends, recvs;
+
+  /// `ranks`: one per stage, 0 first, each the same as or one more than the
+  /// previous (contiguous stages per rank, no rank without a stage).
+  LogicalResult placement() {
+    std::optional<ArrayRef<int64_t>> ranks = sched.getRanks();
+    if (!ranks)
+      return success();
+    if (int64_t(ranks->size()) != p)
+      return sched.emitOpError("places ")
+             << ranks->size() << " stage(s) on ranks but has " << p << " stage(s)";
+    for (int64_t s = 0; s < p; ++s) {
+      int64_t previous = s == 0 ? 0 : (*ranks)[size_t(s - 1)];
+      int64_t r = (*ranks)[size_t(s)];
+      if (s == 0 ? r != 0 : r != previous && r != previous + 1)
+        return sched.emitOpError("places stage ")
+               << s << " on rank " << r << " after rank " << previous
+               << ": ranks must start at 0 and take contiguous stages in order";
+    }
+    return success();
+  }
 
   std::optional<size_t> find(Kind kind, int64_t stage, int64_t mb) const {
     auto it = once.find({int(kind), stage, mb});

@@ -108,7 +108,7 @@ private:
         p.microBatches, p.pipelineStages,
         p.schedule == "1f1b" ? PipelineSchedule::one_f_one_b
                              : PipelineSchedule::gpipe,
-        p.dataParallel);
+        p.dataParallel, p.pipelineRanks);
   }
 
   /// Negatives are sampled from the rows of their table.

@@ -462,7 +462,7 @@ int64_t readByteSize(const JsonNode &node, const std::string &key) {
 PlanKnobs readPlan(const JsonNode &node) {
   node.expectObject("'plan'", {"memory_budget", "quantize", "remat",
                                "micro_batches", "pipeline_stages", "schedule",
-                               "data_parallel"});
+                               "data_parallel", "pipeline_ranks"});
   PlanKnobs p;
   if (node.has("memory_budget"))
     p.memoryBudget = readByteSize(node, "memory_budget");
@@ -480,6 +480,16 @@ PlanKnobs readPlan(const JsonNode &node) {
   p.pipelineStages = node.getInt("pipeline_stages", 1, 1024, 1);
   p.schedule = node.getEnum("schedule", {"gpipe", "1f1b"}, "gpipe");
   p.dataParallel = node.getInt("data_parallel", 1, 1 << 20, 1);
+  p.pipelineRanks = node.getInt("pipeline_ranks", 1, 1024, 1);
+  if (p.pipelineRanks > p.pipelineStages)
+    node.failAt("pipeline_ranks",
+                "'pipeline_ranks' (" + std::to_string(p.pipelineRanks) +
+                    ") must not exceed 'pipeline_stages' (" +
+                    std::to_string(p.pipelineStages) + "): each rank runs at least one stage");
+  if (p.pipelineRanks > 1 && p.dataParallel > 1)
+    node.failAt("pipeline_ranks",
+                "'pipeline_ranks' with 'data_parallel' > 1 is not supported yet (each "
+                "stage would need its own data-parallel group); use one of them");
   return p;
 }
 

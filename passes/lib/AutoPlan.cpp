@@ -164,7 +164,8 @@ void AutoPass::apply(ModuleOp module, const Choice &choice,
   module->setAttr(kPlanAttrName,
                   PlanAttr::get(ctx, old.getMemoryBudget(), choice.remat,
                                 choice.microBatches, old.getPipelineStages(),
-                                old.getSchedule(), old.getDataParallel()));
+                                old.getSchedule(), old.getDataParallel(),
+                                old.getPipelineRanks()));
 }
 
 std::optional<Outcome> AutoPass::evaluate(ModuleOp module, const Choice &choice,

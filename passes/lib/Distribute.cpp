@@ -7,7 +7,8 @@
 // members; replicated tables' sparse gradients are all-gathered in rank
 // order before they are coalesced; sharded tables exchange ids and pooled
 // rows instead (DistributeShards.cpp). The update's extra 1/N is
-// -emb-to-plan's (grad_scale).
+// -emb-to-plan's (grad_scale). With pipeline_ranks the same collectives
+// serve the stages placed on ranks (DistributeStages.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,11 +125,20 @@ void DistributePass::runOnOperation() {
   ModuleOp module = getOperation();
   auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName);
   int64_t n = ranks ? int64_t(ranks) : (plan ? plan.getDataParallel() : 1);
-  if (n < 1) {
-    module.emitError("-emb-distribute: ranks must be at least 1, got ") << n;
+  int64_t stageRanks =
+      pipelineRanks ? int64_t(pipelineRanks) : (plan ? plan.getPipelineRanks() : 1);
+  if (n < 1 || stageRanks < 1) {
+    module.emitError("-emb-distribute: ranks and pipeline ranks must be at least 1, got ")
+        << n << " and " << stageRanks;
     return signalPassFailure();
   }
-  if (n == 1)
+  if (n > 1 && stageRanks > 1) {
+    module.emitError("-emb-distribute: data_parallel ")
+        << n << " with pipeline_ranks " << stageRanks
+        << " is not supported yet (each stage would need its own data-parallel group)";
+    return signalPassFailure();
+  }
+  if (n == 1 && stageRanks == 1)
     return markAllAnalysesPreserved(); // one rank: nothing to exchange
 
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
@@ -141,8 +151,9 @@ void DistributePass::runOnOperation() {
   }
   bool distributed = module->hasAttr(distribute::kDataParallelAttrName) ||
                      module.walk([](Operation *op) {
+                            auto sched = dyn_cast<ScheduleOp>(op);
                             return isa<GradAllReduceStartOp, GradAllReduceWaitOp,
-                                       GatherRowsOp>(op)
+                                       GatherRowsOp>(op) || (sched && sched.getRanks())
                                        ? WalkResult::interrupt()
                                        : WalkResult::advance();
                           }).wasInterrupted();
@@ -153,9 +164,12 @@ void DistributePass::runOnOperation() {
   }
 
   // Tables with a sharding are split across the ranks (DistributeShards.cpp);
-  // the others are replicated.
+  // the others are replicated. With the stages on ranks, a table read by
+  // one rank's stages lives there alone (DistributeStages.cpp).
   llvm::DenseSet<StringRef> sharded;
-  if (failed(distribute::shardTables(module, n, step, update, sharded)))
+  if (stageRanks > 1
+          ? failed(distribute::placeStages(module, stageRanks, step, update, sharded))
+          : failed(distribute::shardTables(module, n, step, update, sharded)))
     return signalPassFailure();
 
   SmallVector<Bucket> buckets = denseBuckets(module, update);
@@ -201,11 +215,14 @@ void DistributePass::runOnOperation() {
     if (waited.insert(bucket.target))
       GradAllReduceWaitOp::create(b, loc, bucket.target);
 
-  module->setAttr(distribute::kDataParallelAttrName,
-                  IntegerAttr::get(IntegerType::get(&getContext(), 64), n));
+  // Pipeline ranks are marked by the schedule's `ranks`; their batch is not
+  // split, so the plan's grad_scale keeps no 1/N.
+  if (n > 1)
+    module->setAttr(distribute::kDataParallelAttrName,
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64), n));
   numAllReduces += buckets.size();
   numGathers += sparse.size();
-  numShardedTables += sharded.size();
+  (stageRanks > 1 ? numOwnedTables : numShardedTables) += sharded.size();
 }
 
 } // namespace

@@ -28,6 +28,15 @@ mlir::LogicalResult shardTables(mlir::ModuleOp module, int64_t n, mlir::func::Fu
                                 mlir::func::FuncOp update,
                                 llvm::DenseSet<llvm::StringRef> &sharded);
 
+/// Places the stages of the module's emb.schedule on `ranks` ranks
+/// (DistributeStages.cpp): sets the schedule's `ranks`, and gives each f32
+/// table read by one rank's stages only an emb.shard_rows with that single
+/// owner (adding its name to `owned`); the other tables stay replicated.
+/// Errors go on the module, the schedule or the table.
+mlir::LogicalResult placeStages(mlir::ModuleOp module, int64_t ranks, mlir::func::FuncOp step,
+                                mlir::func::FuncOp update,
+                                llvm::DenseSet<llvm::StringRef> &owned);
+
 } // namespace embc::distribute
 
 #endif // EMBC_PASSES_LIB_DISTRIBUTE_H

@@ -194,7 +194,7 @@ void PipelinePass::runOnOperation() {
   if (plan) // the settings in effect, for the passes after this one
     module->setAttr(kPlanAttrName,
                     PlanAttr::get(ctx, plan.getMemoryBudget(), plan.getRemat(), m, p,
-                                  kind, plan.getDataParallel()));
+                                  kind, plan.getDataParallel(), plan.getPipelineRanks()));
   numRetyped += retyped;
   numInstructions += instructions;
   if (failed(verify(module)))

@@ -149,8 +149,13 @@ LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
   // Same dim, storage and optimizer: one buffer, one update. A table to be
   // sharded over several ranks (-emb-distribute) stays alone: its rows are
   // split by its own layout, which one buffer of several tables cannot
-  // follow. (With one rank its sharding means nothing.)
+  // follow. (With one rank its sharding means nothing.) With the pipeline
+  // stages on several ranks no table is batched: each may end up stored only
+  // on the rank whose stages read it, which the stage split (after this
+  // pass) decides.
   auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  if (plan && plan.getPipelineRanks() > 1)
+    return success();
   bool distributed = plan && plan.getDataParallel() > 1;
   llvm::MapVector<std::tuple<uint64_t, StorageType, Attribute>,
                   SmallVector<TableOp>>

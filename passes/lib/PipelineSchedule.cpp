@@ -337,7 +337,8 @@ LogicalResult embc::pipeline::emitSchedule(ModuleOp module, func::FuncOp step,
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = step.getLoc();
-  auto sched = ScheduleOp::create(b, loc, kind, uint64_t(p), uint64_t(m));
+  auto sched = ScheduleOp::create(b, loc, kind, uint64_t(p), uint64_t(m),
+                                 /*ranks=*/DenseI64ArrayAttr());
   b.createBlock(&sched.getBody());
   for (const Instr &in : order) {
     uint64_t s = uint64_t(in.stage), mb = uint64_t(in.mb), peer = uint64_t(in.peer);

@@ -146,6 +146,8 @@ private:
   LogicalResult lowerSchedule(func::FuncOp step);
   /// Buffer.slots: copies per micro-batch in flight, from the schedule.
   void computeSlots();
+  /// Buffer.rank of the buffers only one rank's stages touch (stage ranks).
+  void placeBuffersOnRanks();
 
   // PlanLayout.cpp
   /// Fills Buffer::origin (the pass that made each buffer) where unset.

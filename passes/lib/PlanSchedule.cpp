@@ -39,6 +39,11 @@ LogicalResult PlanBuilder::readPipelineConfig(func::FuncOp step) {
   config.microBatches = int64_t(sched.getMicroBatches());
   config.pipelineStages = int64_t(sched.getStages());
   config.schedule = sched.getKind() == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+  if (std::optional<ArrayRef<int64_t>> ranks = sched.getRanks())
+    config.stageRanks.assign(ranks->begin(), ranks->end());
+  else if (planAttr && planAttr.getPipelineRanks() > 1)
+    return sched.emitOpError("runs on one device but emb.plan asks for pipeline_ranks ")
+           << planAttr.getPipelineRanks() << ": run -emb-distribute";
   auto m = step->getAttrOfType<IntegerAttr>(kMicroBatchesAttrName);
   if (!m || m.getInt() != config.microBatches)
     return sched.emitOpError("schedules ")
@@ -107,6 +112,7 @@ LogicalResult PlanBuilder::lowerSchedule(func::FuncOp step) {
       return sched.emitOpError("never transfers the values @train_step's stage ")
              << link.second << " reads from stage " << link.first;
   computeSlots();
+  placeBuffersOnRanks();
   int64_t slotted = llvm::count_if(plan.buffers, [](const rt::Buffer &b) { return b.slots > 1; });
   plan.notes.push_back("-emb-pipeline: " + std::to_string(plan.config.microBatches) +
                        " micro-batch(es) of " +
@@ -185,4 +191,45 @@ void PlanBuilder::computeSlots() {
       ++k;
     plan.buffers[id].slots = int32_t(k);
   }
+}
+
+/// With stages on ranks, a buffer that only one rank's kernels touch lives
+/// on that rank alone (Buffer.rank), so the memory planner lets it share
+/// bytes with the other ranks' buffers. Update kernels run on every rank,
+/// and so do parameters, packs and replicated tables; a table owned by one
+/// rank was placed by addParamsAndTables already.
+void PlanBuilder::placeBuffersOnRanks() {
+  const rt::TrainingConfig &config = plan.config;
+  if (config.stageRanks.empty())
+    return;
+  constexpr int32_t kUntouched = -2, kShared = -1;
+  std::vector<int32_t> owner(plan.buffers.size(), kUntouched);
+  auto touch = [&](int32_t b, int32_t rank) {
+    while (plan.buffers[b].parent >= 0) // a view lives where its parent does
+      b = plan.buffers[b].parent;
+    owner[b] = owner[b] == kUntouched || owner[b] == rank ? rank : kShared;
+  };
+  auto touchAll = [&](const std::vector<int32_t> &buffers, int32_t rank) {
+    for (int32_t b : buffers)
+      if (b >= 0)
+        touch(b, rank);
+  };
+  for (const rt::Kernel &k : plan.step) {
+    touchAll(k.inputs, config.rankOfStage(k.stage));
+    touchAll(k.outputs, config.rankOfStage(k.stage));
+  }
+  for (const rt::Kernel &k : plan.update) {
+    touchAll(k.inputs, kShared);
+    touchAll(k.outputs, kShared);
+  }
+  for (const rt::Param &p : plan.params)
+    touchAll({p.buffer, p.grad}, kShared), touchAll(p.state, kShared);
+  for (const rt::ParamPack &p : plan.packs)
+    touchAll({p.buffer, p.grad}, kShared), touchAll(p.state, kShared);
+  for (const rt::Table &t : plan.tables)
+    if (t.shardRows.empty())
+      touchAll({t.buffer, t.qparams}, kShared), touchAll(t.state, kShared);
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    if (owner[b] >= 0 && plan.buffers[b].rank < 0 && plan.buffers[b].parent < 0)
+      plan.buffers[b].rank = owner[b];
 }

@@ -198,9 +198,9 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     if (auto batch = symbols.lookupNearestSymbolFrom<TableBatchOp>(
             module, gather.getTargetAttr()))
       for (Attribute member : batch.getMembers())
-        gradCapacity[cast<FlatSymbolRefAttr>(member).getValue()] *= plan.config.dataParallel;
+        gradCapacity[cast<FlatSymbolRefAttr>(member).getValue()] *= plan.config.jobRanks();
     else
-      gradCapacity[gather.getTarget()] *= plan.config.dataParallel;
+      gradCapacity[gather.getTarget()] *= plan.config.jobRanks();
   });
   if (failed(addTableBatches(gradCapacity)))
     return failure();
@@ -642,6 +642,27 @@ FailureOr<rt::Plan> PlanBuilder::build() {
                          " gradient all-reduce bucket(s), " + std::to_string(gathers) +
                          " sparse gradient(s) all-gathered, " + std::to_string(sharded) +
                          " table(s) sharded");
+  }
+  if (!config.stageRanks.empty()) {
+    int64_t allReduces = 0, gathers = 0, owned = 0, placed = 0;
+    module.walk([&](Operation *op) {
+      allReduces += isa<GradAllReduceStartOp>(op);
+      gathers += isa<GatherRowsOp>(op);
+    });
+    for (const rt::Table &t : plan.tables)
+      owned += !t.shardRows.empty();
+    for (const rt::Buffer &b : plan.buffers)
+      placed += b.rank >= 0;
+    std::string ranks;
+    for (int32_t r : config.stageRanks)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    plan.notes.push_back("-emb-distribute: " + std::to_string(config.pipelineStages) +
+                         " pipeline stages on " + std::to_string(config.pipelineRanks()) +
+                         " ranks [" + ranks + "]; " + std::to_string(owned) +
+                         " table(s) on one rank, " + std::to_string(gathers) +
+                         " replicated with gathered gradients, " + std::to_string(allReduces) +
+                         " dense all-reduce bucket(s); " + std::to_string(placed) +
+                         " buffer(s) on one rank only");
   }
   int64_t fused = 0;
   step.walk([&](FusedOp) { ++fused; });

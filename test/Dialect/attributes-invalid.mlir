@@ -169,18 +169,23 @@ module attributes {emb.plan = #emb.plan<memory_budget = -1>} {}
 
 // -----
 
-// expected-error @+1 {{'micro_batches', 'pipeline_stages' and 'data_parallel' must be positive}}
+// expected-error @+1 {{'micro_batches', 'pipeline_stages', 'data_parallel' and 'pipeline_ranks' must be positive}}
 module attributes {emb.plan = #emb.plan<micro_batches = 0>} {}
 
 // -----
 
-// expected-error @+1 {{'micro_batches', 'pipeline_stages' and 'data_parallel' must be positive}}
+// expected-error @+1 {{'micro_batches', 'pipeline_stages', 'data_parallel' and 'pipeline_ranks' must be positive}}
 module attributes {emb.plan = #emb.plan<pipeline_stages = -2>} {}
 
 // -----
 
-// expected-error @+1 {{'micro_batches', 'pipeline_stages' and 'data_parallel' must be positive}}
+// expected-error @+1 {{'micro_batches', 'pipeline_stages', 'data_parallel' and 'pipeline_ranks' must be positive}}
 module attributes {emb.plan = #emb.plan<data_parallel = 0>} {}
+
+// -----
+
+// expected-error @+1 {{'micro_batches', 'pipeline_stages', 'data_parallel' and 'pipeline_ranks' must be positive}}
+module attributes {emb.plan = #emb.plan<pipeline_ranks = 0>} {}
 
 // -----
 

@@ -138,3 +138,35 @@ emb.schedule gpipe stages 2 micro_batches 1 {
   // expected-error @+1 {{'emb.sched.send' op names peer stage 2 but the schedule has 2 stage(s)}}
   emb.sched.send stage 0 mb 0 to 2 : [tensor<2x8xf32>]
 }
+
+// -----
+
+// Stages placed on ranks: one rank per stage, no more.
+// expected-error @+1 {{'emb.schedule' op places 1 stage(s) on ranks but has 2 stage(s)}}
+emb.schedule gpipe stages 2 micro_batches 1 ranks [0] {
+  emb.sched.load stage 0 mb 0
+  emb.sched.forward stage 0 mb 0
+  emb.sched.send stage 0 mb 0 to 1 : [tensor<2x8xf32>]
+  emb.sched.recv stage 1 mb 0 from 0 : [tensor<2x8xf32>]
+  emb.sched.forward stage 1 mb 0
+  emb.sched.backward stage 1 mb 0
+  emb.sched.backward stage 0 mb 0
+  emb.sched.step stage 0
+  emb.sched.step stage 1
+}
+
+// -----
+
+// Ranks take contiguous stages in order, from rank 0.
+// expected-error @+1 {{'emb.schedule' op places stage 1 on rank 2 after rank 0: ranks must start at 0 and take contiguous stages in order}}
+emb.schedule gpipe stages 2 micro_batches 1 ranks [0, 2] {
+  emb.sched.load stage 0 mb 0
+  emb.sched.forward stage 0 mb 0
+  emb.sched.send stage 0 mb 0 to 1 : [tensor<2x8xf32>]
+  emb.sched.recv stage 1 mb 0 from 0 : [tensor<2x8xf32>]
+  emb.sched.forward stage 1 mb 0
+  emb.sched.backward stage 1 mb 0
+  emb.sched.backward stage 0 mb 0
+  emb.sched.step stage 0
+  emb.sched.step stage 1
+}

@@ -90,7 +90,7 @@
 // CHECK-NEXT: { "bytes": 192, "dtype": "f32", "dynamic": true, "first_use": 24, "last_use": 25, "name": "act/51/lookup_grad", "offset": 7872, "origin": "emb-autodiff", "parent": -1, "rank": -1, "role": "activation", "shape": [ 12, 4 ], "slots": 1 },
 // CHECK-NEXT: { "bytes": 4, "dtype": "f32", "dynamic": false, "first_use": 30, "last_use": 36, "name": "clip_scale", "offset": 8064, "origin": "emb-to-plan", "parent": -1, "rank": -1, "role": "workspace", "shape": [ 1 ], "slots": 1 } ]
 // CHECK-SAME: "compiler": "embc {{[^"]*}}"
-// CHECK-SAME: "config": { "batch_size": 4, "data_parallel": 1, "decay_steps": 0, "grad_accumulation": 2, "grad_clip_norm": 1.0, "loss": "bce_with_logits", "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }, "lr_schedule": "constant", "micro_batches": 1, "pipeline_stages": 1, "precision": "fp32", "schedule": "gpipe", "seed": 0, "warmup_steps": 0 }
+// CHECK-SAME: "config": { "batch_size": 4, "data_parallel": 1, "decay_steps": 0, "grad_accumulation": 2, "grad_clip_norm": 1.0, "loss": "bce_with_logits", "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }, "lr_schedule": "constant", "micro_batches": 1, "pipeline_stages": 1, "precision": "fp32", "schedule": "gpipe", "seed": 0, "stage_ranks": [], "warmup_steps": 0 }
 // CHECK-SAME: "format": "embc.plan"
 // CHECK-SAME: "forward_kernels": 9
 // CHECK-SAME: "inputs": [ { "buffer": 24, "feature": "x", "hotness": 1, "label_kind": "", "power": 0.75, "role": "dense", "source": "dense", "vocab": 0, "width": 3 },
@@ -168,7 +168,7 @@
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, "bytes": {{[0-9]+}}, "inputs": [ 16, 17, 52 ], "op": "update_table", "outputs": [ 15, 18, 19 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 3 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22, 52 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 1 }, "bytes": {{[0-9]+}}, "inputs": [ 12, 13, 52 ], "op": "update_table", "outputs": [ 11, 14 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 6}
+// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 7}
 
 module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.001>, grad_clip_norm = 1.0, grad_accumulation = 2>} {
   emb.table @sgd_t [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
@@ -225,7 +225,7 @@ module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // CHECK-NEXT: { "bytes": 16, "dtype": "f32", "dynamic": false, "first_use": 8, "last_use": 9, "name": "act/16/activation_grad", "offset": 1024, "origin": "emb-autodiff", "parent": -1, "rank": -1, "role": "activation", "shape": [ 2, 2 ], "slots": 1 },
 // CHECK-NEXT: { "bytes": 24, "dtype": "f32", "dynamic": false, "first_use": 9, "last_use": 10, "name": "act/17/lookup_grad", "offset": 1088, "origin": "emb-autodiff", "parent": -1, "rank": -1, "role": "activation", "shape": [ 3, 2 ], "slots": 1 } ]
 // CHECK-SAME: "compiler": "embc {{[^"]*}}"
-// CHECK-SAME: "config": { "batch_size": 2, "data_parallel": 1, "decay_steps": 0, "grad_accumulation": 1, "grad_clip_norm": 0.0, "loss": "mse", "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }, "lr_schedule": "constant", "micro_batches": 1, "pipeline_stages": 1, "precision": "fp32", "schedule": "gpipe", "seed": 0, "warmup_steps": 0 }
+// CHECK-SAME: "config": { "batch_size": 2, "data_parallel": 1, "decay_steps": 0, "grad_accumulation": 1, "grad_clip_norm": 0.0, "loss": "mse", "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }, "lr_schedule": "constant", "micro_batches": 1, "pipeline_stages": 1, "precision": "fp32", "schedule": "gpipe", "seed": 0, "stage_ranks": [], "warmup_steps": 0 }
 // CHECK-SAME: "format": "embc.plan"
 // CHECK-SAME: "forward_kernels": 4
 // CHECK-SAME: "inputs": [ { "buffer": 6, "feature": "s", "hotness": 1, "label_kind": "", "power": 0.75, "role": "ids", "source": "s", "vocab": 8, "width": 0 },
@@ -260,7 +260,7 @@ module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // CHECK-SAME: "update": [ { "attrs": { "table": 0 }
 // CHECK-SAME: "inputs": [], "op": "coalesce_rows", "outputs": [ 3, 4 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "param": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 1 ], "op": "update_param", "outputs": [ 0 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 6}
+// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 7}
 
 module @plain attributes {emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   emb.table @t [8 x 2] f32 init<kind = zeros> optimizer<kind = sgd, momentum = 0.9>

@@ -19,6 +19,16 @@ Sharded tables against the same single process with whole tables:
   dlrm_small              2 ranks, sharding chosen by -emb-auto to fit a
                           12 MiB budget (the replicated plan needs 17.5 MiB)
 
+Pipeline stages on ranks (pipeline_ranks) against the same pipeline on one
+process (the gradients of parameters a rank does not read are zero there, so
+the sums are exact):
+
+  dlrm_small (batch 48)   2 stages on 2 ranks, 2 micro-batches, gpipe;
+                          4 micro-batches, 1f1b; 4 stages on 2 ranks;
+                          2 stages with grad_clip_norm (tables replicated)
+  two_tower (32)          3 stages on 3 ranks
+  mf_movielens (32)       2 stages on 2 ranks with grad_accumulation 2
+
 Resharding: 2 steps on 2 ranks saved, resumed on 3 ranks for 2 more, equal
 to 4 uninterrupted single-process steps; the same saved from 2 ranks with
 sharded tables and resumed on 3 ranks with another sharding, and saved on 3
@@ -67,6 +77,20 @@ CASES = [
     ("dlrm_small.json", 48, 2, {}, [], "auto:12MiB", {}),
 ]
 
+# (model, global batch, pipeline ranks, training overrides, plan overrides of
+# both runs): the same pipeline on one process and on the ranks.
+PIPELINE_CASES = [
+    ("dlrm_small.json", 48, 2, {}, {"pipeline_stages": 2, "micro_batches": 2}),
+    ("dlrm_small.json", 48, 2, {},
+     {"pipeline_stages": 2, "micro_batches": 4, "schedule": "1f1b"}),
+    ("dlrm_small.json", 48, 2, {}, {"pipeline_stages": 4, "micro_batches": 2}),
+    ("dlrm_small.json", 48, 2, {"grad_clip_norm": 1.0},
+     {"pipeline_stages": 2, "micro_batches": 2}),
+    ("two_tower.json", 32, 3, {}, {"pipeline_stages": 3, "micro_batches": 2}),
+    ("mf_movielens.json", 32, 2, {"grad_accumulation": 2},
+     {"pipeline_stages": 2, "micro_batches": 2}),
+]
+
 
 def mpirun_cmd(args, ranks):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
@@ -88,7 +112,8 @@ def compile_plan(args, work, model, batch, ranks, training, flags, sharding=None
             table["sharding"] = ("table_wise", "row_wise")[i % 2]
         elif sharding:
             table["sharding"] = sharding
-    tag = f"dp{ranks}" + (f"-{sharding}" if sharding else "") + (
+    tag = f"dp{ranks}" + (f"-pr{plan['pipeline_ranks']}" if "pipeline_ranks" in plan else "") + (
+        f"-{sharding}" if sharding else "") + (
         "-auto" if "memory_budget" in spec["plan"] else "")
     path = os.path.join(work, f"model-{tag}.json")
     json.dump(spec, open(path, "w"))
@@ -158,6 +183,24 @@ def equivalence(args):
     return ok
 
 
+def pipelines(args):
+    ok = True
+    for model, batch, ranks, training, plan in PIPELINE_CASES:
+        name = f"{os.path.splitext(model)[0]}-pr{ranks}" + "".join(
+            f"-{k}{v}" for k, v in {**training, **plan}.items())
+        work = os.path.join(args.work, name)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        single = compile_plan(args, work, model, batch, 1, training, [], None, plan)
+        spread = compile_plan(args, work, model, batch, 1, training, [], None,
+                              {**plan, "pipeline_ranks": ranks})
+        base_loss, base = train(args, work, single, 1, "single", ["--steps", str(STEPS)])
+        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)])
+        ok &= compare(f"{model} batch {batch}, {plan['pipeline_stages']} stages on {ranks} "
+                      f"ranks {training or ''}{plan}", loss, ckpt, base_loss, base)
+    return ok
+
+
 def resharding(args):
     """Saves after half the steps in one layout, resumes in another."""
     work = os.path.join(args.work, "reshard")
@@ -167,9 +210,15 @@ def resharding(args):
     base_loss, base = train(args, work, one, 1, "single", ["--steps", str(STEPS)])
     ok = True
     # (ranks, sharding) saved -> (ranks, sharding) resumed
+    # A 2-stage pipeline on 2 ranks ("pipeline") runs the same steps as one
+    # process without micro-batches, up to rounding.
+    stages = {"pipeline_stages": 2, "micro_batches": 2, "pipeline_ranks": 2}
     for before, after in [((2, None), (3, None)), ((2, "mixed"), (3, "row_wise")),
-                          ((3, "table_wise"), (1, None))]:
-        plans = [compile_plan(args, work, "dlrm_small.json", 48, n, {}, [], s)
+                          ((3, "table_wise"), (1, None)), ((2, "pipeline"), (3, "mixed")),
+                          ((1, None), (2, "pipeline"))]:
+        plans = [compile_plan(args, work, "dlrm_small.json", 48, 1, {}, [], None, stages)
+                 if s == "pipeline" else
+                 compile_plan(args, work, "dlrm_small.json", 48, n, {}, [], s)
                  for n, s in (before, after)]
         first, _ = train(args, work, plans[0], before[0], "first", ["--steps", str(STEPS // 2)])
         loss, ckpt = train(args, work, plans[1], after[0], "second",
@@ -177,7 +226,8 @@ def resharding(args):
                             os.path.join(work, "first-ckpt")])
         # first: its steps and an eval; second: the remaining steps and an eval.
         losses = first[:-1] + loss
-        shape = lambda n, s: f"{n} rank(s)" + (f" {s} sharded" if s else "")
+        shape = lambda n, s: f"{n} rank(s)" + (
+            " as 2 pipeline stages" if s == "pipeline" else f" {s} sharded" if s else "")
         ok &= compare(f"dlrm_small saved on {shape(*before)}, resumed on {shape(*after)}",
                       losses, ckpt, base_loss, base)
     return ok
@@ -260,6 +310,7 @@ def main():
         print(f"SKIP: mpirun cannot start embrun: {probe.stderr.strip()[-500:]}")
         sys.exit(77)
     ok = equivalence(args)
+    ok &= pipelines(args)
     ok &= resharding(args)
     for how in ("kill", "hang"):
         ok &= failure(args, how)

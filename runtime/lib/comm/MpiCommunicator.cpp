@@ -166,7 +166,7 @@ public:
   }
 
   Request startAllReduce(void *buf, size_t count, DType type, ReduceOp op) override {
-    Pending pending{{}, count * sizeOf(type)};
+    Pending pending{{}, count * sizeOf(type), "allReduce (wait)"};
     for (size_t done = 0; done < count; done += kMaxChunk) {
       int n = static_cast<int>(std::min(kMaxChunk, count - done));
       MPI_Request request;
@@ -187,11 +187,12 @@ public:
       auto it = requests_.find(request);
       if (it == requests_.end())
         throw CommError("wait: request " + std::to_string(request) +
-                        " is not an all-reduce in flight (never started, or waited for already)");
+                        " is not an all-reduce or send in flight (never started, or waited "
+                        "for already)");
       pending = std::move(it->second);
       requests_.erase(it);
     }
-    Watchdog::Scope watched(*watchdog_, "allReduce (wait)", pending.bytes);
+    Watchdog::Scope watched(*watchdog_, pending.what, pending.bytes);
     EMB_MPI_CHECK(MPI_Waitall(static_cast<int>(pending.requests.size()), pending.requests.data(),
                               MPI_STATUSES_IGNORE));
   }
@@ -253,6 +254,23 @@ public:
     } while (done < count);
   }
 
+  Request startSend(const void *buf, size_t count, DType type, int peer, int tag) override {
+    checkRank("startSend", "peer", peer, size_);
+    Pending pending{{}, count * sizeOf(type), "send (wait)"};
+    size_t done = 0;
+    do { // chunked like send(), so recv() matches either
+      int n = static_cast<int>(std::min(kMaxChunk, count - done));
+      MPI_Request request;
+      EMB_MPI_CHECK(MPI_Isend(at(buf, done, type), n, mpiType(type), peer, tag, comm_, &request));
+      pending.requests.push_back(request);
+      done += n;
+    } while (done < count);
+    std::lock_guard<std::mutex> lock(requestsMutex_);
+    Request id = nextRequest_++;
+    requests_.emplace(id, std::move(pending));
+    return id;
+  }
+
   void recv(void *buf, size_t count, DType type, int peer, int tag) override {
     checkRank("recv", "peer", peer, size_);
     Watchdog::Scope watched(*watchdog_, "recv", count * sizeOf(type));
@@ -304,6 +322,7 @@ private:
   struct Pending {
     std::vector<MPI_Request> requests;
     size_t bytes = 0;
+    const char *what = ""; ///< for the watchdog's message
   };
 
   int rank_ = 0;

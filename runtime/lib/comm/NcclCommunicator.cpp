@@ -221,11 +221,12 @@ public:
       auto it = requests_.find(request);
       if (it == requests_.end())
         throw CommError("wait: request " + std::to_string(request) +
-                        " is not an all-reduce in flight (never started, or waited for already)");
+                        " is not an all-reduce or send in flight (never started, or waited "
+                        "for already)");
       pending = std::move(it->second);
       requests_.erase(it);
     }
-    Watchdog::Scope watched(*watchdog_, "allReduce (wait)", pending.bytes);
+    Watchdog::Scope watched(*watchdog_, "allReduce or send (wait)", pending.bytes);
     EMB_COMM_CUDA_CHECK(cudaEventSynchronize(pending.marker->event()));
   }
 
@@ -292,6 +293,17 @@ public:
     checkPeer("send", peer);
     call("ncclSend", [&] { return ncclSend(buf, count, ncclType(type), peer, comm_, stream_); });
     watchQueued("send", count * sizeOf(type));
+  }
+
+  /// Queued on the stream like every NCCL call: the host never blocks in it.
+  Request startSend(const void *buf, size_t count, DType type, int peer, int) override {
+    checkPeer("startSend", peer);
+    call("ncclSend", [&] { return ncclSend(buf, count, ncclType(type), peer, comm_, stream_); });
+    std::shared_ptr<Marker> marker = watchQueued("send", count * sizeOf(type));
+    std::lock_guard<std::mutex> lock(requestsMutex_);
+    Request id = nextRequest_++;
+    requests_.emplace(id, Pending{std::move(marker), count * sizeOf(type)});
+    return id;
   }
 
   void recv(void *buf, size_t count, DType type, int peer, int) override {

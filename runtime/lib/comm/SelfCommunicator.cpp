@@ -59,6 +59,9 @@ public:
   }
   void send(const void *, size_t, DType, int peer, int) override { noPeer("send", peer); }
   void recv(void *, size_t, DType, int peer, int) override { noPeer("recv", peer); }
+  Request startSend(const void *, size_t, DType, int peer, int) override {
+    noPeer("startSend", peer);
+  }
   void broadcast(void *, size_t, DType, int root) override {
     checkRank("broadcast", "root", root, 1);
   }

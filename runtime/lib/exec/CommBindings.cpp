@@ -26,8 +26,10 @@
 using namespace embc::runtime;
 
 comm::Communicator &embc::runtime::jobCommunicator(const ExecState &s, const std::string &op) {
-  int64_t ranks = s.plan->config.dataParallel;
-  std::string prefix = "kernel '" + op + "': the plan is compiled for data_parallel " +
+  int64_t ranks = s.plan->config.jobRanks();
+  std::string prefix = "kernel '" + op + "': the plan is compiled for " +
+                       std::string(s.plan->config.pipelineRanks() == 1 ? "data_parallel "
+                                                                     : "pipeline ranks ") +
                        std::to_string(ranks);
   if (!s.comm)
     throw PlanError(prefix + " and needs a job of " + std::to_string(ranks) +

@@ -80,11 +80,10 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
   state_.length.resize(plan_.buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i)
     state_.length[i] = plan_.buffers[i].dynamic ? 0 : plan_.buffers[i].shape[0];
-  for (size_t i = 0; i < plan_.inputs.size(); ++i)
-    allInputs_.push_back(i);
   for (int64_t i = 0; i < plan_.forwardKernels; ++i)
     forwardList_.push_back(size_t(i));
   prepareSchedule();
+  placeOnRank(); // rank 0 until setCommunicator
 }
 
 Executor::~Executor() = default;
@@ -325,6 +324,8 @@ void Executor::zeroGradients() {
 
 float Executor::forward() {
   settleUpdate();
+  if (plan_.config.pipelineRanks() > 1)
+    return forwardOnRanks();
   backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
   backend_->finish(state_);
   fetchOutputs();

@@ -4,10 +4,13 @@
 // batchSize / microBatches examples, in the order of Plan.schedule. On one
 // device every stage runs here, in the listed order (which the compiler
 // checked is a valid sequential execution): a value crossing stages lies in
-// the same slot for sender and receiver, so send and recv copy nothing
-// (issue 7 turns them into device transfers), and reduce has no peer. Each
-// slotted buffer (Buffer.slots > 1) is used at copy mb % slots; the filled
-// length of a dynamic one (ids of jagged bags) is kept per copy too.
+// the same slot for sender and receiver, so send and recv copy nothing, and
+// reduce has no peer. With stages on ranks each rank runs the listed
+// instructions of its own stages, and a send or recv between ranks is a
+// message (StageRanks.cpp); since sends never block and the listed order is
+// a sequential execution, every recv's send comes. Each slotted buffer
+// (Buffer.slots > 1) is used at copy mb % slots; the filled length of a
+// dynamic one (ids of jagged bags) is kept per copy too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,21 +27,16 @@ void Executor::prepareSchedule() {
   stageForward_.assign(size_t(p), {});
   stageBackward_.assign(size_t(p), {});
   stageInputs_.assign(size_t(p), {});
-  std::vector<int32_t> firstReader(plan_.buffers.size(), -1);
   for (size_t i = 0; i < plan_.step.size(); ++i) {
     const Kernel &k = plan_.step[i];
     (int64_t(i) < plan_.forwardKernels ? stageForward_ : stageBackward_)[size_t(k.stage)]
         .push_back(i);
-    for (int32_t b : k.inputs)
-      if (firstReader[b] < 0 || k.stage < firstReader[b])
-        firstReader[b] = k.stage;
     if (k.outputs.size() && std::count(k.outputs.begin(), k.outputs.end(), plan_.lossBuffer))
       lossStage_ = k.stage;
   }
-  // An input is loaded by the first stage that reads it; later stages read
-  // the same slot on one device.
-  for (size_t i = 0; i < plan_.inputs.size(); ++i)
-    stageInputs_[size_t(std::max(firstReader[plan_.inputs[i].buffer], 0))].push_back(i);
+  for (const ScheduleOp &op : plan_.schedule)
+    if (op.kind == "send" && op.microBatch == 0 && op.peer > op.stage)
+      forwardSends_.push_back(&op);
   for (size_t b = 0; b < plan_.buffers.size(); ++b)
     if (plan_.buffers[b].dynamic && plan_.buffers[b].slots > 1) {
       slottedDynamic_.push_back(int32_t(b));
@@ -70,13 +68,23 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
                     " micro-batches, " + std::to_string(microBatches.size()) + " were given");
   settleUpdate();
   double lossSum = 0;
+  bool onRanks = plan_.config.pipelineRanks() > 1;
+  std::vector<comm::Request> sends;
+  std::vector<std::vector<std::byte>> staged;
   backend_->beginBatch(state_);
   for (const ScheduleOp &op : plan_.schedule) {
-    if (op.kind == "send" || op.kind == "recv" || op.kind == "reduce" || op.kind == "step")
-      continue; // one device: shared slots, no peers; the update is update()
+    if (op.kind == "reduce" || op.kind == "step" || !mineStage(op.stage))
+      continue; // the update is update(); another rank runs that stage
+    bool transfer = op.kind == "send" || op.kind == "recv";
+    if (transfer && (!onRanks || mineStage(op.peer)))
+      continue; // one device: the boundary buffers are shared slots
     selectMicroBatch(op.microBatch);
     size_t stage = size_t(op.stage);
-    if (op.kind == "load") {
+    if (op.kind == "send") {
+      sendBoundary(op.stage, op.peer, op.buffers, sends, staged);
+    } else if (op.kind == "recv") {
+      receiveBoundary(op.peer, op.stage, op.buffers);
+    } else if (op.kind == "load") {
       loadInputs(microBatches[size_t(op.microBatch)], stageInputs_[stage]);
     } else if (op.kind == "forward") {
       runKernels(stageForward_[stage], kScheduleKey + 2 * int(stage));
@@ -94,5 +102,12 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
   }
   backend_->finish(state_);
   selectMicroBatch(0);
-  return lossSum / double(plan_.config.microBatches);
+  double loss = lossSum / double(plan_.config.microBatches);
+  if (onRanks) {
+    for (comm::Request r : sends)
+      state_.comm->wait(r);
+    // Every rank reports (and checks) the same loss.
+    state_.comm->broadcast(&loss, 1, comm::DType::F64, plan_.config.rankOfStage(lossStage_));
+  }
+  return loss;
 }

@@ -286,19 +286,25 @@ public:
           std::ostream &console, bool tty, comm::Communicator *comm)
       : plan_(plan), options_(options), executor_(plan, std::move(backend)),
         reporter_(console, tty, options.logPath), console_(console), comm_(comm) {
-    ranks_ = plan.config.dataParallel;
+    ranks_ = int(plan.config.jobRanks());
+    dataRanks_ = int(plan.config.dataParallel);
     for (const Table &t : plan.tables)
       sharded_ = sharded_ || !t.shardRows.empty();
     int jobRanks = comm ? comm->size() : 1;
+    std::string compiledFor =
+        plan.config.pipelineRanks() == 1
+            ? "data_parallel " + std::to_string(ranks_)
+            : std::to_string(plan.config.pipelineStages) + " pipeline stages on " +
+                  std::to_string(ranks_) + " ranks (pipeline_ranks)";
     if (jobRanks != ranks_)
       throw std::runtime_error(
-          ranks_ > 1 ? "the plan was compiled for data_parallel " + std::to_string(ranks_) +
-                           " but the job has " + std::to_string(jobRanks) +
-                           " rank(s): start it with mpirun -np " + std::to_string(ranks_) +
-                           " embrun ... (docs/distributed.md)"
+          ranks_ > 1 ? "the plan was compiled for " + compiledFor + " but the job has " +
+                           std::to_string(jobRanks) + " rank(s): start it with mpirun -np " +
+                           std::to_string(ranks_) + " embrun ... (docs/distributed.md)"
                      : "the job has " + std::to_string(jobRanks) +
                            " ranks but the plan was compiled for one: compile it with "
-                           "plan.data_parallel " + std::to_string(jobRanks));
+                           "plan.data_parallel " + std::to_string(jobRanks) +
+                           " (or pipeline_ranks)");
     rank_ = comm ? comm->rank() : 0;
     executor_.setCommunicator(comm);
     executor_.setProfiling(options.profile);
@@ -316,8 +322,9 @@ private:
     data::StreamOptions s;
     s.kind = source.kind;
     s.path = source.path;
-    // Every rank reads the global batch and runs its slice (localBatch).
-    s.batchSize = plan_.config.batchSize * ranks_;
+    // Every rank reads the global batch and runs its slice (localBatch);
+    // pipeline ranks all run the whole batch.
+    s.batchSize = plan_.config.batchSize * dataRanks_;
     s.seed = seed_;
     s.training = training;
     s.onBadData = options_.onBadData == "skip" ? data::BadDataPolicy::Skip
@@ -357,13 +364,14 @@ private:
   uint64_t position_ = 0;
   int64_t skipped_ = 0, evalSkipped_ = 0;
   comm::Communicator *comm_ = nullptr; ///< null: one process
-  int ranks_ = 1, rank_ = 0;
+  int ranks_ = 1, rank_ = 0; ///< the job's ranks (data-parallel or pipeline), this one
+  int dataRanks_ = 1;        ///< ranks that split each global batch (data_parallel)
   bool sharded_ = false; ///< some table is sharded: the forward exchanges rows
   data::Batch slice_;
 };
 
 const data::Batch &Trainer::localBatch(const data::Batch &global) {
-  if (ranks_ == 1)
+  if (dataRanks_ == 1)
     return global;
   int64_t local = plan_.config.batchSize;
   data::sliceBatch(global, int64_t(rank_) * local, local, slice_);
@@ -372,6 +380,8 @@ const data::Batch &Trainer::localBatch(const data::Batch &global) {
 
 void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
                      double loss) {
+  if (!executor_.computesLoss())
+    return; // pipeline stages on ranks: the loss rank records, metrics() gathers
   const float *labels = label_ >= 0 ? batch.features[size_t(label_)].label.data() : nullptr;
   outcomes.add(executor_.predictions(), executor_.predictionWidth(), labels, labelKind_, rows,
                loss, plan_.config.loss);
@@ -616,7 +626,7 @@ TrainSummary Trainer::run() {
   const TrainingConfig &config = plan_.config;
   auto stream = data::openStream(streamOptions(options_.data, true), specs_,
                                  position_);
-  int64_t perStep = config.batchSize * ranks_ * config.gradAccumulation;
+  int64_t perStep = config.batchSize * dataRanks_ * config.gradAccumulation;
   int64_t steps = 0;
   if (options_.steps)
     steps = *options_.steps;

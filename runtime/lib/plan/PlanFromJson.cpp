@@ -199,6 +199,8 @@ TrainingConfig readConfig(const json &value) {
   // -emb-distribute's ranks; absent reads as one rank.
   if (value.contains("data_parallel"))
     config.dataParallel = r.integer("data_parallel");
+  if (value.contains("stage_ranks"))
+    config.stageRanks = r.indexList("stage_ranks");
   r.finish();
   return config;
 }

@@ -37,6 +37,21 @@ void embc::runtime::detail::validateSchedule(const Plan &plan) {
                                        num(config.batchSize));
   if (p < 1)
     failAt("config.pipeline_stages", "must be at least 1, got " + num(p));
+  if (!config.stageRanks.empty()) {
+    if (int64_t(config.stageRanks.size()) != p)
+      failAt("config.stage_ranks", "places " + num(int64_t(config.stageRanks.size())) +
+                                       " stage(s), but the plan has " + num(p));
+    for (size_t s = 0; s < config.stageRanks.size(); ++s) {
+      int32_t previous = s == 0 ? 0 : config.stageRanks[s - 1], r = config.stageRanks[s];
+      if (s == 0 ? r != 0 : r != previous && r != previous + 1)
+        failAt(childPath("config.stage_ranks", s),
+               "rank " + num(r) + " after rank " + num(previous) +
+                   ": ranks start at 0 and take contiguous stages in order");
+    }
+    if (config.dataParallel != 1)
+      failAt("config.stage_ranks", "stages on ranks with data_parallel " +
+                                       num(config.dataParallel) + " are not supported");
+  }
   if (config.schedule != "gpipe" && config.schedule != "1f1b")
     failAt("config.schedule", "unknown schedule '" + config.schedule +
                                   "', expected " + joinAlternatives({"gpipe", "1f1b"}));

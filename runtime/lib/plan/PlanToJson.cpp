@@ -76,7 +76,8 @@ json configJson(const TrainingConfig &config) {
           {"micro_batches", config.microBatches},
           {"pipeline_stages", config.pipelineStages},
           {"schedule", config.schedule},
-          {"data_parallel", config.dataParallel}};
+          {"data_parallel", config.dataParallel},
+          {"stage_ranks", config.stageRanks}};
 }
 
 json bufferJson(const Buffer &buffer) {

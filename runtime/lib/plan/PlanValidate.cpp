@@ -644,21 +644,25 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
 
   BufferRefs refs(plan);
   std::set<std::string> names;
+  // Validated by validateSchedule when the plan has stages on ranks.
+  int64_t jobRanks =
+      plan.config.dataParallel *
+      std::max<int64_t>(1, plan.config.stageRanks.empty() ? 1 : plan.config.stageRanks.back() + 1);
   for (size_t i = 0; i < plan.params.size(); ++i)
     validateParam(plan.params[i], refs, names, childPath("params", i));
   for (size_t i = 0; i < plan.tables.size(); ++i) {
     validateTable(plan.tables[i], refs, names, childPath("tables", i));
     const std::vector<int64_t> &shards = plan.tables[i].shardRows;
-    if (!shards.empty() && int64_t(shards.size()) != plan.config.dataParallel + 1)
+    if (!shards.empty() && int64_t(shards.size()) != jobRanks + 1)
       failAt(childPath(childPath("tables", i), "shard_rows"),
              std::to_string(shards.size() - 1) + " shards, but the plan runs on " +
-                 std::to_string(plan.config.dataParallel) + " ranks");
+                 std::to_string(jobRanks) + " ranks");
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].rank < -1 || plan.buffers[i].rank >= plan.config.dataParallel)
+    if (plan.buffers[i].rank < -1 || plan.buffers[i].rank >= jobRanks)
       failAt(childPath(childPath("buffers", i), "rank"),
-             "must be -1 or a rank below " + std::to_string(plan.config.dataParallel) +
-                 ", got " + std::to_string(plan.buffers[i].rank));
+             "must be -1 or a rank below " + std::to_string(jobRanks) + ", got " +
+                 std::to_string(plan.buffers[i].rank));
   std::vector<int> packOf(plan.params.size(), -1), batchOf(plan.tables.size(), -1);
   for (size_t i = 0; i < plan.packs.size(); ++i)
     validatePack(plan, plan.packs[i], refs, packOf, i, childPath("packs", i));

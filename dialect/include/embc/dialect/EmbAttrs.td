@@ -95,8 +95,9 @@ def Emb_PlanAttr : Emb_Attr<"Plan", "plan"> {
   let summary = "knobs that shape the execution plan";
   let description = [{
     The memory budget in bytes (0: unlimited), activation rematerialisation,
-    micro-batches per step, pipeline stages and schedule, and the number of
-    data-parallel ranks.
+    micro-batches per step, pipeline stages and schedule, the number of
+    data-parallel ranks, and the number of ranks the pipeline stages are
+    spread over (`pipeline_ranks`: 1 runs every stage on one device).
 
     ```mlir
     #emb.plan<memory_budget = 1073741824, micro_batches = 4>
@@ -110,7 +111,8 @@ def Emb_PlanAttr : Emb_Attr<"Plan", "plan"> {
     DefaultValuedParameter<"int64_t", "1">:$pipeline_stages,
     DefaultValuedParameter<"::embc::emb::PipelineSchedule",
         "::embc::emb::PipelineSchedule::gpipe">:$schedule,
-    DefaultValuedParameter<"int64_t", "1">:$data_parallel);
+    DefaultValuedParameter<"int64_t", "1">:$data_parallel,
+    DefaultValuedParameter<"int64_t", "1">:$pipeline_ranks);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

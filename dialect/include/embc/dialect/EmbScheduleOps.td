@@ -36,6 +36,14 @@ def Emb_ScheduleOp : Emb_Op<"schedule", [HasParent<"::mlir::ModuleOp">,
     the order as listed is itself a valid single-device execution; and that
     each stage's `step` follows all its backwards.
 
+    `ranks` (from -emb-distribute with `pipeline_ranks` > 1) places the
+    stages on ranks: stage s runs on rank ranks[s], contiguous stages per
+    rank, every rank from 0 on running at least one. Each rank then runs the
+    listed instructions of its stages in order; a send and recv between
+    stages of different ranks are a message between them (sends do not
+    block), between stages of one rank they share memory. Without it every
+    stage runs on one device.
+
     ```mlir
     emb.schedule gpipe stages 1 micro_batches 2 {
       emb.sched.load stage 0 mb 0
@@ -51,10 +59,12 @@ def Emb_ScheduleOp : Emb_Op<"schedule", [HasParent<"::mlir::ModuleOp">,
   }];
   let arguments = (ins Emb_PipelineScheduleAttr:$kind,
                        ConfinedAttr<I64Attr, [IntPositive]>:$stages,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$micro_batches);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$micro_batches,
+                       OptionalAttr<DenseI64ArrayAttr>:$ranks);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `` $kind `stages` $stages `micro_batches` $micro_batches attr-dict-with-keyword $body
+    `` $kind `stages` $stages `micro_batches` $micro_batches (`ranks` $ranks^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
 }

@@ -93,6 +93,9 @@ struct PlanKnobs {
   int64_t memoryBudget = 0; ///< bytes; 0 = none
   std::string quantize = "none", remat = "none", schedule = "gpipe";
   int64_t microBatches = 1, pipelineStages = 1, dataParallel = 1;
+  /// Ranks the pipeline stages are spread over (contiguous stages per rank);
+  /// 1: every stage on one device.
+  int64_t pipelineRanks = 1;
 };
 
 /// The shape of a value a layer input names: B x width, or B x count x width

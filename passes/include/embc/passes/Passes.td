@@ -213,6 +213,22 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
       emb.update @t
     }
     ```
+    With `pipeline_ranks` R > 1 (or the `pipeline-ranks` option) the
+    pipeline stages of -emb-pipeline's `emb.schedule` are spread over R
+    ranks instead, contiguous stages per rank (`ranks [...]` on the
+    schedule): each rank runs its stages' instructions on the whole batch,
+    and the schedule's send/recv between stages of different ranks become
+    messages. A table read only by one rank's stages lives on that rank
+    alone (`emb.shard_rows` with one owner; no exchange: its lookups already
+    run there); other tables are replicated and their sparse gradients
+    gathered, and the dense gradient is all-reduced in `@update`, as above,
+    but summed, not averaged (every rank saw the same examples: the
+    gradients of parameters a rank's stages do not read are zero there). A
+    table stays replicated when it is quantised or when the update clips
+    gradients or checks fp16 overflow (those need every row's gradient on
+    every rank). Refused: `data_parallel` > 1 with it, fewer stages than
+    ranks, no `emb.schedule`, and tables with a `sharding`.
+
     Runs after -emb-pack-params and -emb-pipeline and before -emb-fuse
     (which keeps the collectives where they are and forms no
     `embedding_update` for a gathered or sharded table). Refused:
@@ -224,11 +240,14 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"0",
            "Data-parallel ranks (0: the module's emb.plan data_parallel)">,
+    Option<"pipelineRanks", "pipeline-ranks", "int64_t", /*default=*/"0",
+           "Ranks the pipeline stages run on (0: the module's emb.plan pipeline_ranks)">,
   ];
   let statistics = [
     Statistic<"numAllReduces", "all-reduces", "Gradient all-reduce buckets started">,
     Statistic<"numGathers", "gathers", "Sparse gradients all-gathered">,
     Statistic<"numShardedTables", "sharded-tables", "Tables split across the ranks">,
+    Statistic<"numOwnedTables", "owned-tables", "Tables stored on one pipeline rank only">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }

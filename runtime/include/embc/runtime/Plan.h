@@ -28,7 +28,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 6;
+inline constexpr uint32_t kPlanVersion = 7;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -76,8 +76,9 @@ struct Buffer {
   /// gradients). Filled by -emb-plan-memory.
   int64_t firstUse = -1, lastUse = -1;
   /// -1, or the one rank of a distributed plan that uses the buffer (the
-  /// rows and optimizer state of a table_wise table live on its owner):
-  /// buffers of different ranks may share bytes.
+  /// rows and optimizer state of a table_wise table live on its owner; with
+  /// stages on ranks, the values only one rank's stages touch): buffers of
+  /// different ranks may share bytes.
   int32_t rank = -1;
 };
 
@@ -204,8 +205,10 @@ struct Kernel {
 /// One instruction of the micro-batch schedule (-emb-pipeline), run in
 /// order: `load` (copy micro-batch mb's inputs), `forward`/`backward` (the
 /// stage's step kernels for mb), `send`/`recv` (boundary buffers between
-/// `stage` and `peer`), `reduce` (gradient all-reduce point), `step` (the
-/// optimizer update).
+/// `stage` and `peer`: a message when their stages are on different ranks,
+/// TrainingConfig::stageRanks), `reduce` (gradient all-reduce point), `step`
+/// (the optimizer update). With stages on ranks each rank runs the
+/// instructions of its own stages, in order.
 struct ScheduleOp {
   std::string kind;
   int32_t stage = 0;
@@ -248,6 +251,19 @@ struct TrainingConfig {
   /// batchSize examples of a global batch of batchSize * dataParallel, and
   /// the collective kernels need a communicator of exactly this size.
   int64_t dataParallel = 1;
+  /// Pipeline stages on ranks (-emb-distribute, pipeline_ranks): stage s
+  /// runs on rank stageRanks[s] (contiguous stages per rank, from 0), every
+  /// rank on the whole batch. Empty: every stage on one device.
+  std::vector<int32_t> stageRanks;
+
+  /// The rank that runs pipeline stage `stage`.
+  int rankOfStage(int32_t stage) const {
+    return stageRanks.empty() ? 0 : stageRanks[size_t(stage)];
+  }
+  /// Ranks the pipeline is spread over (1: one device).
+  int64_t pipelineRanks() const { return stageRanks.empty() ? 1 : stageRanks.back() + 1; }
+  /// The processes of a job that runs the plan.
+  int64_t jobRanks() const { return dataParallel * pipelineRanks(); }
 };
 
 /// One argument of a CUDA launch: exactly one of a plan buffer (its address

@@ -172,6 +172,21 @@ TEST(Mpi, SendRecvAroundARing) {
   EXPECT_THROW(comm.send(out.data(), 1, DType::U8, n, 7), CommError);
 }
 
+TEST(Mpi, StartedSendsDoNotBlockEvenWhenEveryRankSendsFirst) {
+  // Every rank sends a large message (past any eager limit) to the next and
+  // only then receives: blocking sends would wait for each other forever.
+  Communicator &comm = world();
+  int n = comm.size(), me = comm.rank();
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::vector<float> out(1 << 20, float(me)), in(1 << 20, -1.f);
+  Request sent = comm.startSend(out.data(), out.size(), DType::F32, next, 9);
+  comm.recv(in.data(), in.size(), DType::F32, prev, 9);
+  comm.wait(sent);
+  EXPECT_EQ(in, std::vector<float>(1 << 20, float(prev)));
+  EXPECT_THROW(comm.wait(sent), CommError); // waited for already
+  EXPECT_THROW(comm.startSend(out.data(), 1, DType::F32, n, 9), CommError);
+}
+
 TEST(Mpi, BroadcastFromTheLastRank) {
   Communicator &comm = world();
   int root = comm.size() - 1;

@@ -93,6 +93,7 @@ TEST(SelfCommunicator, PointToPointHasNoPeer) {
   float value = 1;
   expectCommError([&] { comm->send(&value, 1, DType::F32, 0, 0); }, "no peer");
   expectCommError([&] { comm->recv(&value, 1, DType::F32, 0, 0); }, "no peer");
+  expectCommError([&] { comm->startSend(&value, 1, DType::F32, 0, 0); }, "no peer");
 }
 
 TEST(SelfCommunicator, SameEverywhereHoldsForOneRank) {
@@ -201,6 +202,7 @@ public:
   void allToAllV(const void *, const std::vector<size_t> &, void *, const std::vector<size_t> &,
                  DType) override {}
   void send(const void *, size_t, DType, int, int) override {}
+  Request startSend(const void *, size_t, DType, int, int) override { return 0; }
   void recv(void *, size_t, DType, int, int) override {}
   void broadcast(void *, size_t, DType, int) override {}
   void barrier() override {}

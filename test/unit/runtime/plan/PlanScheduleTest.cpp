@@ -64,3 +64,50 @@ TEST(PlanSchedule, AMissingScheduleIsRefusedForSeveralMicroBatches) {
   plan.schedule.clear();
   EXPECT_EQ(errorFor(plan), "schedule: is empty, but the plan has 2 micro-batch(es) and 1 stage(s)");
 }
+
+namespace {
+
+/// Two stages, one micro-batch, buffer 1 crossing between them.
+Plan twoStages() {
+  Plan plan = scheduled();
+  plan.config.pipelineStages = 2;
+  plan.config.microBatches = 1;
+  plan.schedule = {{"load", 0, 0, -1, {}},    {"forward", 0, 0, -1, {}},  {"send", 0, 0, 1, {1}},
+                   {"recv", 1, 0, 0, {1}},    {"forward", 1, 0, -1, {}},  {"backward", 1, 0, -1, {}},
+                   {"backward", 0, 0, -1, {}}, {"step", 0, -1, -1, {}},   {"step", 1, -1, -1, {}}};
+  return plan;
+}
+
+} // namespace
+
+TEST(PlanSchedule, StagesOnRanksRoundTrip) {
+  Plan plan = twoStages();
+  plan.config.stageRanks = {0, 1};
+  EXPECT_EQ(errorFor(plan), "<accepted>");
+  std::string error;
+  std::optional<Plan> back = deserializePlan(serializePlan(plan), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->config.stageRanks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(back->config.pipelineRanks(), 2);
+  EXPECT_EQ(back->config.jobRanks(), 2);
+  EXPECT_EQ(back->config.rankOfStage(1), 1);
+  // Both stages on rank 0 is one device by another name: still valid.
+  plan.config.stageRanks = {0, 0};
+  EXPECT_EQ(errorFor(plan), "<accepted>");
+}
+
+TEST(PlanSchedule, StageRanksAreContiguousAndOnePerStage) {
+  Plan plan = twoStages();
+  plan.config.stageRanks = {0};
+  EXPECT_EQ(errorFor(plan), "config.stage_ranks: places 1 stage(s), but the plan has 2");
+  plan.config.stageRanks = {1, 1};
+  EXPECT_EQ(errorFor(plan), "config.stage_ranks[0]: rank 1 after rank 0: ranks start at 0 and "
+                            "take contiguous stages in order");
+  plan.config.stageRanks = {0, 2};
+  EXPECT_EQ(errorFor(plan), "config.stage_ranks[1]: rank 2 after rank 0: ranks start at 0 and "
+                            "take contiguous stages in order");
+  plan.config.stageRanks = {0, 1};
+  plan.config.dataParallel = 2;
+  EXPECT_EQ(errorFor(plan),
+            "config.stage_ranks: stages on ranks with data_parallel 2 are not supported");
+}

@@ -45,7 +45,7 @@ enum class ReduceOp { Sum, Max, Min };
 
 size_t sizeOf(DType type);
 
-/// A non-blocking collective in flight; wait() completes it.
+/// A non-blocking collective or send in flight; wait() completes it.
 using Request = int64_t;
 
 struct CommOptions {
@@ -85,6 +85,10 @@ public:
   virtual void allToAllV(const void *send, const std::vector<size_t> &sendCounts, void *recv,
                          const std::vector<size_t> &recvCounts, DType type) = 0;
   virtual void send(const void *buf, size_t count, DType type, int peer, int tag) = 0;
+  /// Starts a send and returns at once; wait() ends it, and `buf` must not
+  /// change until then. A sender that never blocks cannot deadlock two ranks
+  /// that each send before they receive (pipeline stages on ranks).
+  virtual Request startSend(const void *buf, size_t count, DType type, int peer, int tag) = 0;
   virtual void recv(void *buf, size_t count, DType type, int peer, int tag) = 0;
   virtual void broadcast(void *buf, size_t count, DType type, int root) = 0;
   virtual void barrier() = 0;

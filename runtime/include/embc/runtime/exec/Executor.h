@@ -186,7 +186,9 @@ public:
   /// Runs the schedule's instructions on one batch split into micro-batches
   /// (data::sliceBatch): load, forward and backward per stage; send, recv
   /// and reduce do nothing on one device (the boundary buffers are shared
-  /// slots; issue 7 makes them transfers). The steps are the caller's
+  /// slots). With stages on ranks (config.stageRanks) this rank runs its
+  /// stages' instructions, and send/recv between ranks are messages; the
+  /// returned loss is the loss rank's, on every rank. The steps are the caller's
   /// update() after the last accumulation step: the checker placed them
   /// last. `afterForward(mb, loss)` runs once each micro-batch's loss is
   /// computed, with that micro-batch selected (predictions() are its own).
@@ -231,8 +233,12 @@ public:
   /// (embrun --profile). Off costs one branch per schedule; forward()
   /// (evaluation) is never timed.
   void setProfiling(bool on) { profiling_ = on; }
-  /// The job's ranks, for the plan's collective kernels (ExecState::comm).
-  void setCommunicator(comm::Communicator *comm) { state_.comm = comm; }
+  /// The job's ranks, for the plan's collective kernels (ExecState::comm)
+  /// and, with stages on ranks, which stages and inputs are this rank's.
+  void setCommunicator(comm::Communicator *comm);
+  /// Whether this rank computes the loss and predictions (with stages on
+  /// ranks: runs the loss's stage; otherwise always).
+  bool computesLoss() const;
   bool profiling() const { return profiling_; }
   /// Accumulated timings, one per kernel of plan().step / plan().update.
   const std::vector<KernelTiming> &stepTimings() const { return stepTimings_; }
@@ -275,6 +281,20 @@ private:
   void runKernels(const std::vector<size_t> &kernels, int key);
   /// After a forward: the loss and predictions to the host.
   void fetchOutputs();
+  /// With stages on ranks (StageRanks.cpp): this rank's inputs per stage.
+  void placeOnRank();
+  bool mineStage(int32_t stage) const;
+  /// The boundary `buffers` from stage `from` to stage `to` (of another
+  /// rank) for micro-batch state_.microBatch, as one message: the
+  /// micro-batch, each buffer's filled length, then its bytes. A started
+  /// send's message is kept in `staged` until it is waited for.
+  void sendBoundary(int32_t from, int32_t to, const std::vector<int32_t> &buffers,
+                    std::vector<comm::Request> &sends,
+                    std::vector<std::vector<std::byte>> &staged);
+  void receiveBoundary(int32_t from, int32_t to, const std::vector<int32_t> &buffers);
+  /// forward() with stages on ranks: each of this rank's stages in order,
+  /// receiving and sending the forward boundaries of micro-batch 0's slots.
+  float forwardOnRanks();
 
   /// Graph keys of the sequences the executor runs (Backend::run); a
   /// schedule's per-stage phases use kScheduleKey + their index.
@@ -286,6 +306,9 @@ private:
   std::vector<int32_t> slottedDynamic_;           ///< dynamic buffers with slots > 1
   std::vector<std::vector<int64_t>> savedLength_; ///< their lengths, per slot
   int32_t lossStage_ = 0;
+  /// Stages on ranks: the sends of micro-batch 0 to later stages (what an
+  /// evaluation forward exchanges).
+  std::vector<const ScheduleOp *> forwardSends_;
   std::unique_ptr<Backend> backend_;
   ExecState state_;
   std::vector<BoundKernel> step_, update_;
