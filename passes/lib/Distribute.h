@@ -8,6 +8,7 @@
 #define EMBC_PASSES_LIB_DISTRIBUTE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
@@ -27,6 +28,10 @@ constexpr llvm::StringLiteral kDataParallelAttrName = "emb.data_parallel";
 mlir::LogicalResult shardTables(mlir::ModuleOp module, int64_t n, mlir::func::FuncOp step,
                                 mlir::func::FuncOp update,
                                 llvm::DenseSet<llvm::StringRef> &sharded);
+
+/// Row boundaries over `ranks` ranks that give all `rows` to `owner`.
+mlir::DenseI64ArrayAttr singleOwnerRows(mlir::MLIRContext *ctx, int64_t rows, int64_t ranks,
+                                        int64_t owner);
 
 /// Places the stages of the module's emb.schedule on `ranks` ranks
 /// (DistributeStages.cpp): sets the schedule's `ranks`, and gives each f32

@@ -42,18 +42,16 @@ namespace {
 /// Row boundaries of each sharded table's shards.
 DenseI64ArrayAttr shardLayout(TableOp table, int64_t n, std::vector<int64_t> &ownedBytes) {
   int64_t rows = int64_t(table.getRows());
-  SmallVector<int64_t> bounds(size_t(n + 1), 0);
-  if (table.getSharding() == Sharding::row_wise) {
-    int64_t each = (rows + n - 1) / n;
-    for (int64_t r = 0; r <= n; ++r)
-      bounds[size_t(r)] = std::min(r * each, rows);
-  } else {
+  if (table.getSharding() != Sharding::row_wise) {
     size_t owner = size_t(std::min_element(ownedBytes.begin(), ownedBytes.end()) -
                           ownedBytes.begin());
     ownedBytes[owner] += table.getStorageBytes();
-    for (size_t r = owner + 1; r <= size_t(n); ++r)
-      bounds[r] = rows;
+    return distribute::singleOwnerRows(table.getContext(), rows, n, int64_t(owner));
   }
+  SmallVector<int64_t> bounds(size_t(n + 1), 0);
+  int64_t each = (rows + n - 1) / n;
+  for (int64_t r = 0; r <= n; ++r)
+    bounds[size_t(r)] = std::min(r * each, rows);
   return DenseI64ArrayAttr::get(table.getContext(), bounds);
 }
 
@@ -88,6 +86,14 @@ struct Exchange {
 };
 
 } // namespace
+
+DenseI64ArrayAttr distribute::singleOwnerRows(MLIRContext *ctx, int64_t rows, int64_t ranks,
+                                              int64_t owner) {
+  SmallVector<int64_t> bounds(size_t(ranks + 1), 0);
+  for (int64_t r = owner + 1; r <= ranks; ++r)
+    bounds[size_t(r)] = rows;
+  return DenseI64ArrayAttr::get(ctx, bounds);
+}
 
 LogicalResult distribute::shardTables(ModuleOp module, int64_t n, func::FuncOp step,
                                       func::FuncOp update,

@@ -78,12 +78,10 @@ LogicalResult distribute::placeStages(ModuleOp module, int64_t ranks, func::Func
     if (users.size() != 1 || needsAllRows || table.getStorage() != StorageType::f32 ||
         batched.contains(table.getSymName()))
       continue;
-    int64_t owner = *users.begin();
-    SmallVector<int64_t> bounds(size_t(ranks + 1), 0);
-    for (int64_t r = owner + 1; r <= ranks; ++r)
-      bounds[size_t(r)] = int64_t(table.getRows());
     table.setSharding(Sharding::table_wise); // whole, on one rank
-    table->setAttr(kShardRowsAttrName, DenseI64ArrayAttr::get(module.getContext(), bounds));
+    table->setAttr(kShardRowsAttrName, singleOwnerRows(module.getContext(),
+                                                       int64_t(table.getRows()), ranks,
+                                                       *users.begin()));
     owned.insert(table.getSymName());
   }
   return success();

@@ -628,41 +628,35 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   }
   if (auto remat = module->getAttrOfType<StringAttr>("emb.remat_note"))
     plan.notes.push_back("-emb-remat: " + remat.str());
-  if (config.dataParallel > 1) {
-    int64_t allReduces = 0, gathers = 0, sharded = 0;
+  if (config.jobRanks() > 1) {
+    // What -emb-distribute inserted: the same collectives serve both layouts.
+    int64_t allReduces = 0, gathers = 0, sharded = 0, placed = 0;
     module.walk([&](Operation *op) {
       allReduces += isa<GradAllReduceStartOp>(op);
       gathers += isa<GatherRowsOp>(op);
     });
     for (const rt::Table &t : plan.tables)
       sharded += !t.shardRows.empty();
-    plan.notes.push_back("-emb-distribute: " + std::to_string(config.dataParallel) +
-                         " data-parallel ranks of " + std::to_string(config.batchSize) +
-                         " examples each; " + std::to_string(allReduces) +
-                         " gradient all-reduce bucket(s), " + std::to_string(gathers) +
-                         " sparse gradient(s) all-gathered, " + std::to_string(sharded) +
-                         " table(s) sharded");
-  }
-  if (!config.stageRanks.empty()) {
-    int64_t allReduces = 0, gathers = 0, owned = 0, placed = 0;
-    module.walk([&](Operation *op) {
-      allReduces += isa<GradAllReduceStartOp>(op);
-      gathers += isa<GatherRowsOp>(op);
-    });
-    for (const rt::Table &t : plan.tables)
-      owned += !t.shardRows.empty();
     for (const rt::Buffer &b : plan.buffers)
       placed += b.rank >= 0;
     std::string ranks;
     for (int32_t r : config.stageRanks)
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    plan.notes.push_back("-emb-distribute: " + std::to_string(config.pipelineStages) +
-                         " pipeline stages on " + std::to_string(config.pipelineRanks()) +
-                         " ranks [" + ranks + "]; " + std::to_string(owned) +
-                         " table(s) on one rank, " + std::to_string(gathers) +
-                         " replicated with gathered gradients, " + std::to_string(allReduces) +
-                         " dense all-reduce bucket(s); " + std::to_string(placed) +
-                         " buffer(s) on one rank only");
+    plan.notes.push_back(
+        config.dataParallel > 1
+            ? "-emb-distribute: " + std::to_string(config.dataParallel) +
+                  " data-parallel ranks of " + std::to_string(config.batchSize) +
+                  " examples each; " + std::to_string(allReduces) +
+                  " gradient all-reduce bucket(s), " + std::to_string(gathers) +
+                  " sparse gradient(s) all-gathered, " + std::to_string(sharded) +
+                  " table(s) sharded"
+            : "-emb-distribute: " + std::to_string(config.pipelineStages) +
+                  " pipeline stages on " + std::to_string(config.pipelineRanks()) +
+                  " ranks [" + ranks + "]; " + std::to_string(sharded) +
+                  " table(s) on one rank, " + std::to_string(gathers) +
+                  " replicated with gathered gradients, " + std::to_string(allReduces) +
+                  " dense all-reduce bucket(s); " + std::to_string(placed) +
+                  " buffer(s) on one rank only");
   }
   int64_t fused = 0;
   step.walk([&](FusedOp) { ++fused; });

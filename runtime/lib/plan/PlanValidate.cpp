@@ -644,10 +644,8 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
 
   BufferRefs refs(plan);
   std::set<std::string> names;
-  // Validated by validateSchedule when the plan has stages on ranks.
-  int64_t jobRanks =
-      plan.config.dataParallel *
-      std::max<int64_t>(1, plan.config.stageRanks.empty() ? 1 : plan.config.stageRanks.back() + 1);
+  // stage_ranks itself is checked by validateSchedule, below.
+  int64_t jobRanks = plan.config.jobRanks();
   for (size_t i = 0; i < plan.params.size(); ++i)
     validateParam(plan.params[i], refs, names, childPath("params", i));
   for (size_t i = 0; i < plan.tables.size(); ++i) {

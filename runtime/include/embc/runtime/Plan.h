@@ -261,7 +261,9 @@ struct TrainingConfig {
     return stageRanks.empty() ? 0 : stageRanks[size_t(stage)];
   }
   /// Ranks the pipeline is spread over (1: one device).
-  int64_t pipelineRanks() const { return stageRanks.empty() ? 1 : stageRanks.back() + 1; }
+  int64_t pipelineRanks() const {
+    return stageRanks.empty() ? 1 : std::max<int64_t>(1, stageRanks.back() + 1);
+  }
   /// The processes of a job that runs the plan.
   int64_t jobRanks() const { return dataParallel * pipelineRanks(); }
 };
