@@ -108,7 +108,7 @@
 // PLAN-NEXT: { "attrs": { "batch": 0 }, {{.*}} "op": "coalesce_rows",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "pack": 0 }, {{.*}} "op": "update_packed",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, {{.*}} "op": "update_table",
-// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 7}
+// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 8}
 
 module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 2>} {
   emb.table @ta [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>

@@ -52,7 +52,7 @@
 // PLAN-NOT: "loss_scaled"
 // PLAN: "update": [
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 7
+// PLAN: "version": 8
 
 // bf16 has no loss scaling, so the embedding update is still fused.
 // FUSED: "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }
@@ -193,7 +193,7 @@ module @fp16 attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // PLAN: "model": "fp32"
 // PLAN-NOT: "compute"
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 7
+// PLAN: "version": 8
 module @fp32 attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
   func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},

@@ -168,7 +168,7 @@
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, "bytes": {{[0-9]+}}, "inputs": [ 16, 17, 52 ], "op": "update_table", "outputs": [ 15, 18, 19 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 3 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22, 52 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 1 }, "bytes": {{[0-9]+}}, "inputs": [ 12, 13, 52 ], "op": "update_table", "outputs": [ 11, 14 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 7}
+// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 8}
 
 module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.001>, grad_clip_norm = 1.0, grad_accumulation = 2>} {
   emb.table @sgd_t [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
@@ -260,7 +260,7 @@ module @tiny attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // CHECK-SAME: "update": [ { "attrs": { "table": 0 }
 // CHECK-SAME: "inputs": [], "op": "coalesce_rows", "outputs": [ 3, 4 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "param": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 1 ], "op": "update_param", "outputs": [ 0 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 7}
+// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 8}
 
 module @plain attributes {emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   emb.table @t [8 x 2] f32 init<kind = zeros> optimizer<kind = sgd, momentum = 0.9>

@@ -29,6 +29,17 @@ the sums are exact):
   two_tower (32)          3 stages on 3 ranks
   mf_movielens (32)       2 stages on 2 ranks with grad_accumulation 2
 
+The CUDA backend's collectives (compiled with --cuda, run with --device
+emulated: the generated kernels on the CPU, the collectives over MPI on
+their memory), against one emulated process:
+
+  dlrm_small (batch 48)   2 ranks; 3 ranks mixed sharding; 2 ranks with
+                          2 micro-batches and table_wise sharding
+  two_tower (32)          2 ranks row_wise (mean bags: weights travel)
+  mf_movielens (32)       2 ranks with grad_accumulation 2
+  dlrm_small (batch 48)   2 pipeline stages on 2 ranks, 1F1B
+  two_tower (32)          3 pipeline stages on 3 ranks
+
 Resharding: 2 steps on 2 ranks saved, resumed on 3 ranks for 2 more, equal
 to 4 uninterrupted single-process steps; the same saved from 2 ranks with
 sharded tables and resumed on 3 ranks with another sharding, and saved on 3
@@ -75,6 +86,22 @@ CASES = [
     ("two_tower.json", 48, 3, {}, [], "table_wise", {}),
     ("mf_movielens.json", 32, 2, {"grad_accumulation": 2}, [], "row_wise", {}),
     ("dlrm_small.json", 48, 2, {}, [], "auto:12MiB", {}),
+]
+
+# As CASES, on the CUDA backend's emulated device (both runs).
+DEVICE_CASES = [
+    ("dlrm_small.json", 48, 2, {}, [], None, {}),
+    ("dlrm_small.json", 48, 3, {}, [], "mixed", {}),
+    ("dlrm_small.json", 48, 2, {}, [], "table_wise", {"micro_batches": 2}),
+    ("two_tower.json", 32, 2, {}, [], "row_wise", {}),
+    ("mf_movielens.json", 32, 2, {"grad_accumulation": 2}, [], None, {}),
+]
+
+# As PIPELINE_CASES, on the CUDA backend's emulated device (both runs).
+DEVICE_PIPELINE_CASES = [
+    ("dlrm_small.json", 48, 2, {},
+     {"pipeline_stages": 2, "micro_batches": 4, "schedule": "1f1b"}),
+    ("two_tower.json", 32, 3, {}, {"pipeline_stages": 3, "micro_batches": 2}),
 ]
 
 # (model, global batch, pipeline ranks, training overrides, plan overrides of
@@ -164,9 +191,14 @@ def compare(label, loss, ckpt, base_loss, base):
     return good
 
 
-def equivalence(args):
+def equivalence(args, cases=CASES, device=None):
+    """Each case on one process and on its ranks; with `device`, both on the
+    CUDA backend's `device` (the plans compiled with --cuda)."""
     ok = True
-    for model, batch, ranks, training, flags, sharding, plan in CASES:
+    run_flags = ["--device", device] if device else []
+    for model, batch, ranks, training, flags, sharding, plan in cases:
+        if device:
+            flags = flags + ["--cuda"]
         name = f"{os.path.splitext(model)[0]}-dp{ranks}" + "".join(
             f"-{k}{v}" for k, v in {**training, **plan}.items()) + "".join(flags) + (
                 f"-{sharding}" if sharding else "")
@@ -175,29 +207,34 @@ def equivalence(args):
         os.makedirs(work)
         single = compile_plan(args, work, model, batch, 1, training, flags, None, plan)
         spread = compile_plan(args, work, model, batch, ranks, training, flags, sharding, plan)
-        base_loss, base = train(args, work, single, 1, "single", ["--steps", str(STEPS)])
-        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)])
+        base_loss, base = train(args, work, single, 1, "single",
+                                ["--steps", str(STEPS)] + run_flags)
+        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)] + run_flags)
         ok &= compare(f"{model} batch {batch} on {ranks} ranks {training or ''}{plan or ''}"
                       f"{flags or ''}{' ' + sharding + ' sharded' if sharding else ''}",
                       loss, ckpt, base_loss, base)
     return ok
 
 
-def pipelines(args):
+def pipelines(args, cases=PIPELINE_CASES, device=None):
     ok = True
-    for model, batch, ranks, training, plan in PIPELINE_CASES:
+    flags = ["--cuda"] if device else []
+    run_flags = ["--device", device] if device else []
+    for model, batch, ranks, training, plan in cases:
         name = f"{os.path.splitext(model)[0]}-pr{ranks}" + "".join(
-            f"-{k}{v}" for k, v in {**training, **plan}.items())
+            f"-{k}{v}" for k, v in {**training, **plan}.items()) + (f"-{device}" if device else "")
         work = os.path.join(args.work, name)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        single = compile_plan(args, work, model, batch, 1, training, [], None, plan)
-        spread = compile_plan(args, work, model, batch, 1, training, [], None,
+        single = compile_plan(args, work, model, batch, 1, training, flags, None, plan)
+        spread = compile_plan(args, work, model, batch, 1, training, flags, None,
                               {**plan, "pipeline_ranks": ranks})
-        base_loss, base = train(args, work, single, 1, "single", ["--steps", str(STEPS)])
-        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)])
+        base_loss, base = train(args, work, single, 1, "single",
+                                ["--steps", str(STEPS)] + run_flags)
+        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)] + run_flags)
         ok &= compare(f"{model} batch {batch}, {plan['pipeline_stages']} stages on {ranks} "
-                      f"ranks {training or ''}{plan}", loss, ckpt, base_loss, base)
+                      f"ranks {training or ''}{plan}{' on ' + device if device else ''}",
+                      loss, ckpt, base_loss, base)
     return ok
 
 
@@ -310,6 +347,8 @@ def main():
         print(f"SKIP: mpirun cannot start embrun: {probe.stderr.strip()[-500:]}")
         sys.exit(77)
     ok = equivalence(args)
+    ok &= equivalence(args, DEVICE_CASES, "emulated")
+    ok &= pipelines(args, DEVICE_PIPELINE_CASES, "emulated")
     ok &= pipelines(args)
     ok &= resharding(args)
     for how in ("kill", "hang"):

@@ -34,7 +34,9 @@ namespace rt = embc::runtime;
 /// program and a GPU is usable, else the CPU). The choice and, for auto, the
 /// reason are printed to stderr: a run never changes device silently.
 static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
-                                                  const rt::RunOptions &options, int rank) {
+                                                  const rt::RunOptions &options,
+                                                  rt::comm::Communicator *ranks) {
+  int rank = ranks ? ranks->rank() : 0;
   rt::CudaBackendOptions cudaOptions;
   cudaOptions.graphs = options.cudaGraphs;
   std::string device = options.device;
@@ -59,7 +61,16 @@ static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
                                                            : rt::cuda::createEmulatedDevice();
   if (rank == 0)
     std::cerr << "embrun: device: " << dev->description() << "\n";
-  return rt::createCudaBackend(std::move(dev), cudaOptions);
+  // A GPU's collectives run over NCCL on the device's stream, bootstrapped
+  // from the MPI ranks; the emulation's memory is the host's, which the
+  // ranks' own communicator reaches.
+  std::unique_ptr<rt::comm::Communicator> collectives;
+  if (device == "cuda" && ranks && plan.config.jobRanks() > 1) {
+    collectives = rt::comm::createNcclCommunicator(*ranks, ordinal, dev->nativeStream());
+    if (rank == 0)
+      std::cerr << "embrun: collectives: NCCL over " << ranks->size() << " ranks\n";
+  }
+  return rt::createCudaBackend(std::move(dev), cudaOptions, std::move(collectives));
 }
 
 /// What every rank must agree on: the plan file's bytes and the arguments.
@@ -112,7 +123,7 @@ int main(int argc, char **argv) {
     if (ranks && ranks->size() > 1)
       comm::checkSameEverywhere(*ranks, runFingerprint(options.planPath, args),
                                 "the plan file and embrun's arguments");
-    std::unique_ptr<rt::Backend> backend = chooseBackend(*plan, mine, rank);
+    std::unique_ptr<rt::Backend> backend = chooseBackend(*plan, mine, ranks.get());
     rt::train(*plan, mine, std::move(backend), rank == 0 ? std::cout : quiet,
               rank == 0 && isatty(STDOUT_FILENO), ranks.get());
   } catch (const std::exception &e) {

@@ -98,28 +98,12 @@ std::string codegen::floatLiteral(double value) {
 }
 
 bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
-  // Data parallelism (-emb-distribute) runs on the CPU backend only for now:
-  // its collectives need NCCL launches that no lowering emits yet, and
-  // EMBC_CUDA_PARTIAL must not turn them into empty kernels either.
-  for (auto [schedule, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{
-                                       "step", &plan.step},
-                                   {"update", &plan.update}})
-    for (size_t i = 0; i < kernels->size(); ++i) {
-      const std::string &op = (*kernels)[i].op;
-      if (op == "grad_all_reduce_start" || op == "grad_all_reduce_wait" ||
-          op == "gather_rows" || op.rfind("shard_", 0) == 0) {
-        error = "CUDA codegen: " + std::string(schedule) + " kernel " + std::to_string(i) +
-                " '" + op + "': collectives are not lowered to CUDA yet (a plan with "
-                "data_parallel " + std::to_string(plan.config.dataParallel) +
-                " runs on the CPU backend: compile it without --cuda)";
-        return false;
-      }
-    }
   LoweringTable table;
   registerEmbeddingLowerings(table);
   registerDenseLowerings(table);
   registerModelLowerings(table);
   registerOptimizerLowerings(table);
+  registerCollectiveLowerings(table);
 
   // A development aid while lowerings are written: EMBC_CUDA_PARTIAL=1
   // lowers an op without a lowering to one launch of an empty kernel marked

@@ -31,12 +31,7 @@ int64_t blocksFor(int64_t items, int64_t lanes) {
 
 rt::CudaLaunch libraryLaunch(const std::string &entry, std::vector<rt::CudaArg> args,
                              nlohmann::json params) {
-  rt::CudaLaunch l;
-  l.kind = "library";
-  l.entry = entry;
-  l.args = std::move(args);
-  l.params = std::move(params);
-  return l;
+  return CudaEmitter::namedLaunch("library", entry, std::move(args), std::move(params));
 }
 
 // --- lookup_grad -------------------------------------------------------------------

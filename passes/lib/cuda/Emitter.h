@@ -79,6 +79,18 @@ public:
     a.length = buffer;
     return a;
   }
+  /// A launch run by the backend rather than generated code (`library`,
+  /// `collective`): `entry` names it, `params` say how.
+  static runtime::CudaLaunch namedLaunch(const char *kind, const std::string &entry,
+                                         std::vector<runtime::CudaArg> args,
+                                         nlohmann::json params) {
+    runtime::CudaLaunch l;
+    l.kind = kind;
+    l.entry = entry;
+    l.args = std::move(args);
+    l.params = std::move(params);
+    return l;
+  }
   /// A `kernel` launch of `entry`: grid.x = gridX (>= 1), block threads.
   static runtime::CudaLaunch kernelLaunch(const std::string &entry,
                                           std::vector<runtime::CudaArg> args, int64_t gridX,
@@ -110,6 +122,7 @@ void registerEmbeddingLowerings(LoweringTable &table);   // EmbeddingLowering*.c
 void registerDenseLowerings(LoweringTable &table);       // DenseLowering*.cpp
 void registerModelLowerings(LoweringTable &table);       // ModelLowering*.cpp
 void registerOptimizerLowerings(LoweringTable &table);   // OptimizerLowering*.cpp
+void registerCollectiveLowerings(LoweringTable &table);  // CollectiveLowering.cpp
 
 /// Device helpers every program starts with (Prelude.cpp): the kernel ABI
 /// (EmbArgs, EmbStep), `emb_i64`, bf16/fp16 <-> f32 with round-to-nearest-

@@ -18,9 +18,15 @@
 // the compute that last read it; the host reuses a staging area only after
 // its uploads are done. Graphs are captured per copy.
 //
+// A distributed plan's `collective` launches run through CudaCollectives
+// (NCCL on a GPU, the job's MPI communicator on the emulation); such a plan
+// is never captured as a graph.
+//
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/cuda/CudaBackend.h"
+
+#include "CudaCollectives.h"
 
 #include "embc/runtime/cpu/LossScaling.h"
 #include "embc/runtime/data/Data.h"
@@ -38,7 +44,7 @@ namespace {
 
 /// A launch with its arguments in resolvable form.
 struct PreparedLaunch {
-  enum Kind { Kernel, Gemm, Library, Memset, Nothing } kind = Nothing;
+  enum Kind { Kernel, Gemm, Library, Memset, Collective, Nothing } kind = Nothing;
   int32_t handle = -1;
   int64_t grid[3] = {1, 1, 1};
   int64_t block = 1, shared = 0, bytes = 0;
@@ -47,8 +53,10 @@ struct PreparedLaunch {
 
 class CudaBackend : public Backend {
 public:
-  CudaBackend(std::unique_ptr<Device> device, CudaBackendOptions options)
-      : device_(std::move(device)), options_(options) {}
+  CudaBackend(std::unique_ptr<Device> device, CudaBackendOptions options,
+              std::unique_ptr<comm::Communicator> collectives)
+      : device_(std::move(device)), options_(options),
+        collectives_(*device_, std::move(collectives)) {}
 
   const char *name() const override { return "cuda"; }
   std::string description() const override { return device_->description(); }
@@ -84,22 +92,27 @@ public:
   }
 
   // Whole-arena copies (initialisation, resume, checkpoints) see the
-  // input buffers of the batch in use, wherever its copy is.
+  // input buffers of the batch in use, wherever its copy is. A copy of part
+  // of the arena is one buffer's slot that is not an input (the loss, a
+  // pipeline boundary): an input the memory plan overlaps it with lives
+  // elsewhere or not at all, and must not be copied over it.
   void toDevice(const ExecState &state, int64_t offset, int64_t bytes) override {
     if (bytes <= 0)
       return;
     device_->toDevice(arena_ + offset, state.arena + offset, size_t(bytes));
-    forShadowedInputs(offset, bytes, [&](int64_t at, int64_t n, std::byte *shadow) {
-      device_->toDevice(shadow, state.arena + at, size_t(n));
-    });
+    if (offset == 0 && bytes >= plan_->arenaBytes)
+      forShadowedInputs(state, [&](int64_t at, int64_t n, std::byte *shadow) {
+        device_->toDevice(shadow, state.arena + at, size_t(n));
+      });
   }
   void toHost(ExecState &state, int64_t offset, int64_t bytes) override {
     if (bytes <= 0)
       return;
     device_->toHost(state.arena + offset, arena_ + offset, size_t(bytes));
-    forShadowedInputs(offset, bytes, [&](int64_t at, int64_t n, std::byte *shadow) {
-      device_->toHost(state.arena + at, shadow, size_t(n));
-    });
+    if (offset == 0 && bytes >= plan_->arenaBytes)
+      forShadowedInputs(state, [&](int64_t at, int64_t n, std::byte *shadow) {
+        device_->toHost(state.arena + at, shadow, size_t(n));
+      });
   }
   void setLength(const ExecState &state, int32_t buffer) override {
     const Buffer &b = plan_->buffers[size_t(buffer)];
@@ -181,7 +194,7 @@ public:
       }
       return;
     }
-    if (!options_.graphs || key < 0) {
+    if (!options_.graphs || key < 0 || hostSynchronises_) {
       for (size_t j = 0; j < n; ++j)
         kernels[kernelAt(j)](state);
       return;
@@ -249,6 +262,12 @@ private:
       throw PlanError("the plan's CUDA program was generated for another kernel ABI "
                       "(another embc version): recompile it with this embc");
     device_->loadProgram(plan.cuda.source);
+    // A collective reads counts back to the host mid-sequence (and the
+    // emulation runs it at capture time, not at replay): no graphs then.
+    for (const auto *list : {&plan.cuda.step, &plan.cuda.update})
+      for (const CudaKernel &k : *list)
+        for (const CudaLaunch &l : k.launches)
+          hostSynchronises_ |= l.kind == "collective";
     auto align = [](int64_t v) { return (v + 255) / 256 * 256; };
     int64_t cells = 0;
     lengthBase_.assign(plan.buffers.size(), -1);
@@ -297,21 +316,18 @@ private:
     return shadow_ + inputAt_[size_t(buffer)] + slot;
   }
 
-  /// Calls f(offset, bytes, shadow address) for the part of each input
-  /// buffer inside arena bytes [offset, offset + bytes) when the shadow
-  /// copy is in use.
-  template <class F> void forShadowedInputs(int64_t offset, int64_t bytes, F &&f) const {
+  /// Calls f(offset, bytes, shadow address) for each input buffer of this
+  /// rank (another rank's are never loaded here) when the shadow copy is
+  /// in use.
+  template <class F> void forShadowedInputs(const ExecState &state, F &&f) const {
     if (copy_ == 0)
       return;
     for (size_t buffer = 0; buffer < inputAt_.size(); ++buffer) {
       int64_t at = inputAt_[buffer];
-      if (at < 0)
-        continue;
       const Buffer &b = plan_->buffers[buffer];
-      int64_t lo = std::max(offset, b.offset);
-      int64_t hi = std::min(offset + bytes, b.offset + b.bytes * b.slots);
-      if (lo < hi)
-        f(lo, hi - lo, shadow_ + at + (lo - b.offset));
+      if (at < 0 || (b.rank >= 0 && b.rank != state.rank()))
+        continue;
+      f(b.offset, b.bytes * b.slots, shadow_ + at);
     }
   }
 
@@ -340,6 +356,9 @@ private:
       } else if (l.kind == "library") {
         p.kind = PreparedLaunch::Library;
         p.handle = device_->prepareLibrary(l.entry, l.params);
+      } else if (l.kind == "collective") {
+        p.kind = PreparedLaunch::Collective;
+        p.handle = collectives_.prepare(*plan_, l, where);
       } else if (l.kind == "memset") {
         p.kind = PreparedLaunch::Memset;
         p.bytes = l.params.value("bytes", int64_t(0));
@@ -397,6 +416,13 @@ private:
     case PreparedLaunch::Memset:
       device_->zero(static_cast<std::byte *>(resolve(l.args[0], state)), size_t(l.bytes));
       break;
+    case PreparedLaunch::Collective: {
+      void *ptrs[EMB_MAX_ARGS] = {};
+      for (size_t i = 0; i < l.args.size(); ++i)
+        ptrs[i] = resolve(l.args[i], state);
+      collectives_.run(l.handle, ptrs, state, op);
+      break;
+    }
     case PreparedLaunch::Nothing:
       break;
     }
@@ -415,6 +441,8 @@ private:
 
   std::unique_ptr<Device> device_;
   CudaBackendOptions options_;
+  CudaCollectives collectives_; ///< before device_ goes: NCCL runs on its stream
+  bool hostSynchronises_ = false; ///< the program has collectives: no graphs
   const Plan *plan_ = nullptr;
   std::vector<std::byte> host_;
   std::byte *arena_ = nullptr, *scratch_ = nullptr, *shadow_ = nullptr;
@@ -443,7 +471,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> embc::runtime::createCudaBackend(std::unique_ptr<Device> device,
-                                                          CudaBackendOptions options) {
-  return std::make_unique<CudaBackend>(std::move(device), options);
+std::unique_ptr<Backend>
+embc::runtime::createCudaBackend(std::unique_ptr<Device> device, CudaBackendOptions options,
+                                 std::unique_ptr<comm::Communicator> collectives) {
+  return std::make_unique<CudaBackend>(std::move(device), options, std::move(collectives));
 }

@@ -91,6 +91,8 @@ public:
   void toDevice(std::byte *dst, const void *src, size_t bytes) override;
   void toHost(void *dst, const std::byte *src, size_t bytes) override;
   void zero(std::byte *dst, size_t bytes) override;
+  void copy(std::byte *dst, const std::byte *src, size_t bytes) override;
+  void *nativeStream() override { return stream_; }
 
   void launch(KernelHandle kernel, const int64_t grid[3], int64_t block, int64_t shared,
               const EmbArgs &args, const char *name) override;
@@ -525,6 +527,14 @@ void CudaDevice::zero(std::byte *dst, size_t bytes) {
   queued([&] {
     use();
     EMB_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_), "zeroing " + bytesText(bytes));
+  });
+}
+
+void CudaDevice::copy(std::byte *dst, const std::byte *src, size_t bytes) {
+  queued([&] {
+    use();
+    EMB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
+                   "copying " + bytesText(bytes) + " on the device");
   });
 }
 

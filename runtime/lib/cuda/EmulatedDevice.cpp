@@ -424,6 +424,10 @@ public:
   void zero(std::byte *dst, size_t bytes) override {
     enqueue([=] { std::memset(dst, 0, bytes); });
   }
+  void copy(std::byte *dst, const std::byte *src, size_t bytes) override {
+    enqueue([=] { std::memmove(dst, src, bytes); });
+  }
+  void *nativeStream() override { return nullptr; }
 
   void launch(KernelHandle kernel, const int64_t grid[3], int64_t block, int64_t shared,
               const EmbArgs &args, const char *name) override {

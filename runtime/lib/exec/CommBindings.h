@@ -10,16 +10,13 @@
 #define EMBC_RUNTIME_EXEC_COMMBINDINGS_H
 
 #include "CpuBinder.h"
+#include "embc/runtime/exec/Collectives.h"
 
 #include <map>
 #include <memory>
 #include <vector>
 
 namespace embc::runtime {
-
-/// The job's communicator (ExecState::comm), checked against the plan's
-/// rank count; a PlanError naming kernel `op` when it has another.
-comm::Communicator &jobCommunicator(const ExecState &s, const std::string &op);
 
 /// Binds shard_ids, shard_pool and shard_pool_grad (ShardBindings.cpp), the
 /// exchanges of sharded tables; nullptr for another op.

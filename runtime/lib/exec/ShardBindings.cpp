@@ -6,7 +6,8 @@
 //  - shard_ids: each rank splits its B bags by the rank that stores each
 //    id's row and sends every rank its part as local rows (id - b_d), with
 //    per-bag counts, so the receiver rebuilds N x B bags (source rank
-//    order) as offsets. Three all-to-alls: counts, ids, weights.
+//    order) as offsets. Three all-to-alls: counts, ids, weights
+//    (ShardIdsExchange, shared with the CUDA backend).
 //  - shard_pool: block r of the N x B pooled rows goes back to rank r and
 //    the blocks from all ranks are summed (reduce-scatter); a table with one
 //    owner sends only the owner's blocks (all-to-all).
@@ -18,7 +19,6 @@
 #include "CommBindings.h"
 
 #include <cstring>
-#include <numeric>
 #include <string>
 
 using namespace embc::runtime;
@@ -44,94 +44,20 @@ BoundKernel bindShardIds(const Binder &b) {
   if (Binder::numel(b.out(1)) != ranks * B + 1)
     b.fail("local offsets must hold " + std::to_string(ranks) + " x " + std::to_string(B) +
            " + 1 entries, not " + std::to_string(Binder::numel(b.out(1))));
-  int64_t capacity = b.out(0).shape[0];
   int32_t ids = k.inputs[0], offsets = k.inputs[1], weights = weighted ? k.inputs[2] : -1;
   int32_t localIds = k.outputs[0], localOffsets = k.outputs[1],
           localWeights = weightsOut ? k.outputs[2] : -1;
-  std::string op = k.op;
-  // Staging reused across steps: the parts for each destination, in rank
-  // order, and what arrives.
-  struct Staging {
-    std::vector<int64_t> counts, sendIds, recvCounts;
-    std::vector<float> sendWeights;
-    std::vector<int64_t> cursor;
-    std::vector<int64_t> dest; ///< the rank storing each id's row
-  };
-  auto staging = std::make_shared<Staging>();
-  return [=, &t](ExecState &s) {
-    comm::Communicator &c = jobCommunicator(s, op);
-    Staging &st = *staging;
-    const int64_t *bag = s.data<int64_t>(offsets);
-    const int64_t *id = s.data<int64_t>(ids);
-    const float *w = weights >= 0 ? s.data<float>(weights) : nullptr;
-    int64_t n = idCount(s, ids);
-    if (bag[0] != 0 || bag[B] != n)
-      throw data::DataError("kernel '" + op + "': the bags of table '" + t.name +
-                            "' span ids [" + std::to_string(bag[0]) + ", " +
-                            std::to_string(bag[B]) + "), not the batch's " +
-                            std::to_string(n));
-    checkIds(id, n, t.rows, t);
-    const std::vector<int64_t> &bounds = t.shardRows;
-    // Which rank stores each id's row: bounds are few, ids many.
-    auto ownerOf = [&](int64_t row) {
-      return int64_t(std::upper_bound(bounds.begin(), bounds.end(), row) - bounds.begin()) - 1;
-    };
-    st.counts.assign(size_t(ranks * B), 0);
-    st.dest.resize(size_t(n));
-    for (int64_t j = 0; j < B; ++j)
-      for (int64_t i = bag[j]; i < bag[j + 1]; ++i) {
-        st.dest[size_t(i)] = ownerOf(id[i]);
-        ++st.counts[size_t(st.dest[size_t(i)] * B + j)];
-      }
-    // Destination-major, bag-minor: where each (rank, bag) part starts.
-    st.cursor.assign(size_t(ranks * B), 0);
-    std::vector<size_t> sendCounts(size_t(ranks), 0);
-    int64_t at = 0;
-    for (int64_t d = 0; d < ranks; ++d)
-      for (int64_t j = 0; j < B; ++j) {
-        st.cursor[size_t(d * B + j)] = at;
-        at += st.counts[size_t(d * B + j)];
-        sendCounts[size_t(d)] += size_t(st.counts[size_t(d * B + j)]);
-      }
-    st.sendIds.resize(size_t(n));
-    if (weightsOut)
-      st.sendWeights.resize(size_t(n));
-    for (int64_t j = 0; j < B; ++j) {
-      int64_t size = bag[j + 1] - bag[j];
-      for (int64_t i = bag[j]; i < bag[j + 1]; ++i) {
-        int64_t d = st.dest[size_t(i)];
-        int64_t slot = st.cursor[size_t(d * B + j)]++;
-        st.sendIds[size_t(slot)] = id[i] - bounds[size_t(d)];
-        if (weightsOut) {
-          float weight = w ? w[i] : 1.0f;
-          st.sendWeights[size_t(slot)] = perBagMean ? weight / float(size) : weight;
-        }
-      }
-    }
-    // Per-bag counts first: every rank sends B to every rank.
-    std::vector<size_t> perRank(static_cast<size_t>(ranks), static_cast<size_t>(B));
-    st.recvCounts.assign(size_t(ranks * B), 0);
-    c.allToAllV(st.counts.data(), perRank, st.recvCounts.data(), perRank, comm::DType::I64);
-    std::vector<size_t> recvCounts(size_t(ranks), 0);
-    int64_t *local = s.data<int64_t>(localOffsets);
-    local[0] = 0;
-    for (int64_t sIdx = 0; sIdx < ranks * B; ++sIdx) {
-      local[sIdx + 1] = local[sIdx] + st.recvCounts[size_t(sIdx)];
-      recvCounts[size_t(sIdx / B)] += size_t(st.recvCounts[size_t(sIdx)]);
-    }
-    int64_t total = local[ranks * B];
-    if (total > capacity)
-      throw std::runtime_error("kernel '" + op + "': " + std::to_string(total) +
-                               " ids of table '" + t.name + "' arrived, over the capacity " +
-                               std::to_string(capacity));
-    c.allToAllV(st.sendIds.data(), sendCounts, s.data<int64_t>(localIds), recvCounts,
-                comm::DType::I64);
+  auto exchange = std::make_shared<ShardIdsExchange>(ShardIdsSpec{
+      k.op, t.name, t.rows, t.shardRows, B, b.out(0).shape[0], perBagMean, weightsOut});
+  return [=](ExecState &s) {
+    comm::Communicator &c = jobCommunicator(s, exchange->spec().op);
+    int64_t total = exchange->run(
+        c, s.data<int64_t>(ids), idCount(s, ids), s.data<int64_t>(offsets),
+        weights >= 0 ? s.data<float>(weights) : nullptr, s.data<int64_t>(localIds),
+        s.data<int64_t>(localOffsets), weightsOut ? s.data<float>(localWeights) : nullptr);
     s.length[localIds] = total;
-    if (weightsOut) {
-      c.allToAllV(st.sendWeights.data(), sendCounts, s.data<float>(localWeights), recvCounts,
-                  comm::DType::F32);
+    if (weightsOut)
       s.length[localWeights] = total;
-    }
   };
 }
 

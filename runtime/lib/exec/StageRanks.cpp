@@ -10,6 +10,10 @@
 // waited for, so two ranks that both send before they receive (1F1B) go on;
 // the message is copied first, so the slot may be reused at once.
 //
+// On a device backend (CUDA) the boundary's slot is read back to the host
+// before the send and written to the device after the receive: boundaries
+// travel over the job's (MPI) communicator from host memory either way.
+//
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/exec/Executor.h"
@@ -49,11 +53,6 @@ bool Executor::computesLoss() const { return mineStage(lossStage_); }
 
 void Executor::placeOnRank() {
   bool onRanks = plan_.config.pipelineRanks() > 1;
-  if (onRanks && backend_->deviceArena())
-    throw PlanError("the plan runs its pipeline stages on " +
-                    std::to_string(plan_.config.pipelineRanks()) +
-                    " ranks, which the " + std::string(backend_->name()) +
-                    " backend does not support yet: run it with --device=cpu");
   // An input is loaded by the first stage that reads it (of this rank's);
   // later stages read the same slot.
   std::vector<int32_t> firstReader(plan_.buffers.size(), -1);
@@ -82,6 +81,10 @@ void Executor::sendBoundary(int32_t from, int32_t to, const std::vector<int32_t>
   std::byte *at = message.data() + sizeof(int64_t) * (1 + buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer &b = plan_.buffers[buffers[i]];
+    if (backend_->deviceArena()) {
+      backend_->toHost(state_, data<std::byte>(buffers[i]) - state_.arena, b.bytes);
+      state_.length[buffers[i]] = backend_->readLength(state_, buffers[i]);
+    }
     header[1 + i] = state_.length[buffers[i]];
     std::memcpy(at, data<std::byte>(buffers[i]), size_t(b.bytes));
     at += b.bytes;
@@ -113,6 +116,10 @@ void Executor::receiveBoundary(int32_t from, int32_t to, const std::vector<int32
                             "', which holds " + std::to_string(b.shape[0]));
     std::memcpy(data<std::byte>(buffers[i]), at, size_t(b.bytes));
     state_.length[buffers[i]] = length;
+    if (backend_->deviceArena()) {
+      backend_->toDevice(state_, data<std::byte>(buffers[i]) - state_.arena, b.bytes);
+      backend_->setLength(state_, buffers[i]);
+    }
     at += b.bytes;
   }
 }

@@ -589,8 +589,13 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
       for (size_t j = 0; j < kernels[k].launches.size(); ++j) {
         const CudaLaunch &l = kernels[k].launches[j];
         std::string lat = childPath(at, j);
-        requireWord(l.kind, {"kernel", "gemm", "library", "memset"}, childPath(lat, "kind"),
-                    "launch kind");
+        requireWord(l.kind, {"kernel", "gemm", "library", "memset", "collective"},
+                    childPath(lat, "kind"), "launch kind");
+        if (l.kind == "collective")
+          requireWord(l.entry,
+                      {"all_reduce_start", "all_reduce_wait", "gather_rows", "shard_ids",
+                       "shard_pool", "shard_pool_grad"},
+                      childPath(lat, "entry"), "collective");
         if (l.kind == "kernel" &&
             cuda.source.find("void " + l.entry + "(") == std::string::npos)
           failAt(childPath(lat, "entry"), "'" + l.entry + "' is not defined in cuda.source");

@@ -28,7 +28,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 7;
+inline constexpr uint32_t kPlanVersion = 8;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row

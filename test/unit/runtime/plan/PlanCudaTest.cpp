@@ -79,7 +79,20 @@ TEST(PlanCuda, LaunchListsMatchTheKernels) {
 
 TEST(PlanCuda, LaunchesAreRunnable) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].kind = "host"; }),
-            "cuda.step[0][0].kind: unknown launch kind 'host' (expected kernel, gemm, library or memset)");
+            "cuda.step[0][0].kind: unknown launch kind 'host' (expected kernel, gemm, library, "
+            "memset or collective)");
+  // A collective names one the backend runs (format v8).
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.cuda.step[0].launches[0].kind = "collective";
+              p.cuda.step[0].launches[0].entry = "all_reduce_start";
+            }),
+            "<accepted>");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.cuda.step[0].launches[0].kind = "collective";
+              p.cuda.step[0].launches[0].entry = "broadcast";
+            }),
+            "cuda.step[0][0].entry: unknown collective 'broadcast' (expected all_reduce_start, "
+            "all_reduce_wait, gather_rows, shard_ids, shard_pool or shard_pool_grad)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].entry = "emb_9_gone"; }),
             "cuda.step[0][0].entry: 'emb_9_gone' is not defined in cuda.source");
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].args[2].scratch = 512; }),

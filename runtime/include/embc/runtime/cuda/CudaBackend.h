@@ -25,9 +25,14 @@ struct CudaBackendOptions {
   bool allowMissing = false;
 };
 
-/// Throws PlanError when the plan has no CUDA program.
+/// Throws PlanError when the plan has no CUDA program. `collectives` is the
+/// communicator the plan's collectives use on device memory: NCCL over the
+/// job's ranks on the device's stream (Device::nativeStream) for a GPU; null
+/// for the emulation, whose memory the job's communicator (ExecState::comm)
+/// reaches directly. A GPU without it refuses a plan with collectives.
 std::unique_ptr<Backend> createCudaBackend(std::unique_ptr<cuda::Device> device,
-                                           CudaBackendOptions options = {});
+                                           CudaBackendOptions options = {},
+                                           std::unique_ptr<comm::Communicator> collectives = {});
 
 } // namespace embc::runtime
 

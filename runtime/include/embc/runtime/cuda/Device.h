@@ -127,6 +127,8 @@ public:
   virtual void toDevice(std::byte *dst, const void *src, size_t bytes) = 0;
   virtual void toHost(void *dst, const std::byte *src, size_t bytes) = 0;
   virtual void zero(std::byte *dst, size_t bytes) = 0;
+  /// Device to device, in stream order (collectives stage their send data).
+  virtual void copy(std::byte *dst, const std::byte *src, size_t bytes) = 0;
 
   /// Stream-ordered work. `name` is the plan kernel's op, for error messages.
   virtual void launch(KernelHandle kernel, const int64_t grid[3], int64_t block,
@@ -134,6 +136,11 @@ public:
   /// args: A, B, C[, bias]
   virtual void gemm(PreparedHandle gemm, void *const *args, const char *name) = 0;
   virtual void library(PreparedHandle call, void *const *args, const char *name) = 0;
+
+  /// The compute stream as a cudaStream_t, for NCCL to enqueue the plan's
+  /// collectives in order with the kernels; nullptr for the emulation, whose
+  /// work is done by the time a call returns (outside a graph capture).
+  virtual void *nativeStream() = 0;
 
   /// Waits for all queued work; throws DeviceError for an asynchronous fault.
   virtual void synchronize() = 0;

@@ -1,0 +1,250 @@
+//===- CudaCollectives.cpp - a plan's collectives on a Device ------------===//
+//
+// See CudaCollectives.h. Each collective does what its CPU binding does
+// (runtime/lib/exec/CommBindings.cpp, ShardBindings.cpp), on device
+// addresses: the two backends must train the same model bit for bit on the
+// emulation, and within the CUDA backend's tolerance on a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaCollectives.h"
+
+#include <cstring>
+
+using namespace embc::runtime;
+using namespace embc::runtime::cuda;
+
+namespace {
+
+int64_t paramOf(const CudaLaunch &l, const char *name, const std::string &where) {
+  auto it = l.params.find(name);
+  if (it == l.params.end() || !it->is_number_integer())
+    throw PlanError(where + ": collective '" + l.entry + "' needs integer param '" + name + "'");
+  return it->get<int64_t>();
+}
+
+std::byte *bytes(void *p) { return static_cast<std::byte *>(p); }
+
+} // namespace
+
+int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const std::string &where) {
+  Prepared p;
+  p.args = l.args;
+  auto expectArgs = [&](size_t n) {
+    if (l.args.size() != n)
+      throw PlanError(where + ": collective '" + l.entry + "' takes " + std::to_string(n) +
+                      " args, the plan gives " + std::to_string(l.args.size()));
+  };
+  auto owner = [&] {
+    int64_t o = paramOf(l, "owner", where);
+    if (o < -1 || o >= plan.config.jobRanks())
+      throw PlanError(where + ": owner rank " + std::to_string(o) + " is not a rank of the job");
+    return int(o);
+  };
+  if (l.entry == "all_reduce_start" || l.entry == "all_reduce_wait") {
+    expectArgs(1);
+    p.group = l.args[0].buffer;
+    if (p.group < 0)
+      throw PlanError(where + ": collective '" + l.entry + "' needs a gradient buffer");
+    p.kind = Kind::AllReduceWait;
+    if (l.entry == "all_reduce_start") {
+      p.kind = Kind::AllReduceStart;
+      p.offset = paramOf(l, "offset", where);
+      p.count = paramOf(l, "count", where);
+      const Buffer &grad = plan.buffers[size_t(p.group)];
+      if (p.offset < 0 || p.count <= 0 || (p.offset + p.count) * 4 > grad.bytes)
+        throw PlanError(where + ": slice [" + std::to_string(p.offset) + ", +" +
+                        std::to_string(p.count) + ") lies outside gradient '" + grad.name + "'");
+    }
+  } else if (l.entry == "gather_rows") {
+    expectArgs(5);
+    p.kind = Kind::GatherRows;
+    p.dim = paramOf(l, "dim", where);
+    p.capacity = paramOf(l, "capacity", where);
+  } else if (l.entry == "shard_ids") {
+    p.kind = Kind::ShardIds;
+    p.weighted = l.params.value("weighted", false);
+    bool weightsOut = l.params.value("weights_out", false);
+    expectArgs(6 + (p.weighted ? 1 : 0) + (weightsOut ? 2 : 0));
+    ShardIdsSpec spec;
+    spec.op = "shard_ids";
+    spec.table = l.params.value("table", std::string());
+    spec.rows = paramOf(l, "rows", where);
+    spec.bags = paramOf(l, "bags", where);
+    spec.capacity = paramOf(l, "capacity", where);
+    spec.perBagMean = l.params.value("per_bag_mean", false);
+    spec.weightsOut = weightsOut;
+    if (!l.params.contains("bounds") || !l.params["bounds"].is_array())
+      throw PlanError(where + ": collective 'shard_ids' needs the shard 'bounds'");
+    spec.bounds = l.params["bounds"].get<std::vector<int64_t>>();
+    if (int64_t(spec.bounds.size()) != plan.config.jobRanks() + 1)
+      throw PlanError(where + ": " + std::to_string(spec.bounds.size()) +
+                      " shard bounds for a job of " + std::to_string(plan.config.jobRanks()) +
+                      " ranks");
+    p.exchange = std::make_shared<ShardIdsExchange>(std::move(spec));
+  } else if (l.entry == "shard_pool" || l.entry == "shard_pool_grad") {
+    expectArgs(2);
+    p.kind = l.entry == "shard_pool" ? Kind::ShardPool : Kind::ShardPoolGrad;
+    p.block = paramOf(l, "block", where);
+    p.owner = owner();
+  } else {
+    throw PlanError(where + ": unknown collective '" + l.entry + "'");
+  }
+  prepared_.push_back(std::move(p));
+  return int32_t(prepared_.size() - 1);
+}
+
+comm::Communicator &CudaCollectives::onDevice(const ExecState &state, const char *op) {
+  comm::Communicator &job = jobCommunicator(state, op);
+  if (onDevice_) {
+    if (onDevice_->size() != job.size())
+      throw PlanError(std::string("kernel '") + op + "': the device communicator has " +
+                      std::to_string(onDevice_->size()) + " ranks, the job " +
+                      std::to_string(job.size()));
+    return *onDevice_;
+  }
+  if (device_.nativeStream())
+    throw PlanError(std::string("kernel '") + op +
+                    "': collectives on a GPU run over NCCL, and this backend was given no NCCL "
+                    "communicator (embrun creates one under mpirun where it was built with NCCL)");
+  return job;
+}
+
+int64_t CudaCollectives::readCell(void *cell) {
+  int64_t value = 0;
+  device_.toHost(&value, bytes(cell), sizeof value);
+  return value;
+}
+
+void CudaCollectives::writeCell(void *cell, int64_t value) {
+  device_.toDevice(bytes(cell), &value, sizeof value);
+}
+
+void CudaCollectives::run(int32_t handle, void *const *args, ExecState &state, const char *op) {
+  const Prepared &p = prepared_.at(size_t(handle));
+  switch (p.kind) {
+  case Kind::AllReduceStart: {
+    comm::Communicator &c = onDevice(state, op);
+    float *slice = static_cast<float *>(args[0]) + p.offset;
+    pending_[p.group].push_back(
+        c.startAllReduce(slice, size_t(p.count), comm::DType::F32, comm::ReduceOp::Sum));
+    return;
+  }
+  case Kind::AllReduceWait: {
+    comm::Communicator &c = onDevice(state, op);
+    // In start order: every rank waits on the same sequence.
+    std::vector<comm::Request> &requests = pending_[p.group];
+    for (comm::Request request : requests)
+      c.wait(request);
+    requests.clear();
+    return;
+  }
+  case Kind::GatherRows:
+    return gatherRows(p, args, state, op);
+  case Kind::ShardIds:
+    return shardIds(p, args, state, op);
+  case Kind::ShardPool:
+  case Kind::ShardPoolGrad:
+    return shardPool(p, args, state, op);
+  }
+}
+
+void CudaCollectives::gatherRows(const Prepared &p, void *const *args, ExecState &state,
+                                 const char *op) {
+  comm::Communicator &job = jobCommunicator(state, op), &c = onDevice(state, op);
+  // The counts travel on the host (they are there after the read-back);
+  // the rows between device buffers.
+  int64_t n = readCell(args[2]);
+  std::vector<int64_t> counts(size_t(job.size()), 0);
+  job.allGather(&n, counts.data(), 1, comm::DType::I64);
+  int64_t total = 0;
+  std::vector<size_t> idCounts, valueCounts;
+  for (int64_t count : counts) {
+    total += count;
+    idCounts.push_back(size_t(count));
+    valueCounts.push_back(size_t(count * p.dim));
+  }
+  // Every rank sees the same counts, so every rank throws here alike.
+  const Buffer &rows = state.plan->buffers[size_t(p.args[0].buffer)];
+  if (total > p.capacity)
+    throw std::runtime_error("sparse gradient '" + rows.name + "': the ranks' " +
+                             std::to_string(total) + " rows overflow its capacity of " +
+                             std::to_string(p.capacity));
+  std::byte *stagedIds = bytes(args[4]), *stagedValues = stagedIds + p.capacity * 8;
+  device_.copy(stagedIds, bytes(args[0]), size_t(n) * 8);
+  device_.copy(stagedValues, bytes(args[1]), size_t(n * p.dim) * 4);
+  c.allGatherV(stagedIds, args[0], idCounts, comm::DType::I64);
+  c.allGatherV(stagedValues, args[1], valueCounts, comm::DType::F32);
+  writeCell(args[2], total);
+  writeCell(args[3], total);
+  state.length[size_t(p.args[0].buffer)] = state.length[size_t(p.args[1].buffer)] = total;
+}
+
+void CudaCollectives::shardIds(const Prepared &p, void *const *args, ExecState &state,
+                               const char *op) {
+  comm::Communicator &job = jobCommunicator(state, op);
+  const ShardIdsSpec &spec = p.exchange->spec();
+  int64_t ranks = int64_t(spec.bounds.size()) - 1;
+  // Args: ids, offsets, len(ids), local ids, local offsets, len(local ids)
+  // (, weights)(, local weights, len(local weights)).
+  int64_t n = readCell(args[2]);
+  if (n < 0 || n > state.plan->buffers[size_t(p.args[0].buffer)].shape[0])
+    throw std::runtime_error(std::string("kernel '") + op + "': " + std::to_string(n) +
+                             " ids exceed their buffer");
+  ids_.resize(size_t(n));
+  offsets_.resize(size_t(spec.bags + 1));
+  device_.toHost(ids_.data(), bytes(args[0]), size_t(n) * 8);
+  device_.toHost(offsets_.data(), bytes(args[1]), offsets_.size() * 8);
+  size_t next = 6;
+  void *weightsIn = p.weighted ? args[next++] : nullptr;
+  if (weightsIn) {
+    weights_.resize(size_t(n));
+    device_.toHost(weights_.data(), bytes(weightsIn), size_t(n) * 4);
+  }
+  localIds_.resize(size_t(spec.capacity));
+  localOffsets_.resize(size_t(ranks * spec.bags + 1));
+  if (spec.weightsOut)
+    localWeights_.resize(size_t(spec.capacity));
+  int64_t total = p.exchange->run(job, ids_.data(), n, offsets_.data(),
+                                  weightsIn ? weights_.data() : nullptr, localIds_.data(),
+                                  localOffsets_.data(), localWeights_.data());
+  device_.toDevice(bytes(args[3]), localIds_.data(), size_t(total) * 8);
+  device_.toDevice(bytes(args[4]), localOffsets_.data(), localOffsets_.size() * 8);
+  writeCell(args[5], total);
+  state.length[size_t(p.args[3].buffer)] = total;
+  if (spec.weightsOut) {
+    device_.toDevice(bytes(args[next]), localWeights_.data(), size_t(total) * 4);
+    writeCell(args[next + 1], total);
+    state.length[size_t(p.args[next].buffer)] = total;
+  }
+}
+
+void CudaCollectives::shardPool(const Prepared &p, void *const *args, ExecState &state,
+                                const char *op) {
+  comm::Communicator &c = onDevice(state, op);
+  bool gradient = p.kind == Kind::ShardPoolGrad;
+  size_t block = size_t(p.block);
+  if (p.owner < 0) {
+    if (gradient)
+      c.allGather(args[0], args[1], block, comm::DType::F32);
+    else
+      c.reduceScatter(args[0], args[1], block, comm::DType::F32, comm::ReduceOp::Sum);
+    return;
+  }
+  // One owner: it alone pools (sends) and alone receives the gradients.
+  size_t ranks = size_t(c.size());
+  bool mine = c.rank() == p.owner;
+  std::vector<size_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
+  if (gradient) {
+    sendCounts[size_t(p.owner)] = block;
+    if (mine)
+      recvCounts.assign(ranks, block);
+    else
+      device_.zero(bytes(args[1]), block * ranks * sizeof(float));
+  } else {
+    recvCounts[size_t(p.owner)] = block;
+    if (mine)
+      sendCounts.assign(ranks, block);
+  }
+  c.allToAllV(args[0], sendCounts, args[1], recvCounts, comm::DType::F32);
+}
