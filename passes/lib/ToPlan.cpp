@@ -628,6 +628,15 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   }
   if (auto remat = module->getAttrOfType<StringAttr>("emb.remat_note"))
     plan.notes.push_back("-emb-remat: " + remat.str());
+  if (config.jobRanks() == 1) {
+    // A sharding asked for on one rank is the whole table: say so rather
+    // than drop it silently.
+    int64_t asked = 0;
+    module.walk([&](TableOp t) { asked += t.getSharding() != Sharding::none; });
+    if (asked)
+      plan.notes.push_back("-emb-distribute: one rank: the sharding of " + std::to_string(asked) +
+                           " table(s) has no effect (set plan.data_parallel to shard them)");
+  }
   if (config.jobRanks() > 1) {
     // What -emb-distribute inserted: the same collectives serve both layouts.
     int64_t allReduces = 0, gathers = 0, sharded = 0, placed = 0;
