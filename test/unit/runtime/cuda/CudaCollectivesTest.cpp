@@ -1,10 +1,11 @@
 //===- CudaCollectivesTest.cpp - collective launches on a Device ----------===//
 //
-// CudaCollectives on the emulated device with a one-rank job: what prepare()
-// refuses in a launch (naming where), and what each collective leaves in
-// device memory and the length cells. The exchanges between several ranks
-// are e2e.distributed's (mpirun on the emulated device, against one
-// process).
+// CudaCollectives in a one-rank job: what prepare() refuses in a launch
+// (naming where), and what each collective leaves in device memory and the
+// length cells, on the emulated device and, where a GPU is present, on it
+// over a one-rank NCCL communicator (skipped elsewhere). The exchanges
+// between several ranks are e2e.distributed's (mpirun on the emulated
+// device, against one process).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,49 +113,6 @@ TEST_F(CudaCollectivesTest, PrepareRefusesMalformedLaunches) {
             "step kernel 3 'x': unknown collective 'scatter'");
 }
 
-TEST_F(CudaCollectivesTest, OneRankGatherKeepsTheRowsAndSetsTheLengths) {
-  CudaCollectives c(*device, nullptr);
-  int32_t h = c.prepare(plan,
-                        collective("gather_rows",
-                                   {bufferArg(1), bufferArg(2), lengthArg(1), lengthArg(2),
-                                    scratchArg(0)},
-                                   {{"dim", 2}, {"capacity", 4}}),
-                        "update kernel 0 'gather_rows'");
-  std::byte *memory = device->allocate(1024);
-  auto *rows = reinterpret_cast<int64_t *>(memory);
-  auto *values = reinterpret_cast<float *>(memory + 64);
-  auto *cells = reinterpret_cast<int64_t *>(memory + 128);
-  std::byte *staging = memory + 256;
-  int64_t ids[3] = {7, 3, 9};
-  float rowValues[6] = {1, 2, 3, 4, 5, 6};
-  std::memcpy(rows, ids, sizeof ids);
-  std::memcpy(values, rowValues, sizeof rowValues);
-  cells[0] = 3;
-  void *args[5] = {rows, values, &cells[0], &cells[1], staging};
-  c.run(h, args, state, "gather_rows");
-  EXPECT_EQ(cells[0], 3);
-  EXPECT_EQ(cells[1], 3);
-  EXPECT_EQ(state.length[1], 3);
-  EXPECT_EQ(std::vector<int64_t>(rows, rows + 3), std::vector<int64_t>(ids, ids + 3));
-  EXPECT_EQ(std::vector<float>(values, values + 6), std::vector<float>(rowValues, rowValues + 6));
-}
-
-TEST_F(CudaCollectivesTest, AllReduceStartAndWaitOnOneRankLeaveTheGradient) {
-  CudaCollectives c(*device, nullptr);
-  int32_t start = c.prepare(plan, collective("all_reduce_start", {bufferArg(0)},
-                                             {{"offset", 2}, {"count", 4}}),
-                            "step kernel 9");
-  int32_t wait = c.prepare(plan, collective("all_reduce_wait", {bufferArg(0)},
-                                            nlohmann::json::object()),
-                           "update kernel 0");
-  float grad[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  void *args[1] = {grad};
-  c.run(start, args, state, "grad_all_reduce_start");
-  c.run(wait, args, state, "grad_all_reduce_wait");
-  EXPECT_EQ(grad[2], 3.0f);
-  EXPECT_EQ(grad[7], 8.0f);
-}
-
 TEST_F(CudaCollectivesTest, APlanForMoreRanksNamesTheMpirunItNeeds) {
   plan.config.dataParallel = 2;
   CudaCollectives c(*device, nullptr);
@@ -171,5 +129,130 @@ TEST_F(CudaCollectivesTest, APlanForMoreRanksNamesTheMpirunItNeeds) {
         << e.what();
   }
 }
+
+/// Every collective of a one-rank job, on the emulated device (the job's
+/// self communicator on its memory) and, where there is a GPU, on the GPU
+/// over a one-rank NCCL communicator: the same launches must leave the same
+/// bytes. Device memory is written and read through the Device only.
+class OneRank : public Fixture, public ::testing::WithParamInterface<const char *> {
+protected:
+  void SetUp() override {
+    Fixture::SetUp();
+    if (std::string(GetParam()) == "cuda") {
+      std::string why;
+      if (!cudaDeviceAvailable(why))
+        GTEST_SKIP() << "no GPU: " << why;
+      device = createCudaDevice(0);
+      try {
+        nccl = comm::createNcclCommunicator(*self, 0, device->nativeStream());
+      } catch (const comm::CommError &e) {
+        // A build without NCCL cannot test it; any other failure is one.
+        if (std::string(e.what()).find("built without NCCL") == std::string::npos)
+          throw;
+        GTEST_SKIP() << e.what();
+      }
+    }
+    memory = device->allocate(4096);
+  }
+  template <class T> void put(int64_t at, const std::vector<T> &values) {
+    device->toDevice(memory + at, values.data(), values.size() * sizeof(T));
+  }
+  template <class T> std::vector<T> get(int64_t at, size_t n) {
+    std::vector<T> values(n);
+    device->toHost(values.data(), memory + at, n * sizeof(T));
+    return values;
+  }
+  void *at(int64_t offset) { return memory + offset; }
+
+  std::unique_ptr<comm::Communicator> nccl;
+  std::byte *memory = nullptr;
+};
+
+TEST_P(OneRank, GatherRowsKeepsTheRowsAndSetsTheLengths) {
+  CudaCollectives c(*device, std::move(nccl));
+  int32_t h = c.prepare(plan,
+                        collective("gather_rows",
+                                   {bufferArg(1), bufferArg(2), lengthArg(1), lengthArg(2),
+                                    scratchArg(0)},
+                                   {{"dim", 2}, {"capacity", 4}}),
+                        "update kernel 0 'gather_rows'");
+  put<int64_t>(0, {7, 3, 9});
+  put<float>(64, {1, 2, 3, 4, 5, 6});
+  put<int64_t>(128, {3, 0});
+  void *args[5] = {at(0), at(64), at(128), at(136), at(256)};
+  c.run(h, args, state, "gather_rows");
+  EXPECT_EQ(get<int64_t>(128, 2), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(state.length[1], 3);
+  EXPECT_EQ(get<int64_t>(0, 3), (std::vector<int64_t>{7, 3, 9}));
+  EXPECT_EQ(get<float>(64, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST_P(OneRank, AllReduceStartAndWaitLeaveTheGradient) {
+  CudaCollectives c(*device, std::move(nccl));
+  int32_t start = c.prepare(plan, collective("all_reduce_start", {bufferArg(0)},
+                                             {{"offset", 2}, {"count", 4}}),
+                            "step kernel 9");
+  int32_t wait = c.prepare(plan, collective("all_reduce_wait", {bufferArg(0)},
+                                            nlohmann::json::object()),
+                           "update kernel 0");
+  std::vector<float> grad = {1, 2, 3, 4, 5, 6, 7, 8};
+  put(0, grad);
+  void *args[1] = {at(0)};
+  c.run(start, args, state, "grad_all_reduce_start");
+  c.run(wait, args, state, "grad_all_reduce_wait");
+  EXPECT_EQ(get<float>(0, 8), grad);
+}
+
+TEST_P(OneRank, ShardPoolAndItsGradientAreCopiesOnOneRank) {
+  CudaCollectives c(*device, std::move(nccl));
+  for (const char *entry : {"shard_pool", "shard_pool_grad"})
+    for (int owner : {-1, 0}) {
+      int32_t h = c.prepare(plan, collective(entry, {bufferArg(0), bufferArg(0)},
+                                             {{"block", 4}, {"owner", owner}}),
+                            "step kernel 1");
+      put<float>(0, {1, 2, 3, 4});
+      put<float>(64, {0, 0, 0, 0});
+      void *args[2] = {at(0), at(64)};
+      c.run(h, args, state, entry);
+      EXPECT_EQ(get<float>(64, 4), (std::vector<float>{1, 2, 3, 4})) << entry << " owner " << owner;
+    }
+}
+
+TEST_P(OneRank, ShardIdsMakeLocalBagsWithMeanWeights) {
+  // Ids [1, 4 | 8] in two bags of a 10-row table on one rank; per-bag mean
+  // weights: 1/2, 1/2, 1.
+  plan.buffers[1].shape = {8};
+  CudaCollectives c(*device, std::move(nccl));
+  int32_t h = c.prepare(plan,
+                        collective("shard_ids",
+                                   {bufferArg(1), bufferArg(1), lengthArg(1), bufferArg(1),
+                                    bufferArg(1), lengthArg(1), bufferArg(2), lengthArg(2)},
+                                   {{"table", "t"},
+                                    {"rows", 10},
+                                    {"bounds", {0, 10}},
+                                    {"bags", 2},
+                                    {"capacity", 8},
+                                    {"weighted", false},
+                                    {"weights_out", true},
+                                    {"per_bag_mean", true}}),
+                        "step kernel 0 'shard_ids'");
+  put<int64_t>(0, {1, 4, 8});       // ids
+  put<int64_t>(64, {0, 2, 3});      // offsets
+  put<int64_t>(128, {3, 0, 0});     // cells: ids, local ids, local weights
+  void *args[8] = {at(0), at(64), at(128), at(256), at(512), at(136), at(768), at(144)};
+  c.run(h, args, state, "shard_ids");
+  EXPECT_EQ(get<int64_t>(256, 3), (std::vector<int64_t>{1, 4, 8}));
+  EXPECT_EQ(get<int64_t>(512, 3), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(get<float>(768, 3), (std::vector<float>{0.5f, 0.5f, 1.0f}));
+  EXPECT_EQ(get<int64_t>(128, 3), (std::vector<int64_t>{3, 3, 3}));
+  // An id outside the table is a data error, as on the CPU.
+  put<int64_t>(0, {1, 40, 8});
+  EXPECT_THROW(c.run(h, args, state, "shard_ids"), data::DataError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, OneRank, ::testing::Values("emulated", "cuda"),
+                         [](const ::testing::TestParamInfo<const char *> &info) {
+                           return std::string(info.param);
+                         });
 
 } // namespace
