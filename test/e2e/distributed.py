@@ -191,50 +191,55 @@ def compare(label, loss, ckpt, base_loss, base):
     return good
 
 
+def against_one_process(args, name, label, ranks, make_plans, device):
+    """Trains the plans make_plans(work) returns (one process's, the ranks')
+    for STEPS steps, both on the CUDA backend's `device` when given; prints
+    and returns compare()'s verdict."""
+    work = os.path.join(args.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    single, spread = make_plans(work)
+    extra = ["--steps", str(STEPS)] + (["--device", device] if device else [])
+    base_loss, base = train(args, work, single, 1, "single", extra)
+    loss, ckpt = train(args, work, spread, ranks, "ranks", extra)
+    return compare(label + (f" on {device}" if device else ""), loss, ckpt, base_loss, base)
+
+
 def equivalence(args, cases=CASES, device=None):
     """Each case on one process and on its ranks; with `device`, both on the
     CUDA backend's `device` (the plans compiled with --cuda)."""
     ok = True
-    run_flags = ["--device", device] if device else []
     for model, batch, ranks, training, flags, sharding, plan in cases:
         if device:
             flags = flags + ["--cuda"]
         name = f"{os.path.splitext(model)[0]}-dp{ranks}" + "".join(
             f"-{k}{v}" for k, v in {**training, **plan}.items()) + "".join(flags) + (
                 f"-{sharding}" if sharding else "")
-        work = os.path.join(args.work, name)
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        single = compile_plan(args, work, model, batch, 1, training, flags, None, plan)
-        spread = compile_plan(args, work, model, batch, ranks, training, flags, sharding, plan)
-        base_loss, base = train(args, work, single, 1, "single",
-                                ["--steps", str(STEPS)] + run_flags)
-        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)] + run_flags)
-        ok &= compare(f"{model} batch {batch} on {ranks} ranks {training or ''}{plan or ''}"
-                      f"{flags or ''}{' ' + sharding + ' sharded' if sharding else ''}",
-                      loss, ckpt, base_loss, base)
+        label = (f"{model} batch {batch} on {ranks} ranks {training or ''}{plan or ''}"
+                 f"{flags or ''}{' ' + sharding + ' sharded' if sharding else ''}")
+        ok &= against_one_process(
+            args, name, label, ranks,
+            lambda work: (compile_plan(args, work, model, batch, 1, training, flags, None, plan),
+                          compile_plan(args, work, model, batch, ranks, training, flags,
+                                       sharding, plan)),
+            device)
     return ok
 
 
 def pipelines(args, cases=PIPELINE_CASES, device=None):
     ok = True
     flags = ["--cuda"] if device else []
-    run_flags = ["--device", device] if device else []
     for model, batch, ranks, training, plan in cases:
         name = f"{os.path.splitext(model)[0]}-pr{ranks}" + "".join(
             f"-{k}{v}" for k, v in {**training, **plan}.items()) + (f"-{device}" if device else "")
-        work = os.path.join(args.work, name)
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        single = compile_plan(args, work, model, batch, 1, training, flags, None, plan)
-        spread = compile_plan(args, work, model, batch, 1, training, flags, None,
-                              {**plan, "pipeline_ranks": ranks})
-        base_loss, base = train(args, work, single, 1, "single",
-                                ["--steps", str(STEPS)] + run_flags)
-        loss, ckpt = train(args, work, spread, ranks, "ranks", ["--steps", str(STEPS)] + run_flags)
-        ok &= compare(f"{model} batch {batch}, {plan['pipeline_stages']} stages on {ranks} "
-                      f"ranks {training or ''}{plan}{' on ' + device if device else ''}",
-                      loss, ckpt, base_loss, base)
+        label = (f"{model} batch {batch}, {plan['pipeline_stages']} stages on {ranks} "
+                 f"ranks {training or ''}{plan}")
+        ok &= against_one_process(
+            args, name, label, ranks,
+            lambda work: (compile_plan(args, work, model, batch, 1, training, flags, None, plan),
+                          compile_plan(args, work, model, batch, 1, training, flags, None,
+                                       {**plan, "pipeline_ranks": ranks})),
+            device)
     return ok
 
 

@@ -23,7 +23,7 @@ int64_t paramOf(const CudaLaunch &l, const char *name, const std::string &where)
   return it->get<int64_t>();
 }
 
-std::byte *bytes(void *p) { return static_cast<std::byte *>(p); }
+std::byte *asBytes(void *p) { return static_cast<std::byte *>(p); }
 
 } // namespace
 
@@ -112,12 +112,12 @@ comm::Communicator &CudaCollectives::onDevice(const ExecState &state, const char
 
 int64_t CudaCollectives::readCell(void *cell) {
   int64_t value = 0;
-  device_.toHost(&value, bytes(cell), sizeof value);
+  device_.toHost(&value, asBytes(cell), sizeof value);
   return value;
 }
 
 void CudaCollectives::writeCell(void *cell, int64_t value) {
-  device_.toDevice(bytes(cell), &value, sizeof value);
+  device_.toDevice(asBytes(cell), &value, sizeof value);
 }
 
 void CudaCollectives::run(int32_t handle, void *const *args, ExecState &state, const char *op) {
@@ -170,9 +170,9 @@ void CudaCollectives::gatherRows(const Prepared &p, void *const *args, ExecState
     throw std::runtime_error("sparse gradient '" + rows.name + "': the ranks' " +
                              std::to_string(total) + " rows overflow its capacity of " +
                              std::to_string(p.capacity));
-  std::byte *stagedIds = bytes(args[4]), *stagedValues = stagedIds + p.capacity * 8;
-  device_.copy(stagedIds, bytes(args[0]), size_t(n) * 8);
-  device_.copy(stagedValues, bytes(args[1]), size_t(n * p.dim) * 4);
+  std::byte *stagedIds = asBytes(args[4]), *stagedValues = stagedIds + p.capacity * 8;
+  device_.copy(stagedIds, asBytes(args[0]), size_t(n) * 8);
+  device_.copy(stagedValues, asBytes(args[1]), size_t(n * p.dim) * 4);
   c.allGatherV(stagedIds, args[0], idCounts, comm::DType::I64);
   c.allGatherV(stagedValues, args[1], valueCounts, comm::DType::F32);
   writeCell(args[2], total);
@@ -193,13 +193,13 @@ void CudaCollectives::shardIds(const Prepared &p, void *const *args, ExecState &
                              " ids exceed their buffer");
   ids_.resize(size_t(n));
   offsets_.resize(size_t(spec.bags + 1));
-  device_.toHost(ids_.data(), bytes(args[0]), size_t(n) * 8);
-  device_.toHost(offsets_.data(), bytes(args[1]), offsets_.size() * 8);
+  device_.toHost(ids_.data(), asBytes(args[0]), size_t(n) * 8);
+  device_.toHost(offsets_.data(), asBytes(args[1]), offsets_.size() * 8);
   size_t next = 6;
   void *weightsIn = p.weighted ? args[next++] : nullptr;
   if (weightsIn) {
     weights_.resize(size_t(n));
-    device_.toHost(weights_.data(), bytes(weightsIn), size_t(n) * 4);
+    device_.toHost(weights_.data(), asBytes(weightsIn), size_t(n) * 4);
   }
   localIds_.resize(size_t(spec.capacity));
   localOffsets_.resize(size_t(ranks * spec.bags + 1));
@@ -208,12 +208,12 @@ void CudaCollectives::shardIds(const Prepared &p, void *const *args, ExecState &
   int64_t total = p.exchange->run(job, ids_.data(), n, offsets_.data(),
                                   weightsIn ? weights_.data() : nullptr, localIds_.data(),
                                   localOffsets_.data(), localWeights_.data());
-  device_.toDevice(bytes(args[3]), localIds_.data(), size_t(total) * 8);
-  device_.toDevice(bytes(args[4]), localOffsets_.data(), localOffsets_.size() * 8);
+  device_.toDevice(asBytes(args[3]), localIds_.data(), size_t(total) * 8);
+  device_.toDevice(asBytes(args[4]), localOffsets_.data(), localOffsets_.size() * 8);
   writeCell(args[5], total);
   state.length[size_t(p.args[3].buffer)] = total;
   if (spec.weightsOut) {
-    device_.toDevice(bytes(args[next]), localWeights_.data(), size_t(total) * 4);
+    device_.toDevice(asBytes(args[next]), localWeights_.data(), size_t(total) * 4);
     writeCell(args[next + 1], total);
     state.length[size_t(p.args[next].buffer)] = total;
   }
@@ -221,30 +221,8 @@ void CudaCollectives::shardIds(const Prepared &p, void *const *args, ExecState &
 
 void CudaCollectives::shardPool(const Prepared &p, void *const *args, ExecState &state,
                                 const char *op) {
-  comm::Communicator &c = onDevice(state, op);
-  bool gradient = p.kind == Kind::ShardPoolGrad;
-  size_t block = size_t(p.block);
-  if (p.owner < 0) {
-    if (gradient)
-      c.allGather(args[0], args[1], block, comm::DType::F32);
-    else
-      c.reduceScatter(args[0], args[1], block, comm::DType::F32, comm::ReduceOp::Sum);
-    return;
-  }
-  // One owner: it alone pools (sends) and alone receives the gradients.
-  size_t ranks = size_t(c.size());
-  bool mine = c.rank() == p.owner;
-  std::vector<size_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
-  if (gradient) {
-    sendCounts[size_t(p.owner)] = block;
-    if (mine)
-      recvCounts.assign(ranks, block);
-    else
-      device_.zero(bytes(args[1]), block * ranks * sizeof(float));
-  } else {
-    recvCounts[size_t(p.owner)] = block;
-    if (mine)
-      sendCounts.assign(ranks, block);
-  }
-  c.allToAllV(args[0], sendCounts, args[1], recvCounts, comm::DType::F32);
+  exchangePooledRows(onDevice(state, op), args[0], args[1], size_t(p.block), p.owner,
+                     p.kind == Kind::ShardPoolGrad, [this](void *at, size_t bytes) {
+                       device_.zero(asBytes(at), bytes);
+                     });
 }

@@ -79,31 +79,8 @@ BoundKernel bindShardPool(const Binder &b, bool gradient) {
   std::string op = k.op;
   size_t block = size_t(B * D);
   return [=](ExecState &s) {
-    comm::Communicator &c = jobCommunicator(s, op);
-    const float *x = s.data<float>(in);
-    float *y = s.data<float>(out);
-    if (owner < 0) {
-      if (gradient)
-        c.allGather(x, y, block, comm::DType::F32);
-      else
-        c.reduceScatter(x, y, block, comm::DType::F32, comm::ReduceOp::Sum);
-      return;
-    }
-    // One owner: it alone pools (sends) and alone receives the gradients.
-    bool mine = c.rank() == owner;
-    std::vector<size_t> sendCounts(size_t(ranks), 0), recvCounts(size_t(ranks), 0);
-    if (gradient) {
-      sendCounts[size_t(owner)] = block;
-      if (mine)
-        recvCounts.assign(size_t(ranks), block);
-      else
-        std::memset(y, 0, block * size_t(ranks) * sizeof(float));
-    } else {
-      recvCounts[size_t(owner)] = block;
-      if (mine)
-        sendCounts.assign(size_t(ranks), block);
-    }
-    c.allToAllV(x, sendCounts, y, recvCounts, comm::DType::F32);
+    exchangePooledRows(jobCommunicator(s, op), s.data<float>(in), s.data<float>(out), block,
+                       owner, gradient, [](void *p, size_t bytes) { std::memset(p, 0, bytes); });
   };
 }
 

@@ -3,9 +3,10 @@
 // What the CPU backend (runtime/lib/exec/CommBindings.cpp, ShardBindings.cpp)
 // and the CUDA backend (runtime/lib/cuda/CudaCollectives.cpp) share about the
 // collective kernels -emb-distribute puts in a plan: the check that the job
-// has the ranks the plan was compiled for, and shard_ids' exchange, which
-// splits bags by the rank that stores each row on the host either way (the
-// CUDA backend stages the ids through host memory; docs/distributed.md).
+// has the ranks the plan was compiled for, shard_ids' exchange, which splits
+// bags by the rank that stores each row on the host either way (the CUDA
+// backend stages the ids through host memory; docs/distributed.md), and the
+// exchange of a sharded table's pooled rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "embc/runtime/exec/Executor.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,17 @@ private:
   std::vector<int64_t> counts_, sendIds_, recvCounts_, cursor_, dest_;
   std::vector<float> sendWeights_;
 };
+
+/// shard_pool (gradient false) and shard_pool_grad (true) on buffers the
+/// communicator reaches (host memory for MPI, device memory for NCCL).
+/// pool: block r of the N x `block` partial rows in `in` goes to rank r,
+/// which sums what it receives into `out` (reduce-scatter); its gradient:
+/// every rank's `block` to the ranks that store rows (all-gather). With a
+/// single `owner` (>= 0) only it sends the pooled rows and only it receives
+/// the gradients; the other ranks' gradient output is cleared with
+/// `zero(out, bytes)`.
+void exchangePooledRows(comm::Communicator &c, const void *in, void *out, size_t block, int owner,
+                        bool gradient, const std::function<void(void *, size_t)> &zero);
 
 } // namespace embc::runtime
 

@@ -1,14 +1,16 @@
-//===- ShardIdsExchange.cpp - shard_ids' all-to-alls on host memory -------===//
+//===- ShardExchange.cpp - the exchanges of sharded tables ----------------===//
 //
-// Shared by both backends (embc/runtime/exec/Collectives.h): the CPU binds
-// shard_ids to it directly, the CUDA backend copies the ids to the host,
-// runs it, and copies the local ids back.
+// Shared by both backends (embc/runtime/exec/Collectives.h). shard_ids
+// works on host memory: the CPU binds it directly, the CUDA backend copies
+// the ids to the host, runs it, and copies the local ids back. The pooled
+// rows move wherever the communicator reaches (NCCL: device memory).
 //
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/exec/Collectives.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace embc::runtime;
 
@@ -81,4 +83,32 @@ int64_t ShardIdsExchange::run(comm::Communicator &c, const int64_t *id, int64_t 
   if (sp.weightsOut)
     c.allToAllV(sendWeights_.data(), sendCounts, localWeights, recvCounts, comm::DType::F32);
   return total;
+}
+
+void embc::runtime::exchangePooledRows(comm::Communicator &c, const void *in, void *out,
+                                       size_t block, int owner, bool gradient,
+                                       const std::function<void(void *, size_t)> &zero) {
+  if (owner < 0) {
+    if (gradient)
+      c.allGather(in, out, block, comm::DType::F32);
+    else
+      c.reduceScatter(in, out, block, comm::DType::F32, comm::ReduceOp::Sum);
+    return;
+  }
+  // One owner: it alone pools (sends) and alone receives the gradients.
+  size_t ranks = size_t(c.size());
+  bool mine = c.rank() == owner;
+  std::vector<size_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
+  if (gradient) {
+    sendCounts[size_t(owner)] = block;
+    if (mine)
+      recvCounts.assign(ranks, block);
+    else
+      zero(out, block * ranks * sizeof(float));
+  } else {
+    recvCounts[size_t(owner)] = block;
+    if (mine)
+      sendCounts.assign(ranks, block);
+  }
+  c.allToAllV(in, sendCounts, out, recvCounts, comm::DType::F32);
 }
