@@ -2,8 +2,9 @@
 """Distributed training under mpirun on the CPU (issue 7).
 
 Equivalence: a data-parallel run on N ranks trains on the same global batches
-as a single process and must match it within 1e-6 relative: the loss of every
-step, the final evaluation loss, and every tensor of the final checkpoint.
+as a single process and must match it: the loss of every step and the final
+evaluation loss within 1e-6 relative, every tensor of the final checkpoint
+within 1e-5 in relative norm (TENSOR_TOLERANCE says why the two differ).
 
   dlrm_small (batch 48)   2 and 3 ranks; 2 ranks with grad_accumulation 2;
                           2 ranks unfused and unpacked (--no-fuse --no-pack)
@@ -66,6 +67,14 @@ import time
 from e2e_common import floats, read_safetensors, run
 
 TOLERANCE = 1e-6
+# Tensors get a looser bound than losses. The dense gradients of N ranks are
+# sums of N partial GEMMs, so they round differently from one process's, and
+# Adam's first steps move each weight by about lr * g / |g| whatever |g| is:
+# a gradient component that nearly cancels keeps its rounding error at full
+# size in the weight. two_tower's user_tower_b0 on 3 ranks shows it: 7e-7 with
+# OpenBLAS GEMMs, 2.3e-6 with libxsmm's (the same arithmetic in another
+# order). A real fault (a dropped contribution, a wrong shard) is 1e-3 or more.
+TENSOR_TOLERANCE = 1e-5
 STEPS = 4
 TIMEOUT = 10  # EMBC_COMM_TIMEOUT for the failure cases, seconds
 
@@ -185,7 +194,7 @@ def compare(label, loss, ckpt, base_loss, base):
         rel = relative_norm(ckpt[tensor], values)
         if rel > worst:
             worst, worst_name = rel, tensor
-    good = worst_loss <= TOLERANCE and worst <= TOLERANCE
+    good = worst_loss <= TOLERANCE and worst <= TENSOR_TOLERANCE
     print(f"{'PASS' if good else 'FAIL'}: {label}: loss max rel {worst_loss:.1e}, "
           f"tensors max rel {worst:.1e} ({worst_name})", flush=True)
     return good

@@ -11,7 +11,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   clang libclang-rt-14-dev
-  libopenblas-dev libxxhash-dev
+  libopenblas-dev libxsmm-dev libxxhash-dev
   libopenmpi-dev openmpi-bin
 )
 

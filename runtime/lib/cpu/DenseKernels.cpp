@@ -2,12 +2,13 @@
 //
 // The MLP side of the kernel catalogue. GEMMs go to BLAS; the elementwise
 // and row-copy loops are written over contiguous memory so the compiler
-// vectorises them, and are spread over OpenMP threads only when the work is
+// vectorises them, and are spread over the team (Parallel.h) only when the work is
 // large enough to pay for it. Every output element is computed by exactly
 // one thread in a fixed order, so results do not depend on scheduling.
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include "Gemm.h"
@@ -30,9 +31,10 @@ void denseForward(const T *x, const T *w, const T *b, T *y, int64_t B, int64_t K
   T beta = T(0);
   if (b) {
     // Seed every row with the bias so the GEMM adds onto it (beta = 1).
-#pragma omp parallel for schedule(static) if (B * N > kParallelWork)
-    for (int64_t r = 0; r < B; ++r)
-      std::memcpy(y + r * N, b, sizeof(T) * size_t(N));
+    parallelFor(B, B * N > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+      for (int64_t r = rBegin; r < rEnd; ++r)
+        std::memcpy(y + r * N, b, sizeof(T) * size_t(N));
+    });
     beta = T(1);
   }
   // The bias seeds the f32 accumulator unrounded (a GPU epilogue adds it in f32).
@@ -56,18 +58,19 @@ template <class T> void biasGrad(const T *dy, T *db, int64_t B, int64_t N) {
   // order: deterministic, and the inner loop stays contiguous.
   constexpr int64_t kColumnBlock = 64;
   const int64_t blocks = (N + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for schedule(static) if (B * N > kParallelWork && blocks > 1)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t c0 = blk * kColumnBlock;
-    const int64_t width = std::min(kColumnBlock, N - c0);
-    T *__restrict out = db + c0;
-    detail::fillZero(out, width);
-    for (int64_t r = 0; r < B; ++r) {
-      const T *__restrict row = dy + r * N + c0;
-      for (int64_t j = 0; j < width; ++j)
-        out[j] += row[j];
+  parallelFor(blocks, B * N > kParallelWork && blocks > 1, [&](int64_t blkBegin, int64_t blkEnd) {
+    for (int64_t blk = blkBegin; blk < blkEnd; ++blk) {
+      const int64_t c0 = blk * kColumnBlock;
+      const int64_t width = std::min(kColumnBlock, N - c0);
+      T *__restrict out = db + c0;
+      detail::fillZero(out, width);
+      for (int64_t r = 0; r < B; ++r) {
+        const T *__restrict row = dy + r * N + c0;
+        for (int64_t j = 0; j < width; ++j)
+          out[j] += row[j];
+      }
     }
-  }
+  });
 }
 
 // --- Activations --------------------------------------------------------------
@@ -93,27 +96,32 @@ template <class T> void activationForward(Activation f, const T *x, T *y, int64_
       std::memcpy(y, x, sizeof(T) * size_t(n));
     return;
   case Activation::Relu:
-#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] > T(0) ? x[i] : T(0);
+    parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+#pragma omp simd
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        y[i] = x[i] > T(0) ? x[i] : T(0);
+    });
     return;
   case Activation::Sigmoid:
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = sigmoid(x[i]);
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        y[i] = sigmoid(x[i]);
+    });
     return;
   case Activation::Tanh:
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::tanh(x[i]);
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        y[i] = std::tanh(x[i]);
+    });
     return;
   case Activation::Gelu: {
     constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
-    }
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i) {
+        const T v = x[i];
+        y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
+      }
+    });
     return;
   }
   }
@@ -131,33 +139,38 @@ void activationGrad(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
     return;
   case Activation::Relu:
     // The kink at 0 gets derivative 0 (the subgradient frameworks use).
-#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = x[i] > T(0) ? dy[i] : T(0);
+    parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+#pragma omp simd
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dx[i] = x[i] > T(0) ? dy[i] : T(0);
+    });
     return;
   case Activation::Sigmoid:
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i) {
-      const T s = sigmoid(x[i]);
-      dx[i] = dy[i] * s * (T(1) - s);
-    }
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i) {
+        const T s = sigmoid(x[i]);
+        dx[i] = dy[i] * s * (T(1) - s);
+      }
+    });
     return;
   case Activation::Tanh:
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i) {
-      const T t = std::tanh(x[i]);
-      dx[i] = dy[i] * (T(1) - t * t);
-    }
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i) {
+        const T t = std::tanh(x[i]);
+        dx[i] = dy[i] * (T(1) - t * t);
+      }
+    });
     return;
   case Activation::Gelu: {
     constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 8)
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      const T t = std::tanh(c * (v + a * v * v * v));
-      const T dInner = c * (T(1) + T(3) * a * v * v);
-      dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dInner);
-    }
+    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i) {
+        const T v = x[i];
+        const T t = std::tanh(c * (v + a * v * v * v));
+        const T dInner = c * (T(1) + T(3) * a * v * v);
+        dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dInner);
+      }
+    });
     return;
   }
   }
@@ -176,14 +189,15 @@ void concatForward(const std::vector<const T *> &xs, const std::vector<int64_t> 
   int64_t N = 0;
   for (int64_t w : widths)
     N += w;
-#pragma omp parallel for schedule(static) if (B * N > kParallelWork)
-  for (int64_t r = 0; r < B; ++r) {
-    T *row = y + r * N;
-    for (size_t i = 0; i < xs.size(); ++i) {
-      std::memcpy(row, xs[i] + r * widths[i], sizeof(T) * size_t(widths[i]));
-      row += widths[i];
+  parallelFor(B, B * N > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      T *row = y + r * N;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        std::memcpy(row, xs[i] + r * widths[i], sizeof(T) * size_t(widths[i]));
+        row += widths[i];
+      }
     }
-  }
+  });
 }
 
 template <class T>
@@ -192,39 +206,43 @@ void sliceColumns(const T *x, T *y, int64_t B, int64_t N, int64_t offset, int64_
     throw std::invalid_argument("sliceColumns: columns [" + std::to_string(offset) + ", " +
                                 std::to_string(offset + width) + ") are outside a row of " +
                                 std::to_string(N));
-#pragma omp parallel for schedule(static) if (B * width > kParallelWork)
-  for (int64_t r = 0; r < B; ++r)
-    std::memcpy(y + r * width, x + r * N + offset, sizeof(T) * size_t(width));
+  parallelFor(B, B * width > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r)
+      std::memcpy(y + r * width, x + r * N + offset, sizeof(T) * size_t(width));
+  });
 }
 
 template <class T>
 void addForward(const std::vector<const T *> &xs, const T *bias, T *y, int64_t B, int64_t N) {
   // Row by row: y = x_0 + x_1 + ... (+ bias), always summed in that order.
   // y may be x_0 itself (accumulating in place); it must not be another x_i.
-#pragma omp parallel for schedule(static) if (B * N * int64_t(xs.size() + 1) > kParallelWork)
-  for (int64_t r = 0; r < B; ++r) {
-    T *out = y + r * N;
-    if (xs.empty())
-      detail::fillZero(out, N);
-    else if (xs[0] != y)
-      std::memcpy(out, xs[0] + r * N, sizeof(T) * size_t(N));
-    for (size_t i = 1; i < xs.size(); ++i) {
-      const T *in = xs[i] + r * N;
-      for (int64_t j = 0; j < N; ++j)
-        out[j] += in[j];
+  parallelFor(B, B * N * int64_t(xs.size() + 1) > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      T *out = y + r * N;
+      if (xs.empty())
+        detail::fillZero(out, N);
+      else if (xs[0] != y)
+        std::memcpy(out, xs[0] + r * N, sizeof(T) * size_t(N));
+      for (size_t i = 1; i < xs.size(); ++i) {
+        const T *in = xs[i] + r * N;
+        for (int64_t j = 0; j < N; ++j)
+          out[j] += in[j];
+      }
+      if (bias)
+        for (int64_t j = 0; j < N; ++j)
+          out[j] += bias[j];
     }
-    if (bias)
-      for (int64_t j = 0; j < N; ++j)
-        out[j] += bias[j];
-  }
+  });
 }
 
 template <class T> void addTwo(const T *a, const T *b, T *y, int64_t n) {
   // y may alias a or b (accumulating a second gradient contribution in
   // place), so no restrict here; the loop still vectorises (pure elementwise).
-#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = a[i] + b[i];
+  parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+#pragma omp simd
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      y[i] = a[i] + b[i];
+  });
 }
 
 // --- Explicit instantiations ------------------------------------------------

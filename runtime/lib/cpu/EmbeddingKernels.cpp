@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include "KernelSupport.h"
@@ -30,15 +31,16 @@ void hashIds(const int64_t *ids, int64_t *out, int64_t n, int64_t buckets, uint6
   if (buckets <= 0)
     throw std::invalid_argument("hashIds: bucket count " + std::to_string(buckets) +
                                 " must be positive");
-#pragma omp parallel for schedule(static) if (n > kParallelWork / 16)
-  for (int64_t i = 0; i < n; ++i) {
-    // The id's bits as 8 little-endian bytes, whatever the host's byte order.
-    const uint64_t bits = static_cast<uint64_t>(ids[i]);
-    unsigned char bytes[8];
-    for (int k = 0; k < 8; ++k)
-      bytes[k] = static_cast<unsigned char>(bits >> (8 * k));
-    out[i] = static_cast<int64_t>(XXH64(bytes, sizeof bytes, seed) % static_cast<uint64_t>(buckets));
-  }
+  parallelFor(n, n > kParallelWork / 16, [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i) {
+      // The id's bits as 8 little-endian bytes, whatever the host's byte order.
+      const uint64_t bits = static_cast<uint64_t>(ids[i]);
+      unsigned char bytes[8];
+      for (int k = 0; k < 8; ++k)
+        bytes[k] = static_cast<unsigned char>(bits >> (8 * k));
+      out[i] = static_cast<int64_t>(XXH64(bytes, sizeof bytes, seed) % static_cast<uint64_t>(buckets));
+    }
+  });
 }
 
 // --- Pooled lookup ------------------------------------------------------------
@@ -65,38 +67,39 @@ void lookupForward(const T *table, int64_t D, const int64_t *ids, const int64_t 
                    const T *weights, int64_t B, Pooling pooling, T *y) {
   checkOffsets(offsets, B, "lookupForward");
   const int64_t nnz = B > 0 ? offsets[B] - offsets[0] : 0;
-#pragma omp parallel for schedule(static) if ((nnz + B) * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t begin = offsets[b], end = offsets[b + 1];
-    T *__restrict out = y + b * D;
-    detail::fillZero(out, D);
-    if (begin == end)
-      continue; // an empty bag pools to zeros
-    if (pooling == Pooling::Max) {
-      // Start from the first id; later ids win only when strictly larger,
-      // so ties keep the first id (the one lookupGrad credits).
-      const T w0 = weightOf(weights, begin);
-      const T *__restrict first = table + ids[begin] * D;
-      for (int64_t j = 0; j < D; ++j)
-        out[j] = w0 * first[j];
-      for (int64_t i = begin + 1; i < end; ++i) {
-        const T w = weightOf(weights, i);
-        const T *__restrict row = table + ids[i] * D;
-        for (int64_t j = 0; j < D; ++j) {
-          const T v = w * row[j];
-          out[j] = v > out[j] ? v : out[j];
+  parallelFor(B, (nnz + B) * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t begin = offsets[b], end = offsets[b + 1];
+      T *__restrict out = y + b * D;
+      detail::fillZero(out, D);
+      if (begin == end)
+        continue; // an empty bag pools to zeros
+      if (pooling == Pooling::Max) {
+        // Start from the first id; later ids win only when strictly larger,
+        // so ties keep the first id (the one lookupGrad credits).
+        const T w0 = weightOf(weights, begin);
+        const T *__restrict first = table + ids[begin] * D;
+        for (int64_t j = 0; j < D; ++j)
+          out[j] = w0 * first[j];
+        for (int64_t i = begin + 1; i < end; ++i) {
+          const T w = weightOf(weights, i);
+          const T *__restrict row = table + ids[i] * D;
+          for (int64_t j = 0; j < D; ++j) {
+            const T v = w * row[j];
+            out[j] = v > out[j] ? v : out[j];
+          }
         }
+        continue;
       }
-      continue;
+      for (int64_t i = begin; i < end; ++i)
+        detail::axpy(weightOf(weights, i), table + ids[i] * D, out, D);
+      if (pooling == Pooling::Mean) {
+        const T inv = T(1) / T(end - begin);
+        for (int64_t j = 0; j < D; ++j)
+          out[j] *= inv;
+      }
     }
-    for (int64_t i = begin; i < end; ++i)
-      detail::axpy(weightOf(weights, i), table + ids[i] * D, out, D);
-    if (pooling == Pooling::Mean) {
-      const T inv = T(1) / T(end - begin);
-      for (int64_t j = 0; j < D; ++j)
-        out[j] *= inv;
-    }
-  }
+  });
 }
 
 template <class T>
@@ -104,45 +107,47 @@ void lookupGrad(const T *table, int64_t D, const int64_t *ids, const int64_t *of
                 const T *weights, int64_t B, Pooling pooling, const T *dy, T *dvals) {
   checkOffsets(offsets, B, "lookupGrad");
   const int64_t nnz = B > 0 ? offsets[B] - offsets[0] : 0;
-#pragma omp parallel for schedule(static) if ((nnz + B) * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t begin = offsets[b], end = offsets[b + 1];
-    const T *__restrict g = dy + b * D;
-    if (pooling != Pooling::Max) {
-      const T scale = pooling == Pooling::Mean && end > begin ? T(1) / T(end - begin) : T(1);
-      for (int64_t i = begin; i < end; ++i) {
-        const T s = scale * weightOf(weights, i);
-        T *__restrict out = dvals + i * D;
-        for (int64_t j = 0; j < D; ++j)
-          out[j] = s * g[j];
-      }
-      continue;
-    }
-    for (int64_t i = begin; i < end; ++i)
-      detail::fillZero(dvals + i * D, D);
-    if (begin == end)
-      continue;
-    // Per column, the first id whose weighted value is the maximum gets
-    // weight * dy; the others get nothing (same tie rule as the forward).
-    for (int64_t j = 0; j < D; ++j) {
-      int64_t arg = begin;
-      T best = weightOf(weights, begin) * table[ids[begin] * D + j];
-      for (int64_t i = begin + 1; i < end; ++i) {
-        const T v = weightOf(weights, i) * table[ids[i] * D + j];
-        if (v > best) {
-          best = v;
-          arg = i;
+  parallelFor(B, (nnz + B) * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t begin = offsets[b], end = offsets[b + 1];
+      const T *__restrict g = dy + b * D;
+      if (pooling != Pooling::Max) {
+        const T scale = pooling == Pooling::Mean && end > begin ? T(1) / T(end - begin) : T(1);
+        for (int64_t i = begin; i < end; ++i) {
+          const T s = scale * weightOf(weights, i);
+          T *__restrict out = dvals + i * D;
+          for (int64_t j = 0; j < D; ++j)
+            out[j] = s * g[j];
         }
+        continue;
       }
-      dvals[arg * D + j] = weightOf(weights, arg) * g[j];
+      for (int64_t i = begin; i < end; ++i)
+        detail::fillZero(dvals + i * D, D);
+      if (begin == end)
+        continue;
+      // Per column, the first id whose weighted value is the maximum gets
+      // weight * dy; the others get nothing (same tie rule as the forward).
+      for (int64_t j = 0; j < D; ++j) {
+        int64_t arg = begin;
+        T best = weightOf(weights, begin) * table[ids[begin] * D + j];
+        for (int64_t i = begin + 1; i < end; ++i) {
+          const T v = weightOf(weights, i) * table[ids[i] * D + j];
+          if (v > best) {
+            best = v;
+            arg = i;
+          }
+        }
+        dvals[arg * D + j] = weightOf(weights, arg) * g[j];
+      }
     }
-  }
+  });
 }
 
 template <class T> void gatherForward(const T *table, int64_t D, const int64_t *ids, int64_t n, T *y) {
-#pragma omp parallel for schedule(static) if (n * D > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(y + i * D, table + ids[i] * D, sizeof(T) * size_t(D));
+  parallelFor(n, n * D > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      std::memcpy(y + i * D, table + ids[i] * D, sizeof(T) * size_t(D));
+  });
 }
 
 // --- Coalescing -----------------------------------------------------------------
@@ -176,13 +181,14 @@ template <class T> int64_t coalesceRows(int64_t *rows, T *vals, int64_t n, int64
   const int64_t *start = segmentStart.data();
   const int64_t *perm = order.data();
   T *out = summed.data();
-#pragma omp parallel for schedule(static) if (n * D > kParallelWork)
-  for (int64_t s = 0; s < distinct; ++s) {
-    T *__restrict acc = out + s * D;
-    std::memcpy(acc, vals + perm[start[s]] * D, sizeof(T) * size_t(D));
-    for (int64_t k = start[s] + 1; k < start[s + 1]; ++k)
-      detail::axpy(T(1), vals + perm[k] * D, acc, D);
-  }
+  parallelFor(distinct, n * D > kParallelWork, [&](int64_t sBegin, int64_t sEnd) {
+    for (int64_t s = sBegin; s < sEnd; ++s) {
+      T *__restrict acc = out + s * D;
+      std::memcpy(acc, vals + perm[start[s]] * D, sizeof(T) * size_t(D));
+      for (int64_t k = start[s] + 1; k < start[s + 1]; ++k)
+        detail::axpy(T(1), vals + perm[k] * D, acc, D);
+    }
+  });
   std::memcpy(rows, distinctRows.data(), sizeof(int64_t) * size_t(distinct));
   std::memcpy(vals, out, sizeof(T) * size_t(distinct * D));
   return distinct;

@@ -4,7 +4,7 @@
 // the arithmetic of the plain kernels it replaces (DenseKernels.cpp,
 // InteractionKernels.cpp), in the same order where that is cheap, so the
 // results agree to rounding and mostly bit for bit; what it saves is passes
-// over memory and OpenMP regions:
+// over memory and parallel regions:
 //
 //  - denseActForward: denseForward's GEMM, then the activation in place on
 //    its output, in one launch (no separate pre-activation buffer).
@@ -21,13 +21,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 
 #include "Gemm.h"
+#include "InteractionRows.h"
 #include "KernelSupport.h"
 #include "Rounding.h"
-
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -186,17 +186,6 @@ constexpr int64_t kEpilogueElements = int64_t(1) << 15;
 constexpr int64_t kChainBlockElements = 4096;
 
 
-/// The pairwise dots of row b (interactionForward's arithmetic) into out.
-template <class T>
-inline void interactionRow(const std::vector<const T *> &xs, int64_t b, int64_t D, bool self,
-                           T *out) {
-  const int64_t F = int64_t(xs.size());
-  int64_t p = 0;
-  for (int64_t i = 0; i < F; ++i)
-    for (int64_t j = self ? i : i + 1; j < F; ++j)
-      out[p++] = detail::dot(xs[i] + b * D, xs[j] + b * D, D);
-}
-
 inline int64_t pairCount(int64_t F, bool self) {
   return self ? F * (F + 1) / 2 : F * (F - 1) / 2;
 }
@@ -215,11 +204,12 @@ void activationGradFromOutput(Activation f, const T *dy, const T *y, T *dx, int6
   // Fixed chunks so a chunk's loop vectorises and threads split evenly.
   constexpr int64_t kChunk = 4096;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelWork && chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
-    gradFromOutputSerial(f, dy + begin, y + begin, dx + begin, len);
-  }
+  parallelFor(chunks, n > kParallelWork && chunks > 1, [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      const int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
+      gradFromOutputSerial(f, dy + begin, y + begin, dx + begin, len);
+    }
+  });
 }
 
 // --- Dense layer with bias and activation ---------------------------------------
@@ -240,11 +230,12 @@ void denseActForward(Activation f, const T *x, const T *w, const T *b, T *y, T *
     return;
   const int64_t rows = std::max<int64_t>(1, kEpilogueElements / N);
   const int64_t blocks = (B + rows - 1) / rows;
-#pragma omp parallel for schedule(static) if (B * N * activationCost(f) > kParallelWork && blocks > 1)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t r0 = blk * rows, r1 = std::min(B, r0 + rows);
-    activateSerial(f, acc + r0 * N, y + r0 * N, (r1 - r0) * N);
-  }
+  parallelFor(blocks, B * N * activationCost(f) > kParallelWork && blocks > 1, [&](int64_t blkBegin, int64_t blkEnd) {
+    for (int64_t blk = blkBegin; blk < blkEnd; ++blk) {
+      const int64_t r0 = blk * rows, r1 = std::min(B, r0 + rows);
+      activateSerial(f, acc + r0 * N, y + r0 * N, (r1 - r0) * N);
+    }
+  });
 }
 
 template <class T>
@@ -260,7 +251,7 @@ void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const 
   // The gradient at the pre-activation: dz, or dy itself without activation.
   const T *g = activated ? dz : dy;
   const int64_t cost = B * N * activationCost(f);
-  const int64_t threads = omp_get_max_threads();
+  const int64_t threads = teamSize();
 
   if (db) {
     // dz and db in one pass. Each thread owns a block of columns and walks
@@ -271,30 +262,32 @@ void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const 
     int64_t width = (N + threads - 1) / threads;
     width = std::min(kMaxColumns, std::max<int64_t>(16, (width + 15) / 16 * 16));
     const int64_t blocks = (N + width - 1) / width;
-#pragma omp parallel for schedule(static) if (cost > kParallelWork && blocks > 1)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t c0 = blk * width, cols = std::min(width, N - c0);
-      T sums[kMaxColumns];
-      detail::fillZero(sums, cols);
-      for (int64_t r = 0; r < B; ++r) {
-        const int64_t at = r * N + c0;
-        if (activated)
-          gradSerial(f, fromOutput, dy + at, a + at, dz + at, cols);
-        const T *__restrict row = g + at;
+    parallelFor(blocks, cost > kParallelWork && blocks > 1, [&](int64_t blkBegin, int64_t blkEnd) {
+      for (int64_t blk = blkBegin; blk < blkEnd; ++blk) {
+        const int64_t c0 = blk * width, cols = std::min(width, N - c0);
+        T sums[kMaxColumns];
+        detail::fillZero(sums, cols);
+        for (int64_t r = 0; r < B; ++r) {
+          const int64_t at = r * N + c0;
+          if (activated)
+            gradSerial(f, fromOutput, dy + at, a + at, dz + at, cols);
+          const T *__restrict row = g + at;
+          for (int64_t j = 0; j < cols; ++j)
+            sums[j] += row[j];
+        }
         for (int64_t j = 0; j < cols; ++j)
-          sums[j] += row[j];
+          db[c0 + j] += sums[j];
       }
-      for (int64_t j = 0; j < cols; ++j)
-        db[c0 + j] += sums[j];
-    }
+    });
   } else if (activated) {
     constexpr int64_t kChunk = 4096;
     const int64_t n = B * N, chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (cost > kParallelWork && chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
-      gradSerial(f, fromOutput, dy + begin, a + begin, dz + begin, len);
-    }
+    parallelFor(chunks, cost > kParallelWork && chunks > 1, [&](int64_t cBegin, int64_t cEnd) {
+      for (int64_t c = cBegin; c < cEnd; ++c) {
+        const int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
+        gradSerial(f, fromOutput, dy + begin, a + begin, dz + begin, len);
+      }
+    });
   }
   // dW += x^T g straight into the accumulator (beta = 1: no temporary).
   detail::gemm<T>(compute, true, false, K, N, B, T(1), x, g, T(1), dw);
@@ -364,51 +357,52 @@ void elementwiseForward(const ElementwiseChain &chain, const T *const *ins, T *c
     cost += step.op == ElementwiseStep::Op::Add ? int64_t(step.args.size())
                                                 : activationCost(step.kind);
 
-#pragma omp parallel for schedule(static) if (n * cost > kParallelWork && blocks > 1)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    // One temporary per step, reused across calls: only grows.
-    thread_local std::vector<T> scratch;
-    if (scratch.size() < size_t(steps * blockElems))
-      scratch.resize(size_t(steps * blockElems));
-    const int64_t r0 = blk * rowsPerBlock, r1 = std::min(rows, r0 + rowsPerBlock);
-    const int64_t off = r0 * N, len = (r1 - r0) * N;
-    T *temps = scratch.data();
-    // The block of a full operand: an input's slice or a step's temporary.
-    auto value = [&](int32_t r) -> const T * {
-      return r < m ? ins[r] + off : temps + (r - m) * blockElems;
-    };
-    for (int64_t j = 0; j < steps; ++j) {
-      const ElementwiseStep &step = chain.steps[j];
-      T *__restrict out = temps + j * blockElems;
-      switch (step.op) {
-      case ElementwiseStep::Op::Add: {
-        // addForward's order: x_0 + x_1 + ... then the bias.
-        const size_t full = step.args.size() - (step.bias ? 1 : 0);
-        std::memcpy(out, value(step.args[0]), sizeof(T) * size_t(len));
-        for (size_t i = 1; i < full; ++i) {
-          const T *__restrict in = value(step.args[i]);
-          for (int64_t e = 0; e < len; ++e)
-            out[e] += in[e];
+  parallelFor(blocks, n * cost > kParallelWork && blocks > 1, [&](int64_t blkBegin, int64_t blkEnd) {
+    for (int64_t blk = blkBegin; blk < blkEnd; ++blk) {
+      // One temporary per step, reused across calls: only grows.
+      thread_local std::vector<T> scratch;
+      if (scratch.size() < size_t(steps * blockElems))
+        scratch.resize(size_t(steps * blockElems));
+      const int64_t r0 = blk * rowsPerBlock, r1 = std::min(rows, r0 + rowsPerBlock);
+      const int64_t off = r0 * N, len = (r1 - r0) * N;
+      T *temps = scratch.data();
+      // The block of a full operand: an input's slice or a step's temporary.
+      auto value = [&](int32_t r) -> const T * {
+        return r < m ? ins[r] + off : temps + (r - m) * blockElems;
+      };
+      for (int64_t j = 0; j < steps; ++j) {
+        const ElementwiseStep &step = chain.steps[j];
+        T *__restrict out = temps + j * blockElems;
+        switch (step.op) {
+        case ElementwiseStep::Op::Add: {
+          // addForward's order: x_0 + x_1 + ... then the bias.
+          const size_t full = step.args.size() - (step.bias ? 1 : 0);
+          std::memcpy(out, value(step.args[0]), sizeof(T) * size_t(len));
+          for (size_t i = 1; i < full; ++i) {
+            const T *__restrict in = value(step.args[i]);
+            for (int64_t e = 0; e < len; ++e)
+              out[e] += in[e];
+          }
+          if (step.bias) {
+            const T *__restrict bias = ins[step.args.back()];
+            for (int64_t r = 0; r < r1 - r0; ++r)
+              for (int64_t c = 0; c < N; ++c)
+                out[r * N + c] += bias[c];
+          }
+          break;
         }
-        if (step.bias) {
-          const T *__restrict bias = ins[step.args.back()];
-          for (int64_t r = 0; r < r1 - r0; ++r)
-            for (int64_t c = 0; c < N; ++c)
-              out[r * N + c] += bias[c];
+        case ElementwiseStep::Op::Activation:
+          activateSerial(step.kind, value(step.args[0]), out, len);
+          break;
+        case ElementwiseStep::Op::ActivationGrad:
+          gradSerial(step.kind, step.fromOutput, value(step.args[0]), value(step.args[1]), out, len);
+          break;
         }
-        break;
       }
-      case ElementwiseStep::Op::Activation:
-        activateSerial(step.kind, value(step.args[0]), out, len);
-        break;
-      case ElementwiseStep::Op::ActivationGrad:
-        gradSerial(step.kind, step.fromOutput, value(step.args[0]), value(step.args[1]), out, len);
-        break;
-      }
+      for (size_t o = 0; o < chain.results.size(); ++o)
+        std::memcpy(outs[o] + off, value(chain.results[o]), sizeof(T) * size_t(len));
     }
-    for (size_t o = 0; o < chain.results.size(); ++o)
-      std::memcpy(outs[o] + off, value(chain.results[o]), sizeof(T) * size_t(len));
-  }
+  });
 }
 
 // --- Interaction written into a concat ----------------------------------------
@@ -431,20 +425,22 @@ void interactionConcatForward(const std::vector<const T *> &copies,
   int64_t W = P;
   for (int64_t w : copyWidths)
     W += w;
-#pragma omp parallel for schedule(static) if (B * (P * D + W) > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    T *row = y + b * W;
-    for (int64_t j = 0; j <= C; ++j) {
-      if (j == position) {
-        interactionRow(xs, b, D, self, row);
-        row += P;
-      }
-      if (j < C) {
-        std::memcpy(row, copies[j] + b * copyWidths[j], sizeof(T) * size_t(copyWidths[j]));
-        row += copyWidths[j];
+  const detail::InteractionRows<T> rows(F, D, self);
+  parallelFor(B, B * (P * D + W) > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      T *row = y + b * W;
+      for (int64_t j = 0; j <= C; ++j) {
+        if (j == position) {
+          rows.forward(xs, b, row);
+          row += P;
+        }
+        if (j < C) {
+          std::memcpy(row, copies[j] + b * copyWidths[j], sizeof(T) * size_t(copyWidths[j]));
+          row += copyWidths[j];
+        }
       }
     }
-  }
+  });
 }
 
 template <class T>
@@ -476,46 +472,33 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
   // The interaction's gradient columns are product operands (rounded); the
   // copies' columns are read from dy itself. dyRounded == dy in f32.
   const T *dyRounded = detail::roundedCopy(compute, dy, B * W, detail::kGradSlot);
-#pragma omp parallel for schedule(static) if (B * (P * D + W) > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const T *row = dy + b * W;
-    // Column where the interaction starts: after the first `position` copies.
-    int64_t at = 0;
-    for (int64_t j = 0; j < position; ++j)
-      at += copyWidths[j];
-    // interactionGrad's arithmetic for row b.
-    for (int64_t i = 0; i < F; ++i)
-      detail::fillZero(dxs[i] + b * D, D);
-    const T *g = dyRounded + b * W + at;
-    int64_t p = 0;
-    for (int64_t i = 0; i < F; ++i) {
-      const T *xi = xs[i] + b * D;
-      T *dxi = dxs[i] + b * D;
-      for (int64_t j = self ? i : i + 1; j < F; ++j, ++p) {
-        if (i == j) { // d<x, x>/dx = 2x
-          detail::axpy(T(2) * g[p], xi, dxi, D);
-          continue;
+  const detail::InteractionRows<T> rows(F, D, self);
+  parallelFor(B, B * (P * D + W) > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const T *row = dy + b * W;
+      // Column where the interaction starts: after the first `position` copies.
+      int64_t at = 0;
+      for (int64_t j = 0; j < position; ++j)
+        at += copyWidths[j];
+      // interactionGrad's arithmetic for row b.
+      rows.backward(dyRounded + b * W + at, xs, dxs, b);
+      // The copies' columns: added to the input they copy, or copied out.
+      const T *col = row;
+      for (int64_t j = 0; j < C; ++j) {
+        if (j == position)
+          col += P;
+        const int64_t w = copyWidths[j];
+        if (copyInto[j] >= 0) {
+          T *__restrict dxi = dxs[copyInto[j]] + b * D;
+          for (int64_t e = 0; e < w; ++e)
+            dxi[e] += col[e];
+        } else {
+          std::memcpy(dcopies[j] + b * w, col, sizeof(T) * size_t(w));
         }
-        detail::axpy(g[p], xs[j] + b * D, dxi, D);
-        detail::axpy(g[p], xi, dxs[j] + b * D, D);
+        col += w;
       }
     }
-    // The copies' columns: added to the input they copy, or copied out.
-    const T *col = row;
-    for (int64_t j = 0; j < C; ++j) {
-      if (j == position)
-        col += P;
-      const int64_t w = copyWidths[j];
-      if (copyInto[j] >= 0) {
-        T *__restrict dxi = dxs[copyInto[j]] + b * D;
-        for (int64_t e = 0; e < w; ++e)
-          dxi[e] += col[e];
-      } else {
-        std::memcpy(dcopies[j] + b * w, col, sizeof(T) * size_t(w));
-      }
-      col += w;
-    }
-  }
+  });
 }
 
 // --- Explicit instantiations ------------------------------------------------

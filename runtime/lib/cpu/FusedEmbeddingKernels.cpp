@@ -18,16 +18,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/cpu/FusedEmbeddingKernels.h"
+#include "embc/runtime/cpu/Parallel.h"
 
 #include "KernelSupport.h"
 #include "OptimizerRow.h"
 
-#include <omp.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -100,20 +101,35 @@ template <class T> inline int64_t resolveId(const LookupMember<T> &m, int64_t i)
   return m.hash ? hashId(m.ids[i], uint64_t(m.buckets), m.seed) : m.ids[i];
 }
 
+/// How many ids ahead of the one being pooled the pooling loops prefetch
+/// table rows: a row costs a cache miss (the tables of dlrm_small are 16 MB,
+/// its ids random), and ~8 misses in flight hide most of the latency.
+constexpr int64_t kPrefetchAhead = 8;
+
+/// Asks for table row `id` (D values) to be brought into cache.
+template <class T> inline void prefetchRow(const T *table, int64_t D, int64_t id) {
+  const char *row = reinterpret_cast<const char *>(table + id * D);
+  for (int64_t at = 0; at < D * int64_t(sizeof(T)); at += 64)
+    __builtin_prefetch(row + at, 0, 1);
+}
+
 /// One bag, as lookupForward computes it. `bagIds` are the resolved (hashed)
-/// ids of the bag, all in range.
-template <class T>
+/// ids of the bag, all in range. `ahead(i)` is called before id i is read
+/// (the caller prefetches the rows of later ids there).
+template <class T, class Ahead>
 inline void poolBag(const LookupMember<T> &m, const int64_t *__restrict bagIds, int64_t begin,
-                    int64_t end, T *__restrict out) {
+                    int64_t end, T *__restrict out, Ahead &&ahead) {
   const int64_t D = m.D;
   auto weightOf = [&](int64_t i) { return m.weights ? m.weights[i] : T(1); };
   if (m.pooling == Pooling::Max) {
     // Ties keep the first id (lookupForward's rule, credited by lookupGrad).
+    ahead(begin);
     const T w0 = weightOf(begin);
     const T *__restrict first = m.table + bagIds[0] * D;
     for (int64_t j = 0; j < D; ++j)
       out[j] = w0 * first[j];
     for (int64_t i = begin + 1; i < end; ++i) {
+      ahead(i);
       const T w = weightOf(i);
       const T *__restrict row = m.table + bagIds[i - begin] * D;
       for (int64_t j = 0; j < D; ++j) {
@@ -123,8 +139,10 @@ inline void poolBag(const LookupMember<T> &m, const int64_t *__restrict bagIds, 
     }
     return;
   }
-  for (int64_t i = begin; i < end; ++i)
+  for (int64_t i = begin; i < end; ++i) {
+    ahead(i);
     detail::axpy(weightOf(i), m.table + bagIds[i - begin] * D, out, D);
+  }
   if (m.pooling == Pooling::Mean) {
     const T inv = T(1) / T(end - begin);
     for (int64_t j = 0; j < D; ++j)
@@ -165,47 +183,57 @@ template <class T> void fusedLookup(const LookupMember<T> *members, size_t count
 
   const int64_t items = firstItem[count];
   const int64_t *first = firstItem.data();
-#pragma omp parallel for schedule(dynamic, 1) if (work > kFusedParallelWork)
-  for (int64_t item = 0; item < items; ++item) {
+  std::mutex badMutex;
+  parallelForDynamic(items, 1, work > kFusedParallelWork, [&](int64_t item) {
     const size_t m = size_t(std::upper_bound(first, first + count + 1, item) - first - 1);
     const LookupMember<T> &mb = members[m];
     const int64_t b0 = (item - first[m]) * kBagBlock, b1 = std::min(mb.B, b0 + kBagBlock);
-    thread_local std::vector<int64_t> hashed; // hashed ids of a bag with no hashed output
+    // The block's ids, resolved (hashed) first so their rows can be
+    // prefetched while earlier bags are pooled.
+    const int64_t i0 = mb.offsets[b0], i1 = mb.offsets[b1];
+    const int64_t *ids = mb.ids;
+    if (mb.hash) {
+      thread_local std::vector<int64_t> hashed; // when the member keeps no hashed ids
+      int64_t *dst = mb.hashedIds;
+      if (!dst) {
+        if (int64_t(hashed.size()) < i1 - i0)
+          hashed.resize(size_t(i1 - i0));
+        dst = hashed.data() - i0;
+      }
+      for (int64_t i = i0; i < i1; ++i)
+        dst[i] = hashId(mb.ids[i], uint64_t(mb.buckets), mb.seed);
+      ids = dst;
+    }
+    auto inRange = [&](int64_t id) { return id >= 0 && id < mb.rows; };
+    for (int64_t i = i0; i < std::min(i1, i0 + kPrefetchAhead); ++i)
+      if (inRange(ids[i]))
+        prefetchRow(mb.table, mb.D, ids[i]);
+    auto ahead = [&](int64_t i) {
+      if (i + kPrefetchAhead < i1 && inRange(ids[i + kPrefetchAhead]))
+        prefetchRow(mb.table, mb.D, ids[i + kPrefetchAhead]);
+    };
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t begin = mb.offsets[b], end = mb.offsets[b + 1];
       T *__restrict out = mb.y + b * mb.D;
       detail::fillZero(out, mb.D);
       if (begin == end)
         continue; // an empty bag pools to zeros
-      const int64_t *bagIds = mb.ids + begin;
-      if (mb.hash) {
-        int64_t *dst = mb.hashedIds;
-        if (dst) {
-          dst += begin;
-        } else {
-          hashed.resize(size_t(end - begin));
-          dst = hashed.data();
-        }
-        for (int64_t i = begin; i < end; ++i)
-          dst[i - begin] = hashId(mb.ids[i], uint64_t(mb.buckets), mb.seed);
-        bagIds = dst;
-      }
       int64_t badAt = -1;
-      for (int64_t i = 0; i < end - begin; ++i)
-        if (bagIds[i] < 0 || bagIds[i] >= mb.rows) {
-          badAt = begin + i;
+      for (int64_t i = begin; i < end; ++i)
+        if (!inRange(ids[i])) {
+          badAt = i;
           break;
         }
       if (badAt >= 0) {
         // Never read outside the table: the bag stays zero and the call
         // throws once the region is done.
-#pragma omp critical(embc_fused_lookup_bad)
+        std::lock_guard<std::mutex> hold(badMutex);
         bad.record(m, badAt);
         continue;
       }
-      poolBag(mb, bagIds, begin, end, out);
+      poolBag(mb, ids + begin, begin, end, out, ahead);
     }
-  }
+  });
   if (bad.found()) {
     const LookupMember<T> &mb = members[bad.operand];
     throw IdOutOfRange(bad.operand, bad.position, resolveId(mb, bad.position), mb.rows);
@@ -234,6 +262,7 @@ constexpr int64_t kRadixMin = 4096;
 template <class Key> struct Scratch {
   std::vector<Key> keys, tmp;
   std::vector<uint32_t> bagOf;  ///< per contribution of a bag source: its bag
+  std::vector<uint32_t> srcOf;  ///< per contribution: its source
   std::vector<int64_t> hist;    ///< radix histograms, chunk-major
   std::vector<int64_t> segment; ///< first sorted key of each distinct row, then N
   std::vector<int64_t> chunkCount;
@@ -244,7 +273,7 @@ template <class Key> Scratch<Key> &scratch() {
 }
 
 inline int chunksFor(int64_t n) {
-  return int(std::clamp<int64_t>(n / kSortChunk, 1, omp_get_max_threads()));
+  return int(std::clamp<int64_t>(n / kSortChunk, 1, teamSize()));
 }
 
 /// Stable LSD radix sort of N keys on bits [shift, shift + bits). Returns
@@ -265,13 +294,12 @@ Key *radixSort(Key *keys, Key *tmp, int64_t N, int shift, int bits, std::vector<
   int64_t *h = hist.data();
   for (int pass = 0; pass < passes; ++pass) {
     const int at = shift + pass * digitBits;
-#pragma omp parallel for schedule(static, 1) if (chunks > 1)
-    for (int c = 0; c < chunks; ++c) {
+    parallelRegion(chunks, [&](int c, int) {
       int64_t *hc = h + c * radix;
       std::fill(hc, hc + radix, int64_t(0));
       for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
         ++hc[uint64_t(keys[i] >> at) & mask];
-    }
+    });
     int64_t total = 0;
     bool oneDigit = false;
     for (int64_t d = 0; d < radix; ++d) {
@@ -286,12 +314,11 @@ Key *radixSort(Key *keys, Key *tmp, int64_t N, int shift, int bits, std::vector<
     }
     if (oneDigit)
       continue; // every key has this digit: the pass would move nothing
-#pragma omp parallel for schedule(static, 1) if (chunks > 1)
-    for (int c = 0; c < chunks; ++c) {
+    parallelRegion(chunks, [&](int c, int) {
       int64_t *hc = h + c * radix;
       for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
         tmp[hc[uint64_t(keys[i] >> at) & mask]++] = keys[i];
-    }
+    });
     std::swap(keys, tmp);
   }
   return keys;
@@ -307,25 +334,23 @@ int64_t findSegments(const Key *sorted, int64_t N, int idxBits, Scratch<Key> &s)
   const int chunks = chunksFor(N);
   s.chunkCount.assign(size_t(chunks) + 1, 0);
   int64_t *count = s.chunkCount.data();
-#pragma omp parallel for schedule(static, 1) if (chunks > 1)
-  for (int c = 0; c < chunks; ++c) {
+  parallelRegion(chunks, [&](int c, int) {
     int64_t k = 0;
     for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
       k += newRow(i);
     count[c + 1] = k;
-  }
+  });
   for (int c = 0; c < chunks; ++c)
     count[c + 1] += count[c];
   const int64_t distinct = count[chunks];
   s.segment.resize(size_t(distinct) + 1);
   int64_t *segment = s.segment.data();
-#pragma omp parallel for schedule(static, 1) if (chunks > 1)
-  for (int c = 0; c < chunks; ++c) {
+  parallelRegion(chunks, [&](int c, int) {
     int64_t at = count[c];
     for (int64_t i = N * c / chunks, end = N * (c + 1) / chunks; i < end; ++i)
       if (newRow(i))
         segment[at++] = i;
-  }
+  });
   segment[distinct] = N;
   return distinct;
 }
@@ -367,10 +392,14 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
   if (anyBag)
     s.bagOf.resize(size_t(N));
   uint32_t *bagOf = s.bagOf.data();
+  s.srcOf.resize(size_t(N));
+  uint32_t *srcOf = s.srcOf.data();
 
   // Keys (row + offset, contribution) in contribution order; bad ids are
   // found here, before anything is written.
-  int64_t firstBad = N;
+  // Each thread records the first bad contribution of its range; the
+  // smallest over threads is the first overall.
+  std::vector<int64_t> badOf(size_t(teamSize()), N);
   for (size_t k = 0; k < count; ++k) {
     const GradSource<T> &src = sources[k];
     const int64_t base = sourceStart[k], limit = src.rows, offset = src.rowOffset;
@@ -380,27 +409,34 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
     };
     if (src.kind == GradSource<T>::Kind::Bag) {
       const int64_t *offsets = src.offsets;
-#pragma omp parallel for schedule(static) reduction(min : firstBad) if (src.n > kParallelWork)
-      for (int64_t b = 0; b < src.B; ++b)
-        for (int64_t i = offsets[b]; i < offsets[b + 1]; ++i) {
+      parallelRegion(src.n > kParallelWork ? teamSize() : 1, [&](int t, int threads) {
+        const int64_t chunk = (src.B + threads - 1) / threads;
+        for (int64_t b = t * chunk, bEnd = std::min(src.B, b + chunk); b < bEnd; ++b)
+          for (int64_t i = offsets[b]; i < offsets[b + 1]; ++i) {
+            if (ids[i] < 0 || ids[i] >= limit) {
+              badOf[size_t(t)] = std::min(badOf[size_t(t)], base + i);
+              continue;
+            }
+            keys[base + i] = key(i);
+            bagOf[base + i] = uint32_t(b);
+            srcOf[base + i] = uint32_t(k);
+          }
+      });
+    } else {
+      parallelRegion(src.n > kParallelWork ? teamSize() : 1, [&](int t, int threads) {
+        const int64_t chunk = (src.n + threads - 1) / threads;
+        for (int64_t i = t * chunk, iEnd = std::min(src.n, i + chunk); i < iEnd; ++i) {
           if (ids[i] < 0 || ids[i] >= limit) {
-            firstBad = std::min(firstBad, base + i);
+            badOf[size_t(t)] = std::min(badOf[size_t(t)], base + i);
             continue;
           }
           keys[base + i] = key(i);
-          bagOf[base + i] = uint32_t(b);
+          srcOf[base + i] = uint32_t(k);
         }
-    } else {
-#pragma omp parallel for schedule(static) reduction(min : firstBad) if (src.n > kParallelWork)
-      for (int64_t i = 0; i < src.n; ++i) {
-        if (ids[i] < 0 || ids[i] >= limit) {
-          firstBad = std::min(firstBad, base + i);
-          continue;
-        }
-        keys[base + i] = key(i);
-      }
+      });
     }
   }
+  const int64_t firstBad = *std::min_element(badOf.begin(), badOf.end());
   if (firstBad < N) {
     size_t k = 0;
     while (firstBad >= sourceStart[k + 1])
@@ -422,44 +458,42 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
 
   detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
 
-#pragma omp parallel if (N * D > kFusedParallelWork)
-  {
+  // Where contribution c's gradient row starts, and its scale.
+  auto gradientOf = [&](int64_t c, T &scale) -> const T * {
+    const GradSource<T> &src = sources[srcOf[c]];
+    const int64_t i = c - sourceStart[srcOf[c]];
+    if (src.kind == GradSource<T>::Kind::Rows) {
+      scale = T(1);
+      return src.values + i * D;
+    }
+    // lookupGrad's per-id row: dy[b] * (weight / bag size for mean).
+    const int64_t b = bagOf[c], size = src.offsets[b + 1] - src.offsets[b];
+    const T mean = src.pooling == Pooling::Mean && size > 0 ? T(1) / T(size) : T(1);
+    scale = mean * (src.weights ? src.weights[i] : T(1));
+    return src.dy + b * D;
+  };
+  parallelForDynamic(distinct, 64, N * D > kFusedParallelWork, [&](int64_t r) {
     thread_local std::vector<T> rowScratch;
-    rowScratch.resize(size_t(2 * D));
+    if (rowScratch.size() < size_t(2 * D))
+      rowScratch.resize(size_t(2 * D));
     T *acc = rowScratch.data(), *tmp = acc + D;
-#pragma omp for schedule(dynamic, 64)
-    for (int64_t r = 0; r < distinct; ++r) {
-      for (int64_t q = segment[r]; q < segment[r + 1]; ++q) {
-        const int64_t c = int64_t(uint64_t(sorted[q] & idxMask));
-        size_t k = 0;
-        while (c >= sourceStart[k + 1])
-          ++k;
-        const GradSource<T> &src = sources[k];
-        const int64_t i = c - sourceStart[k];
-        const bool first = q == segment[r];
-        if (src.kind == GradSource<T>::Kind::Rows) {
-          const T *g = src.values + i * D;
-          if (first)
-            std::memcpy(acc, g, sizeof(T) * size_t(D));
-          else
-            addScaled(acc, T(1), g, tmp, D);
-          continue;
-        }
-        // lookupGrad's per-id row: dy[b] * (weight / bag size for mean).
-        const int64_t b = bagOf[c], size = src.offsets[b + 1] - src.offsets[b];
-        const T scale = src.pooling == Pooling::Mean && size > 0 ? T(1) / T(size) : T(1);
-        const T sc = scale * (src.weights ? src.weights[i] : T(1));
-        const T *g = src.dy + b * D;
-        if (first)
+    for (int64_t q = segment[r]; q < segment[r + 1]; ++q) {
+      const int64_t c = int64_t(uint64_t(sorted[q] & idxMask));
+      T sc;
+      const T *g = gradientOf(c, sc);
+      if (q == segment[r]) {
+        if (sc == T(1))
+          std::memcpy(acc, g, sizeof(T) * size_t(D));
+        else
           for (int64_t j = 0; j < D; ++j)
             acc[j] = sc * g[j];
-        else
-          addScaled(acc, sc, g, tmp, D);
+      } else {
+        addScaled(acc, sc, g, tmp, D);
       }
-      const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
-      detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
     }
-  }
+    const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
+    detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
+  });
 }
 
 } // namespace

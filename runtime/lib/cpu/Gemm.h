@@ -1,55 +1,102 @@
-//===- Gemm.h - row-major GEMM on BLAS for float and double -----*- C++ -*-===//
+//===- Gemm.h - row-major GEMMs on the team, small-GEMM kernels -*- C++ -*-===//
 //
-// Private to EmbCpuKernels. One templated entry so kernels written for T
-// call cblas_sgemm or cblas_dgemm without repeating the dispatch, and so the
-// degenerate shapes (an empty inner dimension, which BLAS treats as a leading
-// dimension error in row-major mode) are handled once.
+// Private to EmbCpuKernels. Every GEMM of the CPU kernels goes through here.
+// The output C is cut into fixed blocks of kGemmRowBlock rows; the team's
+// threads take contiguous runs of blocks, and each block is one call of a
+// single-threaded kernel: a libxsmm JIT kernel generated for the exact shape
+// (the thin layers of recommendation models, N = 1..512 and K = 13..512, are
+// what it is made for), or the BLAS where libxsmm has no kernel (N < 4, an
+// alpha other than 1, a build without libxsmm). Why libxsmm: measured in
+// docs/architecture.md ("Small GEMMs"); it has no threads of its own, so it
+// runs inside the one team (Parallel.h) instead of beside it.
+//
+// Blocks never depend on the team size, so neither does any result.
+// gemmRowBlocks also runs an epilogue on each block of C right after it is
+// computed, while it is in cache: the fused dense kernels apply the bias and
+// activation there (one pass over the output instead of two).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef EMBC_RUNTIME_LIB_CPU_GEMM_H
 #define EMBC_RUNTIME_LIB_CPU_GEMM_H
 
+#include "embc/runtime/cpu/Parallel.h"
+
 #include "Rounding.h"
 
-#include <cblas.h>
 #include <cstdint>
-#include <type_traits>
 
 namespace embc::runtime::cpu::detail {
 
-/// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major with
-/// dense leading dimensions (op(A) = A^T when transA, etc.).
+/// Rows of C per block.
+inline constexpr int64_t kGemmRowBlock = 64;
+/// GEMMs with fewer flops run on the calling thread (a team wake-up and
+/// join costs about as much as 2 MFLOP of GEMM on one core).
+inline constexpr double kGemmParallelFlops = double(1 << 21);
+
+/// One GEMM C[M,N] = alpha op(A)[M,K] op(B)[K,N] + beta C, row-major with
+/// dense leading dimensions, prepared once per call and then run block by
+/// block. For transB it transposes B into per-thread scratch at
+/// construction (B is a weight: small), so the object must be used on the
+/// thread that made it or from a region that thread started.
+template <class T> class GemmCall {
+public:
+  GemmCall(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
+           const T *B, T beta, T *C);
+  int64_t blocks() const { return blocks_; }
+  bool parallel() const { return 2.0 * double(M_) * double(N_) * double(K_) > kGemmParallelFlops; }
+  /// Rows [r0, r1) of C that block `blk` computes.
+  int64_t blockBegin(int64_t blk) const { return blk * kGemmRowBlock; }
+  int64_t blockEnd(int64_t blk) const {
+    return blk + 1 == blocks_ ? M_ : (blk + 1) * kGemmRowBlock;
+  }
+  /// Computes block `blk` of C on the calling thread.
+  void run(int64_t blk) const;
+
+private:
+  using Kernel = void (*)(const T *, const T *, T *, ...);
+  bool transA_, transB_;
+  int64_t M_, N_, K_;
+  T alpha_, beta_;
+  const T *A_, *B_;
+  T *C_;
+  int64_t blocks_ = 0;
+  const T *bRowMajor_ = nullptr; ///< op(B) as row-major K x N (transB: a copy)
+  Kernel full_ = nullptr, tail_ = nullptr; ///< libxsmm kernels, or null: BLAS
+};
+
+/// C = alpha op(A) op(B) + beta C on the team.
 template <class T>
 void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
           const T *B, T beta, T *C) {
-  if (M == 0 || N == 0)
-    return;
-  if (K == 0) {
-    // The product is empty: only the beta * C part remains.
-    for (int64_t i = 0; i < M * N; ++i)
-      C[i] = beta == T(0) ? T(0) : beta * C[i];
-    return;
-  }
-  const auto ta = transA ? CblasTrans : CblasNoTrans;
-  const auto tb = transB ? CblasTrans : CblasNoTrans;
-  // Row-major leading dimensions: columns of the stored matrices.
-  const blasint lda = blasint(transA ? M : K);
-  const blasint ldb = blasint(transB ? K : N);
-  const blasint ldc = blasint(N);
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, blasint(M), blasint(N), blasint(K), alpha, A, lda, B, ldb,
-                beta, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, blasint(M), blasint(N), blasint(K), alpha, A, lda, B, ldb,
-                beta, C, ldc);
+  GemmCall<T> call(transA, transB, M, N, K, alpha, A, B, beta, C);
+  parallelFor(call.blocks(), call.parallel() && call.blocks() > 1,
+              [&](int64_t b0, int64_t b1) {
+                for (int64_t blk = b0; blk < b1; ++blk)
+                  call.run(blk);
+              });
+}
+
+/// gemm, then epilogue(r0, r1) on rows [r0, r1) of C by the thread that
+/// computed them, right after. The epilogue must touch only those rows.
+template <class T, class Epilogue>
+void gemmRowBlocks(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha,
+                   const T *A, const T *B, T beta, T *C, bool parallel, Epilogue &&epilogue) {
+  GemmCall<T> call(transA, transB, M, N, K, alpha, A, B, beta, C);
+  parallelFor(call.blocks(), (parallel || call.parallel()) && call.blocks() > 1,
+              [&](int64_t b0, int64_t b1) {
+                for (int64_t blk = b0; blk < b1; ++blk) {
+                  call.run(blk);
+                  epilogue(call.blockBegin(blk), call.blockEnd(blk));
+                }
+              });
 }
 
 /// The GEMM of a dense kernel that computes in `compute`: for F32 exactly
-/// gemm() (same call, same bits); for BF16/F16 both operands are rounded to
-/// the compute type first (RNE, scratch slots 0 and 1) and the product
-/// accumulates in T, as a tensor core with f32 accumulation does. C (and
-/// beta * C) is never rounded: it is the f32 accumulator.
+/// gemm(); for BF16/F16 both operands are rounded to the compute type first
+/// (RNE, scratch slots 0 and 1) and the product accumulates in T, as a
+/// tensor core with f32 accumulation does. C (and beta * C) is never
+/// rounded: it is the f32 accumulator.
 template <class T>
 void gemm(ComputeType compute, bool transA, bool transB, int64_t M, int64_t N, int64_t K,
           T alpha, const T *A, const T *B, T beta, T *C) {
@@ -59,6 +106,24 @@ void gemm(ComputeType compute, bool transA, bool transB, int64_t M, int64_t N, i
   }
   gemm<T>(transA, transB, M, N, K, alpha, A, B, beta, C);
 }
+
+/// A single-threaded column-major kernel C(m x n) = A(m x k) op(B) (+ C
+/// when `accumulate`), op(B) = B^T (stored n x k) with transB: one libxsmm
+/// JIT kernel, for the kernels that run many tiny GEMMs of one shape (the
+/// pairwise interaction's per-row Gram matrices). Empty when libxsmm has no
+/// kernel for the shape or the build has no libxsmm: callers keep a loop.
+template <class T> struct SmallGemm {
+  using Fn = void (*)(const T *, const T *, T *, ...);
+  Fn fn = nullptr;
+  explicit operator bool() const { return fn != nullptr; }
+  void operator()(const T *a, const T *b, T *c) const { fn(a, b, c); }
+};
+template <class T>
+SmallGemm<T> smallGemm(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                       bool accumulate, bool transB);
+
+/// Whether GEMMs use libxsmm kernels in this build ("libxsmm" / "blas").
+const char *gemmLibrary();
 
 } // namespace embc::runtime::cpu::detail
 

@@ -3,7 +3,8 @@
 // The kernels that combine embeddings: DLRM's pairwise dot interaction, the
 // DCN-v2 cross layer and the batched dot product of skip-gram / matrix
 // factorisation. Work is parallel over the batch; each output row is written
-// by one thread in a fixed order (deterministic). The cross layer's D x D
+// by one thread in a fixed order (deterministic). The pairwise interaction
+// runs one small GEMM per row (InteractionRows.h). The cross layer's D x D
 // products go to BLAS. With a bf16/fp16 ComputeType the interaction's and
 // the cross layer's product operands are rounded first (Rounding.h); the dot
 // product (matrix factorisation, skip-gram) has no compute type: it is a
@@ -11,9 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include "Gemm.h"
+#include "InteractionRows.h"
 #include "KernelSupport.h"
 #include "Rounding.h"
 
@@ -32,16 +35,12 @@ void interactionForward(const std::vector<const T *> &xsIn, T *y, int64_t B, int
   std::vector<const T *> rounded; // stays empty (no allocation) in f32
   const std::vector<const T *> &xs =
       compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
-  const int64_t F = int64_t(xs.size());
-  const int64_t P = self ? F * (F + 1) / 2 : F * (F - 1) / 2;
-#pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    T *out = y + b * P;
-    int64_t p = 0;
-    for (int64_t i = 0; i < F; ++i)
-      for (int64_t j = self ? i : i + 1; j < F; ++j)
-        out[p++] = detail::dot(xs[i] + b * D, xs[j] + b * D, D);
-  }
+  const detail::InteractionRows<T> rows(int64_t(xs.size()), D, self);
+  const int64_t P = rows.pairs();
+  parallelFor(B, B * P * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b)
+      rows.forward(xs, b, y + b * P);
+  });
 }
 
 template <class T>
@@ -57,26 +56,11 @@ void interactionGrad(const T *dyIn, const std::vector<const T *> &xsIn,
   std::vector<const T *> rounded; // stays empty (no allocation) in f32
   const std::vector<const T *> &xs =
       compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
-#pragma omp parallel for schedule(static) if (B * P * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t i = 0; i < F; ++i)
-      detail::fillZero(dxs[i] + b * D, D);
-    const T *g = dy + b * P;
-    int64_t p = 0;
-    for (int64_t i = 0; i < F; ++i) {
-      const T *xi = xs[i] + b * D;
-      T *dxi = dxs[i] + b * D;
-      for (int64_t j = self ? i : i + 1; j < F; ++j, ++p) {
-        if (i == j) { // d<x, x>/dx = 2x
-          detail::axpy(T(2) * g[p], xi, dxi, D);
-          continue;
-        }
-        const T *xj = xs[j] + b * D;
-        detail::axpy(g[p], xj, dxi, D);
-        detail::axpy(g[p], xi, dxs[j] + b * D, D);
-      }
-    }
-  }
+  const detail::InteractionRows<T> rows(F, D, self);
+  parallelFor(B, B * P * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b)
+      rows.backward(dy + b * P, xs, dxs, b);
+  });
 }
 
 // --- DCN-v2 cross layer -------------------------------------------------------
@@ -86,14 +70,15 @@ template <class T>
 void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D,
                   ComputeType compute) {
   detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), y);
-#pragma omp parallel for schedule(static) if (B * D > kParallelWork)
-  for (int64_t r = 0; r < B; ++r) {
-    const T *__restrict a = x0 + r * D;
-    const T *__restrict l = xl + r * D;
-    T *__restrict out = y + r * D;
-    for (int64_t j = 0; j < D; ++j)
-      out[j] = a[j] * (out[j] + b[j]) + l[j];
-  }
+  parallelFor(B, B * D > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const T *__restrict a = x0 + r * D;
+      const T *__restrict l = xl + r * D;
+      T *__restrict out = y + r * D;
+      for (int64_t j = 0; j < D; ++j)
+        out[j] = a[j] * (out[j] + b[j]) + l[j];
+    }
+  });
 }
 
 // With u = xl w + b and y = x0 * u + xl:
@@ -103,24 +88,29 @@ template <class T>
 void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
                T *dw, T *db, int64_t B, int64_t D, ComputeType compute) {
   const int64_t n = B * D;
-#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    dx0[i] = dy[i] * x0[i];
+  parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+#pragma omp simd
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      dx0[i] = dy[i] * x0[i];
+  });
   detail::gemm<T>(compute, true, false, D, D, B, T(1), xl, dx0, T(0), dw);
   biasGrad(dx0, db, B, D);
-#pragma omp parallel for simd schedule(static) if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    dxl[i] = dy[i];
+  parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+#pragma omp simd
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      dxl[i] = dy[i];
+  });
   detail::gemm<T>(compute, false, true, B, D, D, T(1), dx0, w, T(1), dxl);
 
   detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), dx0);
-#pragma omp parallel for schedule(static) if (n > kParallelWork)
-  for (int64_t r = 0; r < B; ++r) {
-    const T *__restrict g = dy + r * D;
-    T *__restrict out = dx0 + r * D;
-    for (int64_t j = 0; j < D; ++j)
-      out[j] = g[j] * (out[j] + b[j]);
-  }
+  parallelFor(B, n > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const T *__restrict g = dy + r * D;
+      T *__restrict out = dx0 + r * D;
+      for (int64_t j = 0; j < D; ++j)
+        out[j] = g[j] * (out[j] + b[j]);
+    }
+  });
 }
 
 // --- Batched dot ------------------------------------------------------------
@@ -128,10 +118,11 @@ void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T 
 template <class T>
 void dotForward(const T *lhs, const T *rhs, T *y, int64_t B, int64_t K, int64_t D) {
   const int64_t perRow = K == 0 ? 1 : K;
-#pragma omp parallel for schedule(static) if (B * perRow * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t k = 0; k < perRow; ++k)
-      y[b * perRow + k] = detail::dot(lhs + b * D, rhs + (b * perRow + k) * D, D);
+  parallelFor(B, B * perRow * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b)
+      for (int64_t k = 0; k < perRow; ++k)
+        y[b * perRow + k] = detail::dot(lhs + b * D, rhs + (b * perRow + k) * D, D);
+  });
 }
 
 // K == 0 is the one-column case of K == 1 (rhs is B x D either way).
@@ -139,21 +130,22 @@ template <class T>
 void dotGrad(const T *dy, const T *lhs, const T *rhs, T *dlhs, T *drhs, int64_t B, int64_t K,
              int64_t D) {
   const int64_t perRow = K == 0 ? 1 : K;
-#pragma omp parallel for schedule(static) if (B * perRow * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const T *__restrict l = lhs + b * D;
-    T *__restrict dl = dlhs + b * D;
-    detail::fillZero(dl, D);
-    for (int64_t k = 0; k < perRow; ++k) {
-      const T g = dy[b * perRow + k];
-      const T *__restrict r = rhs + (b * perRow + k) * D;
-      T *__restrict dr = drhs + (b * perRow + k) * D;
-      for (int64_t j = 0; j < D; ++j) {
-        dl[j] += g * r[j];
-        dr[j] = g * l[j];
+  parallelFor(B, B * perRow * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const T *__restrict l = lhs + b * D;
+      T *__restrict dl = dlhs + b * D;
+      detail::fillZero(dl, D);
+      for (int64_t k = 0; k < perRow; ++k) {
+        const T g = dy[b * perRow + k];
+        const T *__restrict r = rhs + (b * perRow + k) * D;
+        T *__restrict dr = drhs + (b * perRow + k) * D;
+        for (int64_t j = 0; j < D; ++j) {
+          dl[j] += g * r[j];
+          dr[j] = g * l[j];
+        }
       }
     }
-  }
+  });
 }
 
 // --- Explicit instantiations ------------------------------------------------

@@ -13,6 +13,8 @@
 #ifndef EMBC_RUNTIME_LIB_CPU_KERNELSUPPORT_H
 #define EMBC_RUNTIME_LIB_CPU_KERNELSUPPORT_H
 
+#include "embc/runtime/cpu/Parallel.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -33,11 +35,12 @@ template <class Partial> double chunkedSum(int64_t n, int64_t workPerItem, Parti
   std::array<double, kReduceChunks> sums{};
   const int64_t chunk = (n + kReduceChunks - 1) / kReduceChunks;
   const int64_t chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (n * workPerItem > kParallelWork)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * chunk;
-    sums[c] = partial(begin, std::min(n, begin + chunk));
-  }
+  parallelFor(chunks, n * workPerItem > kParallelWork, [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      const int64_t begin = c * chunk;
+      sums[c] = partial(begin, std::min(n, begin + chunk));
+    }
+  });
   double total = 0.0;
   for (int64_t c = 0; c < chunks; ++c)
     total += sums[c];

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include "KernelSupport.h"
@@ -145,43 +146,47 @@ void lossGrad(LossKind kind, const T *input, const T *target, T *dinput, T *dtar
   const int64_t work = B * std::max<int64_t>(C, 1) * 16;
   switch (kind) {
   case LossKind::BceWithLogits:
-#pragma omp parallel for schedule(static) if (work > kParallelWork)
-    for (int64_t i = 0; i < B * C; ++i)
-      dinput[i] = (stableSigmoid(input[i]) - target[i]) * invB;
+    parallelFor(B * C, work > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dinput[i] = (stableSigmoid(input[i]) - target[i]) * invB;
+    });
     return;
   case LossKind::Mse:
-#pragma omp parallel for schedule(static) if (work > kParallelWork)
-    for (int64_t i = 0; i < B * C; ++i)
-      dinput[i] = T(2) * (input[i] - target[i]) * invB;
+    parallelFor(B * C, work > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dinput[i] = T(2) * (input[i] - target[i]) * invB;
+    });
     return;
   case LossKind::SoftmaxCe:
-#pragma omp parallel for schedule(static) if (work > kParallelWork)
-    for (int64_t b = 0; b < B; ++b) {
-      const T *row = input + b * C;
-      T *out = dinput + b * C;
-      T mx = row[0];
-      for (int64_t j = 1; j < C; ++j)
-        mx = std::max(mx, row[j]);
-      T sumExp = T(0);
-      for (int64_t j = 0; j < C; ++j) {
-        out[j] = std::exp(row[j] - mx);
-        sumExp += out[j];
+    parallelFor(B, work > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+      for (int64_t b = bBegin; b < bEnd; ++b) {
+        const T *row = input + b * C;
+        T *out = dinput + b * C;
+        T mx = row[0];
+        for (int64_t j = 1; j < C; ++j)
+          mx = std::max(mx, row[j]);
+        T sumExp = T(0);
+        for (int64_t j = 0; j < C; ++j) {
+          out[j] = std::exp(row[j] - mx);
+          sumExp += out[j];
+        }
+        const T scale = invB / sumExp;
+        for (int64_t j = 0; j < C; ++j)
+          out[j] *= scale;
+        out[static_cast<int64_t>(target[b])] -= invB;
       }
-      const T scale = invB / sumExp;
-      for (int64_t j = 0; j < C; ++j)
-        out[j] *= scale;
-      out[static_cast<int64_t>(target[b])] -= invB;
-    }
+    });
     return;
   case LossKind::NegSampling:
     // d/dpos softplus(-pos) = -s(-pos) (= s(pos) - 1 without the cancellation);
     // d/dneg softplus(neg) = s(neg).
-#pragma omp parallel for schedule(static) if (work > kParallelWork)
-    for (int64_t b = 0; b < B; ++b) {
-      dinput[b] = -stableSigmoid(-input[b]) * invB;
-      for (int64_t k = 0; k < C; ++k)
-        dtarget[b * C + k] = stableSigmoid(target[b * C + k]) * invB;
-    }
+    parallelFor(B, work > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+      for (int64_t b = bBegin; b < bEnd; ++b) {
+        dinput[b] = -stableSigmoid(-input[b]) * invB;
+        for (int64_t k = 0; k < C; ++k)
+          dtarget[b * C + k] = stableSigmoid(target[b * C + k]) * invB;
+      }
+    });
     return;
   }
   throw std::invalid_argument("lossGrad: unknown loss kind " +

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include "KernelSupport.h"
@@ -56,9 +57,10 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
                                   std::to_string(rowLength) + " does not divide the " +
                                   std::to_string(n) + " values");
     const int64_t rows = n / rowLength;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r)
-      rowwiseAdagradRow(h, w + r * rowLength, g + r * rowLength, state0[r], rowLength);
+    parallelFor(rows, parallel, [&](int64_t rBegin, int64_t rEnd) {
+      for (int64_t r = rBegin; r < rEnd; ++r)
+        rowwiseAdagradRow(h, w + r * rowLength, g + r * rowLength, state0[r], rowLength);
+    });
     return;
   }
 
@@ -66,11 +68,12 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
   if (p.kind == OptimizerKind::Lamb) {
     // The trust ratio needs the norms of the whole parameter, so lamb runs in
     // three passes: moments, norms (fixed-order reduction), step.
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-      lambMomentsSpan(h, g + lo, state0 + lo, state1 + lo, len);
-    }
+    parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
+      for (int64_t c = cBegin; c < cEnd; ++c) {
+        const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
+        lambMomentsSpan(h, g + lo, state0 + lo, state1 + lo, len);
+      }
+    });
     const double w2 = detail::chunkedSum(n, 4, [&](int64_t lo, int64_t hi) {
       double sum = 0;
       for (int64_t i = lo; i < hi; ++i)
@@ -86,20 +89,22 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
       return sum;
     });
     const T trust = lambTrust<T>(w2, r2);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-      lambApplySpan(h, trust, w + lo, state0 + lo, state1 + lo, len);
-    }
+    parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
+      for (int64_t c = cBegin; c < cEnd; ++c) {
+        const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
+        lambApplySpan(h, trust, w + lo, state0 + lo, state1 + lo, len);
+      }
+    });
     return;
   }
 
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-    elementwiseSpan(p.kind, h, w + lo, g + lo, state0 ? state0 + lo : nullptr,
-                    state1 ? state1 + lo : nullptr, len);
-  }
+  parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
+      elementwiseSpan(p.kind, h, w + lo, g + lo, state0 ? state0 + lo : nullptr,
+                      state1 ? state1 + lo : nullptr, len);
+    }
+  });
 }
 
 // --- Sparse update ----------------------------------------------------------------
@@ -125,9 +130,10 @@ void sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double
 
   detail::applyGlobalDecay(p, h, table, rows, D, "sparseUpdate");
 
-#pragma omp parallel for schedule(static) if (nnz * D > kParallelWork / 4)
-  for (int64_t k = 0; k < nnz; ++k)
-    detail::tableRowStep(p.kind, h, table, uniqueRows[k], D, vals + k * D, state0, state1);
+  parallelFor(nnz, nnz * D > kParallelWork / 4, [&](int64_t kBegin, int64_t kEnd) {
+    for (int64_t k = kBegin; k < kEnd; ++k)
+      detail::tableRowStep(p.kind, h, table, uniqueRows[k], D, vals + k * D, state0, state1);
+  });
 }
 
 // --- Norms -------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/QuantizedKernels.h"
 
 #include "embc/runtime/cpu/HalfFloat.h"
@@ -268,46 +269,48 @@ void quantizedLookup(const QuantizedTable &t, const int64_t *ids, const int64_t 
                      const float *weights, int64_t B, Pooling pooling, float *y) {
   checkOffsets(offsets, B, "quantizedLookup");
   const int64_t D = t.D, nnz = B > 0 ? offsets[B] - offsets[0] : 0;
-#pragma omp parallel for schedule(static) if ((nnz + B) * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t begin = offsets[b], end = offsets[b + 1];
-    float *__restrict out = y + b * D;
-    float *row = scratch(size_t(D));
-    detail::fillZero(out, D);
-    if (begin == end)
-      continue;
-    // lookupForward's arithmetic on each decoded row (ties keep the first id).
-    if (pooling == Pooling::Max) {
-      dequantizeRow(t, ids[begin], row);
-      const float w0 = weightOf(weights, begin);
-      for (int64_t j = 0; j < D; ++j)
-        out[j] = w0 * row[j];
-      for (int64_t i = begin + 1; i < end; ++i) {
-        dequantizeRow(t, ids[i], row);
-        const float w = weightOf(weights, i);
-        for (int64_t j = 0; j < D; ++j) {
-          const float v = w * row[j];
-          out[j] = v > out[j] ? v : out[j];
+  parallelFor(B, (nnz + B) * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t begin = offsets[b], end = offsets[b + 1];
+      float *__restrict out = y + b * D;
+      float *row = scratch(size_t(D));
+      detail::fillZero(out, D);
+      if (begin == end)
+        continue;
+      // lookupForward's arithmetic on each decoded row (ties keep the first id).
+      if (pooling == Pooling::Max) {
+        dequantizeRow(t, ids[begin], row);
+        const float w0 = weightOf(weights, begin);
+        for (int64_t j = 0; j < D; ++j)
+          out[j] = w0 * row[j];
+        for (int64_t i = begin + 1; i < end; ++i) {
+          dequantizeRow(t, ids[i], row);
+          const float w = weightOf(weights, i);
+          for (int64_t j = 0; j < D; ++j) {
+            const float v = w * row[j];
+            out[j] = v > out[j] ? v : out[j];
+          }
         }
+        continue;
       }
-      continue;
+      for (int64_t i = begin; i < end; ++i) {
+        dequantizeRow(t, ids[i], row);
+        detail::axpy(weightOf(weights, i), row, out, D);
+      }
+      if (pooling == Pooling::Mean) {
+        const float inv = 1.0f / float(end - begin);
+        for (int64_t j = 0; j < D; ++j)
+          out[j] *= inv;
+      }
     }
-    for (int64_t i = begin; i < end; ++i) {
-      dequantizeRow(t, ids[i], row);
-      detail::axpy(weightOf(weights, i), row, out, D);
-    }
-    if (pooling == Pooling::Mean) {
-      const float inv = 1.0f / float(end - begin);
-      for (int64_t j = 0; j < D; ++j)
-        out[j] *= inv;
-    }
-  }
+  });
 }
 
 void quantizedGather(const QuantizedTable &t, const int64_t *ids, int64_t n, float *y) {
-#pragma omp parallel for schedule(static) if (n * t.D > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    dequantizeRow(t, ids[i], y + i * t.D);
+  parallelFor(n, n * t.D > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      dequantizeRow(t, ids[i], y + i * t.D);
+  });
 }
 
 void quantizedLookupGrad(const QuantizedTable &t, const int64_t *ids, const int64_t *offsets,
@@ -319,30 +322,31 @@ void quantizedLookupGrad(const QuantizedTable &t, const int64_t *ids, const int6
   }
   checkOffsets(offsets, B, "quantizedLookupGrad");
   const int64_t D = t.D, nnz = B > 0 ? offsets[B] - offsets[0] : 0;
-#pragma omp parallel for schedule(static) if ((nnz + B) * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t begin = offsets[b], end = offsets[b + 1];
-    for (int64_t i = begin; i < end; ++i)
-      detail::fillZero(dvals + i * D, D);
-    if (begin == end)
-      continue;
-    // The bag's rows decoded once; then lookupGrad's per-column argmax.
-    float *rows = scratch(size_t((end - begin) * D));
-    for (int64_t i = begin; i < end; ++i)
-      dequantizeRow(t, ids[i], rows + (i - begin) * D);
-    for (int64_t j = 0; j < D; ++j) {
-      int64_t arg = begin;
-      float best = weightOf(weights, begin) * rows[j];
-      for (int64_t i = begin + 1; i < end; ++i) {
-        const float v = weightOf(weights, i) * rows[(i - begin) * D + j];
-        if (v > best) {
-          best = v;
-          arg = i;
+  parallelFor(B, (nnz + B) * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t begin = offsets[b], end = offsets[b + 1];
+      for (int64_t i = begin; i < end; ++i)
+        detail::fillZero(dvals + i * D, D);
+      if (begin == end)
+        continue;
+      // The bag's rows decoded once; then lookupGrad's per-column argmax.
+      float *rows = scratch(size_t((end - begin) * D));
+      for (int64_t i = begin; i < end; ++i)
+        dequantizeRow(t, ids[i], rows + (i - begin) * D);
+      for (int64_t j = 0; j < D; ++j) {
+        int64_t arg = begin;
+        float best = weightOf(weights, begin) * rows[j];
+        for (int64_t i = begin + 1; i < end; ++i) {
+          const float v = weightOf(weights, i) * rows[(i - begin) * D + j];
+          if (v > best) {
+            best = v;
+            arg = i;
+          }
         }
+        dvals[arg * D + j] = weightOf(weights, arg) * dy[b * D + j];
       }
-      dvals[arg * D + j] = weightOf(weights, arg) * dy[b * D + j];
     }
-  }
+  });
 }
 
 // --- Update --------------------------------------------------------------------
@@ -370,21 +374,22 @@ void quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScal
   }
   const bool rowwise = p.kind == OptimizerKind::RowwiseAdagrad;
   const int64_t D = t.D;
-#pragma omp parallel for schedule(static) if (nnz * D > kParallelWork / 4)
-  for (int64_t k = 0; k < nnz; ++k) {
-    const int64_t r = uniqueRows[k];
-    auto seg = std::upper_bound(segments.begin(), segments.end(), r,
-                                [](int64_t row, const RowSegment &s) { return row < s.firstRow; }) -
-               1;
-    float *row = scratch(size_t(D));
-    dequantizeRow(t, r, row);
-    // Row index 0 of a one-row "table" whose state starts at row r.
-    detail::tableRowStep(p.kind, h, row, 0, D, vals + k * D,
-                         state0 ? state0 + (rowwise ? r : r * D) : nullptr,
-                         state1 ? state1 + r * D : nullptr);
-    quantizeRow(t, r, row, /*nearest=*/false,
-                rowKey(seed, seg->tableKey, r - seg->firstRow, step));
-  }
+  parallelFor(nnz, nnz * D > kParallelWork / 4, [&](int64_t kBegin, int64_t kEnd) {
+    for (int64_t k = kBegin; k < kEnd; ++k) {
+      const int64_t r = uniqueRows[k];
+      auto seg = std::upper_bound(segments.begin(), segments.end(), r,
+                                  [](int64_t row, const RowSegment &s) { return row < s.firstRow; }) -
+                 1;
+      float *row = scratch(size_t(D));
+      dequantizeRow(t, r, row);
+      // Row index 0 of a one-row "table" whose state starts at row r.
+      detail::tableRowStep(p.kind, h, row, 0, D, vals + k * D,
+                           state0 ? state0 + (rowwise ? r : r * D) : nullptr,
+                           state1 ? state1 + r * D : nullptr);
+      quantizeRow(t, r, row, /*nearest=*/false,
+                  rowKey(seed, seg->tableKey, r - seg->firstRow, step));
+    }
+  });
 }
 
 } // namespace embc::runtime::cpu

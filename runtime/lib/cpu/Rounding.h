@@ -17,6 +17,7 @@
 #ifndef EMBC_RUNTIME_LIB_CPU_ROUNDING_H
 #define EMBC_RUNTIME_LIB_CPU_ROUNDING_H
 
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/HalfFloat.h"
 
 #include "KernelSupport.h"
@@ -45,9 +46,10 @@ template <class T> const T *roundedCopy(ComputeType type, const T *src, int64_t 
   if (type == ComputeType::F32 || n <= 0)
     return src;
   T *dst = scratch<T>(slot, n);
-#pragma omp parallel for schedule(static) if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = roundTo(type, src[i]);
+  parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      dst[i] = roundTo(type, src[i]);
+  });
   return dst;
 }
 

@@ -8,7 +8,9 @@
 // pure function of its number, so worker threads build batches
 // independently, up to max(prefetch, threads) ahead of the consumer, and
 // next() hands
-// them out in order: the batches do not depend on the thread count.
+// them out in order: the batches do not depend on the thread count. The
+// workers run at a lower priority than the trainer and the trainer builds a
+// batch itself when no worker has started it (PrefetchStream.cpp says why).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,10 @@ public:
 private:
   /// Builds batch `number`; false when it lies past the end (evaluation).
   bool assemble(uint64_t number, Batch &out) const;
+  /// Builds batch `number` (already claimed) with `lock` released, then
+  /// files it under `lock`.
+  void produce(uint64_t number, std::unique_lock<std::mutex> &lock);
+  /// A worker thread: runs below the trainer's priority (PrefetchStream.cpp).
   void work();
 
   struct Slot {

@@ -12,8 +12,7 @@
 #include "CpuBinder.h"
 
 #include "embc/runtime/cpu/Kernels.h"
-
-#include <omp.h>
+#include "embc/runtime/cpu/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -445,11 +444,10 @@ BoundKernel bindUpdate(const Binder &b) {
 class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(int threads) {
-    if (threads > 0)
-      omp_set_num_threads(threads);
-    // GEMMs are called from the main thread; OpenBLAS then uses as many
-    // threads as OpenMP would.
-    openblas_set_num_threads(threads > 0 ? threads : omp_get_max_threads());
+    // One team for every kernel (Parallel.h). The BLAS runs single-threaded
+    // inside the team's GEMM blocks, so it must not start threads of its own.
+    cpu::setTeamSize(threads);
+    openblas_set_num_threads(1);
   }
   ~CpuBackend() override { std::free(arena_); }
   const char *name() const override { return "cpu"; }

@@ -2,6 +2,7 @@
 
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/data/CounterRandom.h"
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/QuantizedKernels.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 using namespace embc::runtime;
 namespace data = embc::runtime::data;
+namespace cpu = embc::runtime::cpu;
 
 /// The data features the plan's inputs read (in first-use order), and for
 /// each input the index of its feature: what a batch must hold.
@@ -108,7 +110,7 @@ void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *
       kernels[which ? (*which)[j] : j](state);
     return;
   }
-  // CPU kernels are synchronous (their OpenMP regions end before they
+  // CPU kernels are synchronous (their parallel regions end before they
   // return), so the interval is the kernel's whole cost.
   using Clock = std::chrono::steady_clock;
   for (size_t j = 0; j < n && !state.skipUpdate; ++j) {
@@ -149,14 +151,15 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
   } else {
     throw PlanError("unknown initializer '" + init.kind + "' for " + name);
   }
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t h = data::hashOf(seed, stream, uint64_t(first + i));
-    double v = mode == Const     ? a
-               : mode == Uniform ? a + (b - a) * data::uniform01(h)
-                                 : a + b * data::standardNormal(h);
-    out[i] = float(v);
-  }
+  cpu::parallelFor(n, n > 65536, [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i) {
+      uint64_t h = data::hashOf(seed, stream, uint64_t(first + i));
+      double v = mode == Const     ? a
+                 : mode == Uniform ? a + (b - a) * data::uniform01(h)
+                                   : a + b * data::standardNormal(h);
+      out[i] = float(v);
+    }
+  });
 }
 
 int64_t numel(const Buffer &b) {

@@ -26,3 +26,13 @@ target_link_libraries(MixedPrecisionTests PRIVATE EmbExec)
 # and the quantised lookup and update against their f32 counterparts.
 emb_unit_test(QuantizedKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/QuantizedKernelTest.cpp)
 target_link_libraries(QuantizedKernelTests PRIVATE EmbCpuKernels)
+
+# The team of threads (Parallel.h) and the GEMM layer (runtime/lib/cpu/Gemm.h,
+# private: the test includes the library's source directory).
+emb_unit_test(CpuTeamAndGemmTests
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/ParallelTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/GemmTest.cpp
+)
+target_include_directories(CpuTeamAndGemmTests PRIVATE ${PROJECT_SOURCE_DIR}/runtime/lib/cpu)
+target_link_libraries(CpuTeamAndGemmTests PRIVATE EmbCpuKernels)
+target_compile_options(CpuTeamAndGemmTests PRIVATE -fopenmp-simd) # the private headers' omp simd

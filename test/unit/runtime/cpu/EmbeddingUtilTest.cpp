@@ -11,9 +11,9 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/Parallel.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 #include <xxhash.h>
 
 #include <cstring>
@@ -69,7 +69,7 @@ TEST(CpuCoalesceRows, MatchesOriginalOrderSumsExactlyAndIsDeterministic) {
   }
 
   auto run = [&](int threads) {
-    omp_set_num_threads(threads);
+    setTeamSize(threads);
     std::vector<int64_t> r = rows;
     FVec v = vals;
     const int64_t distinct = coalesceRows(r.data(), v.data(), n, D);
@@ -77,9 +77,9 @@ TEST(CpuCoalesceRows, MatchesOriginalOrderSumsExactlyAndIsDeterministic) {
     v.resize(distinct * D);
     return std::make_pair(r, v);
   };
-  const int defaultThreads = omp_get_max_threads();
+  const int defaultThreads = teamSize();
   const auto one = run(1), two = run(2);
-  omp_set_num_threads(defaultThreads);
+  setTeamSize(defaultThreads);
 
   ASSERT_EQ(one.first.size(), expected.size());
   size_t k = 0;
@@ -155,7 +155,7 @@ TEST(CpuDeterminism, ReductionsIgnoreTheThreadCount) {
     FVec lamb;
   };
   auto run = [&](int threads) {
-    omp_set_num_threads(threads);
+    setTeamSize(threads);
     Results r;
     r.squares = sumSquares(x.data(), n);
     r.db.resize(N);
@@ -169,9 +169,9 @@ TEST(CpuDeterminism, ReductionsIgnoreTheThreadCount) {
     denseUpdate(p, 1, 1.0, 1.0, r.lamb.data(), dy.data(), m.data(), v.data(), n, n);
     return r;
   };
-  const int defaultThreads = omp_get_max_threads();
+  const int defaultThreads = teamSize();
   const Results one = run(1), two = run(2), three = run(3);
-  omp_set_num_threads(defaultThreads);
+  setTeamSize(defaultThreads);
   for (const Results *other : {&two, &three}) {
     EXPECT_EQ(one.squares, other->squares);
     EXPECT_EQ(one.db, other->db);

@@ -5,7 +5,7 @@
 // relative to max(1, |expected|)), on shapes that reach each code path: B,
 // K or N of 1, odd sizes, more rows than one block, more columns than one
 // column block, and both the serial and the threaded paths (the tests run
-// with 1 and 3 OpenMP threads). The backward kernels are also checked
+// with teams of 1 and 3 threads). The backward kernels are also checked
 // against central finite differences of the fused forward, in double
 // (GradientCheck.h).
 //
@@ -14,10 +14,10 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/FusedDenseKernels.h"
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -54,15 +54,15 @@ void expectClose(const std::vector<T> &actual, const std::vector<T> &expected,
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << actual.size() << " entries differ";
 }
 
-/// Runs fn with 1 and with 3 OpenMP threads (the serial and the threaded
+/// Runs fn with teams of 1 and of 3 threads (the serial and the threaded
 /// paths), then restores the thread count.
 template <class Fn> void forThreadCounts(Fn fn) {
-  const int saved = omp_get_max_threads();
+  const int saved = teamSize();
   for (int threads : {1, 3}) {
-    omp_set_num_threads(threads);
+    setTeamSize(threads);
     fn(threads);
   }
-  omp_set_num_threads(saved);
+  setTeamSize(saved);
 }
 
 struct Shape {

@@ -15,10 +15,10 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/FusedEmbeddingKernels.h"
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cstring>
 #include <random>
@@ -203,12 +203,12 @@ TEST(FusedLookup, EmptyBatchAndAllEmptyBags) {
 
 TEST(FusedLookup, ResultDoesNotDependOnThreadCount) {
   auto ms = allMemberKinds<float>(400, 8);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  const int threads = teamSize();
+  setTeamSize(1);
   auto one = runFused(ms);
-  omp_set_num_threads(3);
+  setTeamSize(3);
   auto three = runFused(ms);
-  omp_set_num_threads(threads);
+  setTeamSize(threads);
   for (size_t i = 0; i < ms.size(); ++i)
     expectBitEqual(one.first[i], three.first[i], "member " + std::to_string(i));
 }
@@ -516,13 +516,13 @@ TEST(EmbeddingUpdate, ResultDoesNotDependOnThreadCount) {
   OptimizerParams p;
   p.kind = OptimizerKind::Lamb;
   p.lr = 0.01;
-  const int threads = omp_get_max_threads();
+  const int threads = teamSize();
   TableState<float> one = makeTable<float>(p, rows, D, 3), three = one;
-  omp_set_num_threads(1);
+  setTeamSize(1);
   fusedUpdate(p, 1, one, rows, D, sources);
-  omp_set_num_threads(3);
+  setTeamSize(3);
   fusedUpdate(p, 1, three, rows, D, sources);
-  omp_set_num_threads(threads);
+  setTeamSize(threads);
   expectBitEqual(one.w, three.w, "table");
   expectBitEqual(one.s0, three.s0, "state0");
   expectBitEqual(one.s1, three.s1, "state1");

@@ -13,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/cpu/HalfFloat.h"
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/QuantizedKernels.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <cstdint>
@@ -305,11 +305,11 @@ TEST(QuantizedKernels, UpdateIsIndependentOfThreadsAndSegments) {
   auto run = [&](int threads, std::vector<RowSegment> segments) {
     Owned q(Storage::BF16, rows, D, values);
     std::vector<float> state(rows * D, 0.0f);
-    int before = omp_get_max_threads();
-    omp_set_num_threads(threads);
+    int before = teamSize();
+    setTeamSize(threads);
     quantizedSparseUpdate(p, 3, 1.0, 1.0, q.table, touched.data(), grads.data(),
                           int64_t(touched.size()), state.data(), nullptr, 7, segments);
-    omp_set_num_threads(before);
+    setTeamSize(before);
     return q.bytes;
   };
   std::vector<uint8_t> one = run(1, {{0, 5}});

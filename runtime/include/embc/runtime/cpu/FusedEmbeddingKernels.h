@@ -3,10 +3,12 @@
 // The CPU side of the embedding kernels -emb-fuse produces
 // (docs/plan-format.md, fused_lookup and embedding_update):
 //
-// - fusedLookup: hash + pooled lookup of several tables in one OpenMP
-//   parallel region over (table, block of bags) pairs, instead of one region
-//   (and one hash pass) per table. Per bag the arithmetic is lookupForward's,
-//   so the results are bit-identical to hashIds + lookupForward.
+// - fusedLookup: hash + pooled lookup of several tables in one parallel
+//   region over (table, block of bags) pairs, instead of one region (and one
+//   hash pass) per table. A block's ids are hashed first and the rows of the
+//   ids ahead are prefetched while a bag is pooled (the rows are cache
+//   misses). Per bag the arithmetic is lookupForward's, so the results are
+//   bit-identical to hashIds + lookupForward.
 // - embeddingUpdate: the backward of one table (or table batch) fused with its
 //   sparse optimizer step. The per-id gradient rows are never written: the
 //   contributions are sorted by row (a stable radix sort of packed

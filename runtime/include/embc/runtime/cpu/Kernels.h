@@ -4,7 +4,8 @@
 // code runs in float (training) and double (finite-difference gradient
 // checks). All tensors are dense row-major; B is the batch. Outputs are
 // overwritten unless the comment says "accumulates". Loops are parallelised
-// with OpenMP; GEMMs go to BLAS (cblas). No function allocates per call
+// on the team (Parallel.h); GEMMs go to Gemm.h (libxsmm kernels on fixed row
+// blocks, else BLAS). No function allocates per call
 // except where noted (coalesceRows sorts in a scratch vector).
 //
 // Dense compute precision: the GEMM-based kernels (dense layers, the

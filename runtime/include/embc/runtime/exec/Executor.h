@@ -155,7 +155,8 @@ public:
   }
 };
 
-/// The CPU backend (OpenMP + BLAS); `threads` 0 means all cores.
+/// The CPU backend (one team of threads, cpu/Parallel.h; libxsmm/BLAS GEMMs);
+/// `threads` 0 means every CPU the process may use.
 std::unique_ptr<Backend> createCpuBackend(int threads);
 
 class Executor {

@@ -1,0 +1,183 @@
+//===- ParallelTest.cpp - the CPU backend's team of threads ---------------===//
+//
+// Parallel.h's contract: every index runs exactly once, ranges follow
+// OpenMP's schedule(static), nested regions run serially on the caller, the
+// lowest thread's exception reaches the caller, and the team survives being
+// resized at any moment (a worker that starts after a resize once missed its
+// wake-up and hung the process).
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/cpu/Parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace embc::runtime::cpu {
+namespace {
+
+/// Restores the team size a test changed.
+struct TeamSizeGuard {
+  int saved = teamSize();
+  ~TeamSizeGuard() { setTeamSize(saved); }
+};
+
+TEST(Team, RegionRunsEveryThreadOnce) {
+  TeamSizeGuard guard;
+  for (int size : {1, 2, 3, 5}) {
+    setTeamSize(size);
+    EXPECT_EQ(teamSize(), size);
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(size));
+    std::atomic<int> reportedThreads{-1};
+    parallelRegion(size, [&](int t, int threads) {
+      runs[size_t(t)]++;
+      reportedThreads = threads;
+      if (size > 1) // a one-thread region is a plain call
+        EXPECT_TRUE(inParallelRegion());
+    });
+    EXPECT_FALSE(inParallelRegion());
+    EXPECT_EQ(reportedThreads.load(), size);
+    for (int t = 0; t < size; ++t)
+      EXPECT_EQ(runs[size_t(t)].load(), 1) << "thread " << t << " of " << size;
+  }
+}
+
+TEST(Team, ParallelForSplitsAsStaticSchedule) {
+  TeamSizeGuard guard;
+  setTeamSize(3);
+  const int64_t n = 10; // chunk ceil(10 / 3) = 4: [0,4) [4,8) [8,10)
+  std::vector<std::pair<int64_t, int64_t>> ranges(3, {-1, -1});
+  std::vector<int> owner(size_t(n), -1);
+  parallelFor(n, true, [&](int64_t begin, int64_t end) {
+    ranges[size_t(begin / 4)] = {begin, end};
+    for (int64_t i = begin; i < end; ++i)
+      owner[size_t(i)]++;
+  });
+  EXPECT_EQ(ranges[0], std::make_pair(int64_t(0), int64_t(4)));
+  EXPECT_EQ(ranges[1], std::make_pair(int64_t(4), int64_t(8)));
+  EXPECT_EQ(ranges[2], std::make_pair(int64_t(8), int64_t(10)));
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(owner[size_t(i)], 0) << "index " << i << " ran " << owner[size_t(i)] + 1 << " times";
+
+  // Not parallel, or too short: one call over everything on the caller.
+  int calls = 0;
+  parallelFor(n, false, [&](int64_t begin, int64_t end) {
+    ++calls;
+    EXPECT_EQ(begin, 0);
+    EXPECT_EQ(end, n);
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Team, DynamicLoopRunsEachItemOnce) {
+  TeamSizeGuard guard;
+  setTeamSize(3);
+  const int64_t n = 1000;
+  std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+  parallelForDynamic(n, 7, true, [&](int64_t i) { runs[size_t(i)]++; });
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(runs[size_t(i)].load(), 1) << "item " << i;
+}
+
+TEST(Team, NestedRegionsRunSeriallyOnTheCaller) {
+  TeamSizeGuard guard;
+  setTeamSize(2);
+  std::atomic<int> inner{0};
+  parallelRegion(2, [&](int, int) {
+    const std::thread::id outer = std::this_thread::get_id();
+    parallelFor(100, true, [&](int64_t begin, int64_t end) {
+      EXPECT_EQ(begin, 0);
+      EXPECT_EQ(end, 100);
+      EXPECT_EQ(std::this_thread::get_id(), outer);
+      inner++;
+    });
+  });
+  EXPECT_EQ(inner.load(), 2);
+}
+
+TEST(Team, LowestThreadsExceptionReachesTheCaller) {
+  TeamSizeGuard guard;
+  setTeamSize(3);
+  try {
+    parallelRegion(3, [&](int t, int) {
+      if (t >= 1)
+        throw std::runtime_error("thread " + std::to_string(t));
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error &e) {
+    EXPECT_STREQ(e.what(), "thread 1");
+  }
+  // The team still works afterwards.
+  std::atomic<int> runs{0};
+  parallelRegion(3, [&](int, int) { runs++; });
+  EXPECT_EQ(runs.load(), 3);
+}
+
+TEST(Team, SurvivesResizingBetweenRegions) {
+  TeamSizeGuard guard;
+  for (int round = 0; round < 200; ++round) {
+    const int size = 1 + round % 4;
+    setTeamSize(size, round % 3 == 0 ? 0 : -1); // with and without spinning
+    std::atomic<int> runs{0};
+    parallelRegion(size, [&](int, int) { runs++; });
+    ASSERT_EQ(runs.load(), size) << "round " << round;
+  }
+}
+
+TEST(Team, SleepingWorkersWakeForTheNextRegion) {
+  TeamSizeGuard guard;
+  setTeamSize(2, 0); // no spin: every region wakes a sleeping worker
+  int64_t total = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::atomic<int64_t> sum{0};
+    parallelFor(64, true, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        sum += i;
+    });
+    total += sum.load();
+  }
+  EXPECT_EQ(total, 2000 * (63 * 64 / 2));
+}
+
+TEST(Team, ASecondCallerRunsSeriallyInsteadOfWaiting) {
+  TeamSizeGuard guard;
+  setTeamSize(2);
+  std::atomic<bool> release{false}, started{false};
+  std::thread holder([&] {
+    parallelRegion(2, [&](int t, int) {
+      if (t == 0) {
+        started = true;
+        while (!release)
+          std::this_thread::yield();
+      }
+    });
+  });
+  while (!started)
+    std::this_thread::yield();
+  // The team is busy: this region runs every t on the calling thread, in
+  // order, rather than wait for the team.
+  std::vector<int> order;
+  const std::thread::id caller = std::this_thread::get_id();
+  parallelRegion(2, [&](int t, int) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    order.push_back(t);
+  });
+  EXPECT_EQ(order, (std::vector<int>{0, 1}));
+  release = true;
+  holder.join();
+}
+
+TEST(Team, DoesNotSpinWhenLargerThanTheCpus) {
+  TeamSizeGuard guard;
+  setTeamSize(availableCpus() + 1, 50);
+  EXPECT_EQ(teamSpinMicros(), 0);
+  setTeamSize(1, 50);
+  EXPECT_EQ(teamSpinMicros(), 50);
+}
+
+} // namespace
+} // namespace embc::runtime::cpu
