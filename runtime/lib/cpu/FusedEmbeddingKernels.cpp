@@ -263,6 +263,7 @@ template <class Key> struct Scratch {
   std::vector<Key> keys, tmp;
   std::vector<uint32_t> bagOf;  ///< per contribution of a bag source: its bag
   std::vector<uint32_t> srcOf;  ///< per contribution: its source
+  std::vector<uint32_t> slotOf; ///< per contribution: its distinct row
   std::vector<int64_t> hist;    ///< radix histograms, chunk-major
   std::vector<int64_t> segment; ///< first sorted key of each distinct row, then N
   std::vector<int64_t> chunkCount;
@@ -472,16 +473,43 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
     scale = mean * (src.weights ? src.weights[i] : T(1));
     return src.dy + b * D;
   };
-  parallelForDynamic(distinct, 64, N * D > kFusedParallelWork, [&](int64_t r) {
-    thread_local std::vector<T> rowScratch;
-    if (rowScratch.size() < size_t(2 * D))
-      rowScratch.resize(size_t(2 * D));
-    T *acc = rowScratch.data(), *tmp = acc + D;
-    for (int64_t q = segment[r]; q < segment[r + 1]; ++q) {
-      const int64_t c = int64_t(uint64_t(sorted[q] & idxMask));
+  // Two passes over the distinct rows, each thread owning a range of them:
+  //  1. the row sums, built in contribution order: each thread walks the
+  //     contributions as the sources hold them (their gradient rows are then
+  //     read in order, not at random as a walk in row order would) and adds
+  //     those of its rows into a compact buffer. Contribution order within a
+  //     row is the sorted order (the sort is stable), so the sums are
+  //     coalesceRows' bit for bit;
+  //  2. the optimizer step of each row from its sum, rows in ascending
+  //     order with the rows ahead prefetched.
+  // (A single walk in row order spent most of its time on cache misses in
+  // dy: docs/performance.md, "Embedding kernels".)
+  s.slotOf.resize(size_t(N));
+  uint32_t *slotOf = s.slotOf.data();
+  thread_local std::vector<T> sumsBuffer;
+  if (sumsBuffer.size() < size_t(distinct * D + D))
+    sumsBuffer.resize(size_t(distinct * D + D));
+  T *sums = sumsBuffer.data();
+  const bool parallel = N * D > kFusedParallelWork;
+  parallelFor(distinct, parallel, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t q = segment[r]; q < segment[r + 1]; ++q)
+        slotOf[uint64_t(sorted[q] & idxMask)] = uint32_t(r);
+  });
+  parallelFor(distinct, parallel, [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<T> tmpScratch;
+    if (tmpScratch.size() < size_t(D))
+      tmpScratch.resize(size_t(D));
+    T *tmp = tmpScratch.data();
+    const bool all = r0 == 0 && r1 == distinct;
+    for (int64_t c = 0; c < N; ++c) {
+      const int64_t r = slotOf[c];
+      if (!all && (r < r0 || r >= r1))
+        continue;
       T sc;
       const T *g = gradientOf(c, sc);
-      if (q == segment[r]) {
+      T *acc = sums + r * D;
+      if (c == int64_t(uint64_t(sorted[segment[r]] & idxMask))) { // the row's first
         if (sc == T(1))
           std::memcpy(acc, g, sizeof(T) * size_t(D));
         else
@@ -491,8 +519,22 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
         addScaled(acc, sc, g, tmp, D);
       }
     }
-    const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
-    detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
+  });
+  const bool rowwise = p.kind == OptimizerKind::RowwiseAdagrad;
+  constexpr int64_t kRowsAhead = 8;
+  parallelFor(distinct, parallel, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (r + kRowsAhead < r1) {
+        const int64_t ahead = int64_t(uint64_t(sorted[segment[r + kRowsAhead]] >> idxBits));
+        prefetchRow(table, D, ahead);
+        if (state0)
+          rowwise ? __builtin_prefetch(state0 + ahead, 1, 1) : prefetchRow(state0, D, ahead);
+        if (state1)
+          prefetchRow(state1, D, ahead);
+      }
+      const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
+      detail::tableRowStep(p.kind, h, table, row, D, sums + r * D, state0, state1);
+    }
   });
 }
 
