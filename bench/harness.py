@@ -1,0 +1,150 @@
+"""What the CPU benchmark scripts share: installing what they need, running
+embc and embrun, reading embrun's logs and checkpoints.
+
+Kept apart from the scripts so that cpu_vs_pytorch.py and cpu_threads.py
+measure embrun the same way (one definition of "samples/s, warm-up
+excluded").
+"""
+import importlib
+import json
+import os
+import struct
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- Dependencies -------------------------------------------------------------
+
+def pip_install(args):
+    """pip install ARGS; retries with --break-system-packages (Debian's
+    externally-managed Python). Returns True on success."""
+    base = [sys.executable, "-m", "pip", "install", "--quiet",
+            "--root-user-action=ignore"]
+    for extra in ([], ["--break-system-packages"]):
+        if subprocess.run(base + extra + args).returncode == 0:
+            return True
+    return False
+
+
+def require(module, pip_args):
+    """Imports `module`, installing it with pip first when it is missing
+    (each entry of pip_args is one way to install it, tried in order)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pass
+    print(f"installing {module} with pip ...", flush=True)
+    for args in pip_args:
+        if pip_install(args):
+            importlib.invalidate_caches()
+            return importlib.import_module(module)
+    sys.exit(f"error: could not install {module} (tried: pip install "
+             + " | ".join(" ".join(a) for a in pip_args) + ")")
+
+
+# The CPU wheel is much smaller; fall back to PyPI's default wheel when the
+# PyTorch index cannot be reached.
+TORCH_PIP = [["torch", "--index-url", "https://download.pytorch.org/whl/cpu"],
+             ["torch"]]
+
+
+# --- The machine ----------------------------------------------------------------
+
+def load_note():
+    """The 1-minute load average before a run, with a warning when the
+    machine is visibly busy: the figures assume nothing else runs (on a
+    2-core machine one busy neighbour halves them, or worse)."""
+    load = os.getloadavg()[0]
+    note = f"load average {load:.2f}"
+    if load >= 0.5:
+        note += " (WARNING: something else is running; the figures will be low and noisy)"
+    return note
+
+
+# --- embc and embrun ----------------------------------------------------------
+
+def binaries(build, embrun_override=None):
+    """(embc, embrun) of a build directory; --embrun may name another embrun."""
+    return (os.path.join(build, "bin", "embc"),
+            embrun_override or os.path.join(build, "bin", "embrun"))
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}{r.stdout[-2000:]}")
+    return r.stdout
+
+
+def embc_flags(embc):
+    """The embc options this build has (--no-pack / --no-fuse arrive later)."""
+    text = subprocess.run([embc, "--help-hidden"], capture_output=True, text=True).stdout
+    return {f for f in ("--no-pack", "--no-fuse") if f in text}
+
+
+def load_model(name):
+    """(path, parsed JSON) of examples/NAME.json."""
+    path = os.path.join(ROOT, "examples", name + ".json")
+    with open(path) as f:
+        return path, json.load(f)
+
+
+def compile_plan(embc, model, out, flags=()):
+    """Compiles `model` to the plan file `out`; returns the plan as JSON."""
+    run([embc, model, "-o", out, *flags])
+    return json.loads(run([embc, model, "--emit=plan-json", *flags]))
+
+
+def embrun(embrun_bin, plan, steps, threads, workdir, tag, extra=()):
+    """Runs embrun; returns the records of its JSON-lines log."""
+    log = os.path.join(workdir, tag + ".jsonl")
+    run([embrun_bin, plan, "--steps", str(steps), "--threads", str(threads),
+         "--log", log, *extra])
+    with open(log) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def embc_samples_per_s(records, warm, batch):
+    """Throughput between the record at step `warm` and the summary record.
+    samples_per_s is cumulative (examples since the start over training time
+    so far, evaluation excluded), so the training time up to step s is
+    s * batch / samples_per_s, and the difference of two leaves out warm-up."""
+    first = next(r for r in records if r["event"] == "train" and r["step"] >= warm)
+    last = next(r for r in records if r["event"] == "summary")
+    t0 = first["step"] * batch / first["samples_per_s"]
+    t1 = last["step"] * batch / last["samples_per_s"]
+    return (last["step"] - first["step"]) * batch / (t1 - t0)
+
+
+def embrun_rate(embrun_bin, plan, batch, warm, steps, threads, workdir, tag):
+    """embrun's training samples/s on its synthetic data: `steps` steps timed
+    after `warm` warm-up steps (first steps touch the arena, start threads)."""
+    records = embrun(embrun_bin, plan, warm + steps, threads, workdir, tag,
+                     ["--report-every", str(warm)])
+    return embc_samples_per_s(records, warm, batch)
+
+
+def initial_checkpoint(embrun_bin, plan, directory, np):
+    """embrun's initial weights (`--steps 0 --save DIR`) as {name: array}:
+    what the PyTorch twin loads so both start from the same point."""
+    run([embrun_bin, plan, "--steps", "0", "--save", directory])
+    return read_safetensors(os.path.join(directory, "checkpoint.safetensors"), np)
+
+
+def read_safetensors(path, np):
+    """{name: array} of a safetensors file (format: docs/training.md)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    dtypes = {"F32": "<f4", "F64": "<f8", "I64": "<i8"}
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = info["data_offsets"]
+        out[name] = np.frombuffer(blob[8 + n + a:8 + n + b],
+                                  dtype=dtypes[info["dtype"]]).reshape(info["shape"]).copy()
+    return out
