@@ -1,19 +1,27 @@
 //===- ThreadPool.cpp - the persistent team behind Parallel.h ------------===//
 //
 // One process-wide team: teamSize() - 1 worker threads plus the thread that
-// starts a region. A region is a generation: the caller publishes the body,
-// bumps `generation_` and runs its own share; every worker runs its share (or
-// nothing, when the region is narrower than the team) and decrements
-// `pending_`; the caller returns when `pending_` reaches 0. Every worker
-// takes part in every generation, so a worker can never mistake one
-// region's body for another's.
+// starts a region. A region is a numbered set of tasks:
+//
+//  1. The caller publishes the body and the task count, then opens the
+//     region by storing (number, open, 0 joined) in `region_` and bumping
+//     `wake_` (the futex word sleeping workers wait on).
+//  2. A worker that sees an open region joins it with a compare-and-swap on
+//     `region_` (so it can only join the region whose body it will read),
+//     then claims tasks from `next_` until none are left, and reports done.
+//     The caller claims tasks the same way.
+//  3. When the tasks run out the caller closes the region (one atomic OR
+//     that also tells it how many workers joined) and waits for those
+//     workers only. A worker the OS had descheduled wakes to a closed region
+//     and goes back to waiting: the caller never waits for a thread that was
+//     not running.
 //
 // Waiting is a bounded spin followed by a futex sleep, for workers waiting
-// for the next region and for the caller waiting for the workers. The sleep
-// is race-free by the usual Dekker pairing: a sleeper announces itself
-// (sleepers_++) before it re-checks the word it waits on, and a waker
-// changes the word before it checks for sleepers, all sequentially
-// consistent, so at least one of the two sees the other.
+// for the next region and for the caller waiting for the workers. Sleeps are
+// race-free by the usual pairing: a sleeper announces itself before it
+// re-checks the word it waits on, and a waker changes the word before it
+// checks for sleepers, both sequentially consistent, so at least one of
+// the two sees the other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,9 +34,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -65,7 +73,7 @@ void futexWait(std::atomic<uint32_t> &word, uint32_t expected) {
 }
 
 void futexWakeAll(std::atomic<uint32_t> &word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
           nullptr, 0);
 }
 
@@ -85,6 +93,24 @@ template <class Pred> bool spinUntil(int micros, Pred pred) {
   }
 }
 
+/// Spins, then sleeps on `word` until pred(); `sleepers` counts the threads
+/// asleep on it.
+template <class Pred>
+void waitUntil(int spinMicros, std::atomic<uint32_t> &word, std::atomic<int> &sleepers,
+               Pred pred) {
+  if (spinUntil(spinMicros, pred))
+    return;
+  for (;;) {
+    const uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (pred())
+      return;
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (!pred() && word.load(std::memory_order_seq_cst) == seen)
+      futexWait(word, seen);
+    sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
 int spinFromEnvironment() {
   if (const char *s = std::getenv("EMBC_CPU_SPIN_US")) {
     char *end = nullptr;
@@ -94,6 +120,11 @@ int spinFromEnvironment() {
   }
   return kDefaultSpinMicros;
 }
+
+// region_ layout: bits 32..63 the region's number, bit 31 "closed",
+// bits 0..30 the workers that joined it.
+constexpr uint64_t kClosed = uint64_t(1) << 31;
+constexpr uint64_t kJoinedMask = kClosed - 1;
 
 class Team {
 public:
@@ -108,62 +139,49 @@ public:
     // thread that has the work.
     if (size_ > availableCpus())
       spin_ = 0;
-    errors_.assign(size_t(size_), nullptr);
     stopping_ = false;
-    // The generation the workers start from is read here, not by each new
-    // thread: a thread that starts late must still see the next bump.
-    const uint32_t start = generation_.load(std::memory_order_acquire);
     for (int t = 1; t < size_; ++t)
-      workers_.emplace_back([this, t, start] { work(t, start); });
+      workers_.emplace_back([this, t] { work(t); });
   }
 
   int size() const { return size_; }
   int spin() const { return spin_; }
 
-  void run(int threads, void (*fn)(void *, int), void *ctx) {
+  void run(int64_t tasks, void (*fn)(void *, int64_t), void *ctx) {
     std::unique_lock<std::mutex> hold(use_, std::try_to_lock);
     if (!hold.owns_lock() || tInRegion || size_ == 1) {
-      runSerially(threads, fn, ctx);
+      runSerially(tasks, fn, ctx);
       return;
     }
     fn_ = fn;
     ctx_ = ctx;
-    active_ = std::min(threads, size_);
-    pending_.store(uint32_t(size_ - 1), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) > 0)
-      futexWakeAll(generation_);
+    tasks_ = tasks;
+    firstError_ = nullptr;
+    firstErrorTask_ = INT64_MAX;
+    next_.store(0, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    const uint64_t number = (region_.load(std::memory_order_relaxed) >> 32) + 1;
+    region_.store(number << 32, std::memory_order_seq_cst); // open, nobody joined
+    wake_.fetch_add(1, std::memory_order_seq_cst);
+    if (workerSleepers_.load(std::memory_order_seq_cst) > 0)
+      futexWakeAll(wake_);
 
-    runShare(0);
+    claimTasks();
 
-    // Wait for the workers: spin, then sleep on pending_.
-    if (!spinUntil(spin_, [&] { return pending_.load(std::memory_order_acquire) == 0; })) {
-      for (;;) {
-        uint32_t left = pending_.load(std::memory_order_seq_cst);
-        if (left == 0)
-          break;
-        callerSleeping_.store(1, std::memory_order_seq_cst);
-        if (pending_.load(std::memory_order_seq_cst) == left)
-          futexWait(pending_, left);
-        callerSleeping_.store(0, std::memory_order_relaxed);
-      }
-    }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    for (std::exception_ptr &e : errors_)
-      if (e) {
-        std::exception_ptr first = std::exchange(e, nullptr);
-        for (std::exception_ptr &rest : errors_)
-          rest = nullptr;
-        std::rethrow_exception(first);
-      }
+    const uint32_t joined =
+        uint32_t(region_.fetch_or(kClosed, std::memory_order_seq_cst) & kJoinedMask);
+    waitUntil(spin_, done_, callerSleepers_,
+              [&] { return done_.load(std::memory_order_acquire) == joined; });
+    if (firstError_)
+      std::rethrow_exception(std::exchange(firstError_, nullptr));
   }
 
 private:
-  static void runSerially(int threads, void (*fn)(void *, int), void *ctx) {
+  static void runSerially(int64_t tasks, void (*fn)(void *, int64_t), void *ctx) {
     const bool outer = tInRegion;
     tInRegion = true;
     try {
-      for (int t = 0; t < threads; ++t)
+      for (int64_t t = 0; t < tasks; ++t)
         fn(ctx, t);
     } catch (...) {
       tInRegion = outer;
@@ -172,49 +190,64 @@ private:
     tInRegion = outer;
   }
 
-  void runShare(int t) {
-    if (t >= active_)
-      return;
+  /// Runs unclaimed tasks of the open region until none are left.
+  void claimTasks() {
     tInRegion = true;
-    try {
-      fn_(ctx_, t);
-    } catch (...) {
-      errors_[size_t(t)] = std::current_exception();
+    for (int64_t t = next_.fetch_add(1, std::memory_order_relaxed); t < tasks_;
+         t = next_.fetch_add(1, std::memory_order_relaxed)) {
+      try {
+        fn_(ctx_, t);
+      } catch (...) {
+        std::lock_guard<std::mutex> hold(errorMutex_);
+        if (t < firstErrorTask_) {
+          firstErrorTask_ = t;
+          firstError_ = std::current_exception();
+        }
+      }
     }
     tInRegion = false;
   }
 
-  void work(int t, uint32_t seen) {
+  /// Joins the open region `seen` holds; false when it is closed. On
+  /// success `seen` holds the region joined (a newer one than asked, when a
+  /// region opened meanwhile).
+  bool join(uint64_t &seen) {
+    while (!(seen & kClosed)) {
+      if (region_.compare_exchange_weak(seen, seen + 1, std::memory_order_seq_cst))
+        return true;
+    }
+    return false;
+  }
+
+  void work(int t) {
     const std::string name = "embc-cpu-" + std::to_string(t);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    uint64_t lastNumber = 0; // the last region this worker looked at
     for (;;) {
-      if (!spinUntil(spin_, [&] { return generation_.load(std::memory_order_acquire) != seen; })) {
-        for (;;) {
-          sleepers_.fetch_add(1, std::memory_order_seq_cst);
-          const bool changed = generation_.load(std::memory_order_seq_cst) != seen;
-          if (!changed)
-            futexWait(generation_, seen);
-          sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-          if (changed || generation_.load(std::memory_order_acquire) != seen)
-            break;
-        }
-      }
-      seen = generation_.load(std::memory_order_acquire);
-      if (stopping_)
+      uint64_t seen = 0;
+      waitUntil(spin_, wake_, workerSleepers_, [&] {
+        seen = region_.load(std::memory_order_acquire);
+        return stopping_.load(std::memory_order_acquire) || (seen >> 32) != lastNumber;
+      });
+      if (stopping_.load(std::memory_order_acquire))
         return;
-      runShare(t);
-      if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-          callerSleeping_.load(std::memory_order_seq_cst))
-        futexWakeAll(pending_);
+      const bool joined = join(seen);
+      lastNumber = seen >> 32;
+      if (!joined)
+        continue; // closed before this thread woke: the next one, then
+      claimTasks();
+      done_.fetch_add(1, std::memory_order_seq_cst);
+      if (callerSleepers_.load(std::memory_order_seq_cst) > 0)
+        futexWakeAll(done_);
     }
   }
 
   void stop() {
     if (workers_.empty())
       return;
-    stopping_ = true;
-    generation_.fetch_add(1, std::memory_order_seq_cst);
-    futexWakeAll(generation_);
+    stopping_.store(true, std::memory_order_seq_cst);
+    wake_.fetch_add(1, std::memory_order_seq_cst);
+    futexWakeAll(wake_);
     for (std::thread &w : workers_)
       w.join();
     workers_.clear();
@@ -222,15 +255,20 @@ private:
 
   std::mutex use_; ///< held by the thread running a region (and by resize)
   std::vector<std::thread> workers_;
-  std::vector<std::exception_ptr> errors_;
-  int size_ = 1, spin_ = 0, active_ = 0;
-  void (*fn_)(void *, int) = nullptr;
+  int size_ = 1, spin_ = 0;
+  // The open region's body; written by the caller before it opens region_.
+  void (*fn_)(void *, int64_t) = nullptr;
   void *ctx_ = nullptr;
+  int64_t tasks_ = 0;
+  std::mutex errorMutex_;
+  std::exception_ptr firstError_;
+  int64_t firstErrorTask_ = INT64_MAX;
   std::atomic<bool> stopping_{false};
-  alignas(64) std::atomic<uint32_t> generation_{0};
-  alignas(64) std::atomic<uint32_t> pending_{0};
-  alignas(64) std::atomic<int> sleepers_{0};
-  std::atomic<uint32_t> callerSleeping_{0};
+  alignas(64) std::atomic<uint64_t> region_{0};
+  alignas(64) std::atomic<int64_t> next_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};
+  alignas(64) std::atomic<uint32_t> wake_{0};
+  std::atomic<int> workerSleepers_{0}, callerSleepers_{0};
 };
 
 Team &team() {
@@ -264,8 +302,8 @@ int teamSpinMicros() { return team().spin(); }
 
 bool inParallelRegion() { return tInRegion; }
 
-void detail::runOnTeam(int threads, void (*fn)(void *, int), void *ctx) {
-  team().run(threads, fn, ctx);
+void detail::runTasks(int64_t tasks, void (*fn)(void *, int64_t), void *ctx) {
+  team().run(tasks, fn, ctx);
 }
 
 } // namespace embc::runtime::cpu

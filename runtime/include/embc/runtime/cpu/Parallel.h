@@ -2,23 +2,27 @@
 //
 // Every parallel loop of the CPU kernels runs on one persistent team of
 // threads (ThreadPool.cpp). The team replaces OpenMP's parallel regions for
-// three reasons, all measured on the 2-core CI machine (docs/performance.md):
+// reasons measured on the 2-core CI machine (docs/performance.md, "One team
+// of threads"):
 //
 //  - Wait policy. libgomp reads its spin policy from the environment once,
 //    at process start, and by default spins for ~300k iterations after each
 //    region; the data threads and any other process on the machine then fight
 //    spinning threads for the cores (two_tower: 413k samples/s on 1 thread,
-//    41k on 2). The team spins for a bounded time (default 50 us, measured)
-//    and then sleeps on a futex, and spins not at all when it has more
-//    threads than the CPUs the process may use.
-//  - One pool. The BLAS runs single-threaded inside the team's tasks
-//    (GEMMs are split into fixed row blocks by Gemm.h), so there is no second
-//    pool of BLAS threads spinning beside ours.
-//  - Determinism by construction. parallelFor splits [0, n) exactly as
-//    OpenMP's schedule(static) did, and kernels keep their rule that every
-//    output element is computed by one thread in a fixed order, so results do
-//    not depend on the team size.
+//    41k on 2). The team spins for a bounded time (default 50 us) and then
+//    sleeps on a futex, and spins not at all when it has more threads than
+//    the CPUs the process may use.
+//  - No waiting for a thread that is not running. A region is a set of
+//    tasks that the caller and whichever team threads are awake claim from a
+//    shared counter; a thread the OS has descheduled (another process wants
+//    the core) finds the region finished when it wakes and the caller never
+//    waits for it. OpenMP's static schedule instead stalls every region on
+//    its slowest thread.
+//  - One pool. The BLAS runs single-threaded inside the team's GEMM tasks
+//    (Gemm.h), so there is no second pool of threads spinning beside ours.
 //
+// Results never depend on which thread runs a task, nor on the team size:
+// the kernels write each output element from one task in a fixed order.
 // A region started from inside a region (a kernel called by a kernel, or any
 // thread other than the one holding the team) runs serially on the calling
 // thread: there is no nesting and no oversubscription.
@@ -51,34 +55,43 @@ int teamSpinMicros();
 bool inParallelRegion();
 
 namespace detail {
-/// Runs fn(ctx, t) for t in [0, threads) on the team, the caller as t = 0,
-/// and returns when every t is done; rethrows the exception of the lowest t
-/// that threw. Serial (t = 0 .. threads-1 in order on the caller) inside a
-/// region or while another thread holds the team.
-void runOnTeam(int threads, void (*fn)(void *, int), void *ctx);
+/// Runs fn(ctx, task) once for every task in [0, tasks): the caller and the
+/// team threads that are awake claim tasks in order from a shared counter.
+/// Returns when every task is done; rethrows the exception of the lowest
+/// task that threw. Serial (tasks in order on the caller) inside a region or
+/// while another thread holds the team.
+void runTasks(int64_t tasks, void (*fn)(void *, int64_t), void *ctx);
 } // namespace detail
 
-/// Runs body(t, threads) once for each t in [0, threads) on `threads` team
-/// threads, where threads = min(wanted, teamSize()) (and 1 inside a region).
+/// Tasks per team thread that parallelFor cuts a loop into: enough that a
+/// thread that is late (descheduled) leaves its share to the others, few
+/// enough that claiming costs nothing.
+inline constexpr int64_t kTasksPerThread = 4;
+
+/// Runs body(t, T) once for each t in [0, T), T = min(wanted, teamSize())
+/// (1 inside a region), each t on some team thread (the caller included).
 template <class F> void parallelRegion(int wanted, F &&body) {
-  const int threads = inParallelRegion() ? 1 : std::max(1, std::min(wanted, teamSize()));
-  if (threads == 1) {
+  const int tasks = inParallelRegion() ? 1 : std::max(1, std::min(wanted, teamSize()));
+  if (tasks == 1) {
     body(0, 1);
     return;
   }
   struct Ctx {
     F *body;
-    int threads;
-  } ctx{&body, threads};
-  detail::runOnTeam(
-      threads, [](void *p, int t) { (*static_cast<Ctx *>(p)->body)(t, static_cast<Ctx *>(p)->threads); },
+    int tasks;
+  } ctx{&body, tasks};
+  detail::runTasks(
+      tasks,
+      [](void *p, int64_t t) {
+        auto *c = static_cast<Ctx *>(p);
+        (*c->body)(int(t), c->tasks);
+      },
       &ctx);
 }
 
-/// body(begin, end) over contiguous ranges covering [0, n), one range per
-/// team thread: thread t of T gets [t c, min(n, (t + 1) c)) with
-/// c = ceil(n / T), OpenMP's schedule(static). Runs body(0, n) on the caller
-/// when `parallel` is false or n < 2.
+/// body(begin, end) over contiguous ranges that cover [0, n) once, at most
+/// kTasksPerThread per team thread, run by whichever threads claim them.
+/// Runs body(0, n) on the caller when `parallel` is false or n < 2.
 template <class F> void parallelFor(int64_t n, bool parallel, F &&body) {
   if (n <= 0)
     return;
@@ -86,19 +99,24 @@ template <class F> void parallelFor(int64_t n, bool parallel, F &&body) {
     body(int64_t(0), n);
     return;
   }
-  const int threads = int(std::min<int64_t>(n, teamSize()));
-  const int64_t chunk = (n + threads - 1) / threads;
-  parallelRegion(threads, [&](int t, int) {
-    const int64_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end)
-      body(begin, end);
-  });
+  const int64_t tasks = std::min<int64_t>(n, teamSize() * kTasksPerThread);
+  const int64_t chunk = (n + tasks - 1) / tasks;
+  struct Ctx {
+    F *body;
+    int64_t n, chunk;
+  } ctx{&body, n, chunk};
+  detail::runTasks(
+      (n + chunk - 1) / chunk,
+      [](void *p, int64_t t) {
+        auto *c = static_cast<Ctx *>(p);
+        const int64_t begin = t * c->chunk;
+        (*c->body)(begin, std::min(c->n, begin + c->chunk));
+      },
+      &ctx);
 }
 
-/// body(i) for every i in [0, n), claimed `grain` at a time and in order
-/// from a shared counter by the team's threads: for items of uneven cost.
-/// Which thread runs an item varies; kernels use it only where each item
-/// writes its own outputs.
+/// body(i) for every i in [0, n), in tasks of `grain` consecutive items
+/// claimed in order by the team's threads: for items of uneven cost.
 template <class F> void parallelForDynamic(int64_t n, int64_t grain, bool parallel, F &&body) {
   if (n <= 0)
     return;
@@ -108,14 +126,18 @@ template <class F> void parallelForDynamic(int64_t n, int64_t grain, bool parall
       body(i);
     return;
   }
-  std::atomic<int64_t> next{0};
-  const int threads = int(std::min<int64_t>((n + grain - 1) / grain, teamSize()));
-  parallelRegion(threads, [&](int, int) {
-    for (int64_t begin = next.fetch_add(grain, std::memory_order_relaxed); begin < n;
-         begin = next.fetch_add(grain, std::memory_order_relaxed))
-      for (int64_t i = begin, end = std::min(n, begin + grain); i < end; ++i)
-        body(i);
-  });
+  struct Ctx {
+    F *body;
+    int64_t n, grain;
+  } ctx{&body, n, grain};
+  detail::runTasks(
+      (n + grain - 1) / grain,
+      [](void *p, int64_t t) {
+        auto *c = static_cast<Ctx *>(p);
+        for (int64_t i = t * c->grain, end = std::min(c->n, i + c->grain); i < end; ++i)
+          (*c->body)(i);
+      },
+      &ctx);
 }
 
 } // namespace embc::runtime::cpu
