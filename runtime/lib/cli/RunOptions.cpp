@@ -70,7 +70,9 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
   app.add_option("--export-embeddings", o.exportEmbeddings,
                  "Write the trained tables to FILE.safetensors");
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
+  app.add_option("--threads", o.threads,
+                 "The most CPU threads (0: every CPU); the fastest team size up to it is "
+                 "measured while training")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--device", o.device,
                  "auto (CUDA when a GPU is present, else CPU), cpu, cuda, or emulated "

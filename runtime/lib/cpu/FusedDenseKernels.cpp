@@ -428,6 +428,8 @@ void interactionConcatForward(const std::vector<const T *> &copies,
   const detail::InteractionRows<T> rows(F, D, self);
   parallelFor(B, B * (P * D + W) > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
     for (int64_t b = bBegin; b < bEnd; ++b) {
+      if (b + rows.kRowsAhead < bEnd)
+        rows.prefetch(xs, b + rows.kRowsAhead, D);
       T *row = y + b * W;
       for (int64_t j = 0; j <= C; ++j) {
         if (j == position) {
@@ -475,6 +477,8 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
   const detail::InteractionRows<T> rows(F, D, self);
   parallelFor(B, B * (P * D + W) > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
     for (int64_t b = bBegin; b < bEnd; ++b) {
+      if (b + rows.kRowsAhead < bEnd)
+        rows.prefetch(xs, b + rows.kRowsAhead, D);
       const T *row = dy + b * W;
       // Column where the interaction starts: after the first `position` copies.
       int64_t at = 0;

@@ -38,8 +38,11 @@ void interactionForward(const std::vector<const T *> &xsIn, T *y, int64_t B, int
   const detail::InteractionRows<T> rows(int64_t(xs.size()), D, self);
   const int64_t P = rows.pairs();
   parallelFor(B, B * P * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
-    for (int64_t b = bBegin; b < bEnd; ++b)
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      if (b + rows.kRowsAhead < bEnd)
+        rows.prefetch(xs, b + rows.kRowsAhead, D);
       rows.forward(xs, b, y + b * P);
+    }
   });
 }
 
@@ -58,8 +61,11 @@ void interactionGrad(const T *dyIn, const std::vector<const T *> &xsIn,
       compute == ComputeType::F32 ? xsIn : (rounded = detail::roundedCopies(compute, xsIn, B * D));
   const detail::InteractionRows<T> rows(F, D, self);
   parallelFor(B, B * P * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
-    for (int64_t b = bBegin; b < bEnd; ++b)
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      if (b + rows.kRowsAhead < bEnd)
+        rows.prefetch(xs, b + rows.kRowsAhead, D);
       rows.backward(dy + b * P, xs, dxs, b);
+    }
   });
 }
 

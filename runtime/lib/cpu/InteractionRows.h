@@ -39,6 +39,17 @@ public:
     grad_ = smallGemm<T>(D, F, F, D, F, D, /*accumulate=*/false, /*transB=*/false);
   }
 
+  /// Asks for row b of every input to be brought into cache: the F inputs
+  /// are F separate arrays, one line each per row, more streams than the
+  /// hardware prefetchers follow. Callers ask a few rows ahead.
+  static void prefetch(const std::vector<const T *> &xs, int64_t b, int64_t D) {
+    for (const T *x : xs)
+      for (int64_t at = 0; at < D * int64_t(sizeof(T)); at += 64)
+        __builtin_prefetch(reinterpret_cast<const char *>(x + b * D) + at, 0, 3);
+  }
+  /// How many rows ahead callers prefetch.
+  static constexpr int64_t kRowsAhead = 4;
+
   /// Pairs per row: i < j (i <= j with self), row-major upper triangle.
   int64_t pairs() const { return self_ ? F_ * (F_ + 1) / 2 : F_ * (F_ - 1) / 2; }
 

@@ -130,26 +130,36 @@ class Team {
 public:
   ~Team() { stop(); }
 
+  /// Makes `threads` threads (the caller included) take part in regions.
+  /// Workers beyond that are parked, not destroyed: the CPU backend resizes
+  /// the team between steps (TeamTuner.h), and a parked thread comes back
+  /// on the core it had, where a new thread would first have to be placed.
   void resize(int threads, int spinMicros) {
     std::lock_guard<std::mutex> hold(use_);
-    stop();
-    size_ = std::max(1, threads);
-    spin_ = spinMicros >= 0 ? spinMicros : spinFromEnvironment();
+    const int size = std::max(1, threads);
+    int spin = spinMicros >= 0 ? spinMicros : spinFromEnvironment();
     // Spinning threads that outnumber the CPUs only take time from the
     // thread that has the work.
-    if (size_ > availableCpus())
-      spin_ = 0;
-    stopping_ = false;
-    for (int t = 1; t < size_; ++t)
+    if (size > availableCpus())
+      spin = 0;
+    spin_.store(spin, std::memory_order_relaxed);
+    size_.store(size, std::memory_order_seq_cst);
+    for (int t = int(workers_.size()) + 1; t < size; ++t)
       workers_.emplace_back([this, t] { work(t); });
+    // Wake everyone, parked or waiting for a region, so each sees the new
+    // size and spin.
+    resized_.fetch_add(1, std::memory_order_seq_cst);
+    futexWakeAll(resized_);
+    wake_.fetch_add(1, std::memory_order_seq_cst);
+    futexWakeAll(wake_);
   }
 
-  int size() const { return size_; }
-  int spin() const { return spin_; }
+  int size() const { return size_.load(std::memory_order_relaxed); }
+  int spin() const { return spin_.load(std::memory_order_relaxed); }
 
   void run(int64_t tasks, void (*fn)(void *, int64_t), void *ctx) {
     std::unique_lock<std::mutex> hold(use_, std::try_to_lock);
-    if (!hold.owns_lock() || tInRegion || size_ == 1) {
+    if (!hold.owns_lock() || tInRegion || size() == 1) {
       runSerially(tasks, fn, ctx);
       return;
     }
@@ -170,7 +180,7 @@ public:
 
     const uint32_t joined =
         uint32_t(region_.fetch_or(kClosed, std::memory_order_seq_cst) & kJoinedMask);
-    waitUntil(spin_, done_, callerSleepers_,
+    waitUntil(spin(), done_, callerSleepers_,
               [&] { return done_.load(std::memory_order_acquire) == joined; });
     if (firstError_)
       std::rethrow_exception(std::exchange(firstError_, nullptr));
@@ -222,15 +232,31 @@ private:
   void work(int t) {
     const std::string name = "embc-cpu-" + std::to_string(t);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-    uint64_t lastNumber = 0; // the last region this worker looked at
+    uint64_t lastNumber = region_.load(std::memory_order_acquire) >> 32;
     for (;;) {
+      if (t >= size()) {
+        // Parked: sleep (no spin) until a resize or the end.
+        const uint32_t resizes = resized_.load(std::memory_order_acquire);
+        waitUntil(0, resized_, parkedSleepers_, [&] {
+          return stopping_.load(std::memory_order_acquire) ||
+                 resized_.load(std::memory_order_acquire) != resizes;
+        });
+        if (stopping_.load(std::memory_order_acquire))
+          return;
+        lastNumber = region_.load(std::memory_order_acquire) >> 32;
+        continue;
+      }
       uint64_t seen = 0;
-      waitUntil(spin_, wake_, workerSleepers_, [&] {
+      const uint32_t resizes = resized_.load(std::memory_order_acquire);
+      waitUntil(spin(), wake_, workerSleepers_, [&] {
         seen = region_.load(std::memory_order_acquire);
-        return stopping_.load(std::memory_order_acquire) || (seen >> 32) != lastNumber;
+        return stopping_.load(std::memory_order_acquire) || (seen >> 32) != lastNumber ||
+               resized_.load(std::memory_order_acquire) != resizes;
       });
       if (stopping_.load(std::memory_order_acquire))
         return;
+      if (t >= size() || (seen >> 32) == lastNumber)
+        continue; // parked meanwhile, or woken by a resize: look again
       const bool joined = join(seen);
       lastNumber = seen >> 32;
       if (!joined)
@@ -248,14 +274,16 @@ private:
     stopping_.store(true, std::memory_order_seq_cst);
     wake_.fetch_add(1, std::memory_order_seq_cst);
     futexWakeAll(wake_);
+    resized_.fetch_add(1, std::memory_order_seq_cst);
+    futexWakeAll(resized_);
     for (std::thread &w : workers_)
       w.join();
     workers_.clear();
   }
 
   std::mutex use_; ///< held by the thread running a region (and by resize)
-  std::vector<std::thread> workers_;
-  int size_ = 1, spin_ = 0;
+  std::vector<std::thread> workers_; ///< created so far; t >= size_ are parked
+  std::atomic<int> size_{1}, spin_{0};
   // The open region's body; written by the caller before it opens region_.
   void (*fn_)(void *, int64_t) = nullptr;
   void *ctx_ = nullptr;
@@ -268,7 +296,8 @@ private:
   alignas(64) std::atomic<int64_t> next_{0};
   alignas(64) std::atomic<uint32_t> done_{0};
   alignas(64) std::atomic<uint32_t> wake_{0};
-  std::atomic<int> workerSleepers_{0}, callerSleepers_{0};
+  std::atomic<uint32_t> resized_{0}; ///< bumped by each resize: parked workers wait on it
+  std::atomic<int> workerSleepers_{0}, callerSleepers_{0}, parkedSleepers_{0};
 };
 
 Team &team() {

@@ -10,6 +10,7 @@
 
 #include "CommBindings.h"
 #include "CpuBinder.h"
+#include "TeamTuner.h"
 
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/Parallel.h"
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 
 extern "C" void openblas_set_num_threads(int);
@@ -443,14 +445,22 @@ BoundKernel bindUpdate(const Binder &b) {
 
 class CpuBackend final : public Backend {
 public:
-  explicit CpuBackend(int threads) {
+  explicit CpuBackend(int threads)
+      : tuner_(threads > 0 ? threads : cpu::availableCpus(), tuningEnabled()) {
     // One team for every kernel (Parallel.h). The BLAS runs single-threaded
     // inside the team's GEMM blocks, so it must not start threads of its own.
-    cpu::setTeamSize(threads);
+    cpu::setTeamSize(tuner_.current());
     openblas_set_num_threads(1);
   }
   ~CpuBackend() override { std::free(arena_); }
   const char *name() const override { return "cpu"; }
+  std::string stepTimed(double seconds) override {
+    const std::string before = tuner_.decision();
+    if (std::optional<int> size = tuner_.stepTimed(seconds))
+      cpu::setTeamSize(*size);
+    return tuner_.decision() != before ? tuner_.decision() : std::string();
+  }
+  int threads() const override { return cpu::teamSize(); }
 
   std::byte *allocateArena(size_t bytes) override {
     size_t rounded = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;
@@ -478,8 +488,14 @@ public:
   }
 
 private:
+  static bool tuningEnabled() {
+    const char *v = std::getenv("EMBC_CPU_TUNE");
+    return !(v && std::string(v) == "0");
+  }
+
   void *arena_ = nullptr;
   CommBinder comm_;
+  TeamTuner tuner_;
 };
 
 } // namespace

@@ -356,6 +356,7 @@ private:
   Executor executor_;
   Reporter reporter_;
   std::ostream &console_;
+  std::string lastTeamDecision_; ///< the CPU team size last printed
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
   std::string labelKind_;
@@ -649,6 +650,7 @@ TrainSummary Trainer::run() {
   std::vector<data::Batch> micro; // the batch's micro-batches (-emb-pipeline)
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
+    const auto stepStart = Clock::now();
     double stepLoss = 0;
     for (int64_t a = 0; a < config.gradAccumulation; ++a) {
       stream->next(batch);
@@ -682,6 +684,19 @@ TrainSummary Trainer::run() {
                                "or clip gradients)");
     executor_.queueUpdate(step_ + 1, learningRateScale(config, step_));
     ++step_;
+    // The CPU backend sizes its team by the step times (TeamTuner.h); a
+    // profile keeps one size so its per-kernel times stay comparable.
+    if (!options_.profile) {
+      // Printed when the size changes (re-measuring every 20 s mostly
+      // confirms it).
+      const std::string decided = executor_.stepTimed(secondsSince(stepStart));
+      const std::string size = decided.substr(0, decided.find(" ("));
+      if (!decided.empty() && size != lastTeamDecision_) {
+        if (rank_ == 0)
+          console_ << "embrun: " << decided << "\n";
+        lastTeamDecision_ = size;
+      }
+    }
     examplesRun += perStep;
     // The first step pays one-off costs (first touch of the arena, thread
     // pool start-up); leave it out of the profile when there are others.
@@ -743,6 +758,8 @@ TrainSummary Trainer::run() {
                  double(position_) / double(stream->examplesPerEpoch()), {}};
   for (auto &[k, v] : lastTrain)
     r.values[k] = v;
+  if (int threads = executor_.backendThreads())
+    r.values["cpu_threads"] = threads;
   for (auto &[k, v] : lastEval)
     r.values[k] = v;
   r.values["samples_per_s"] = summary.samplesPerSecond;

@@ -153,10 +153,22 @@ public:
   virtual int64_t readLength(const ExecState &state, int32_t buffer) {
     return state.length[size_t(buffer)];
   }
+  /// The wall time of the optimizer step that just ended (data included),
+  /// called between steps: the CPU backend sizes its team by it
+  /// (TeamTuner.h). No work is in flight when it is called. Returns a line
+  /// for the console when the backend decided something, else "".
+  virtual std::string stepTimed(double seconds) {
+    (void)seconds;
+    return {};
+  }
+  /// CPU threads the kernels use now (0: not a CPU backend).
+  virtual int threads() const { return 0; }
 };
 
-/// The CPU backend (one team of threads, cpu/Parallel.h; libxsmm/BLAS GEMMs);
-/// `threads` 0 means every CPU the process may use.
+/// The CPU backend (one team of threads, cpu/Parallel.h; libxsmm/BLAS GEMMs).
+/// `threads` is the most threads it uses, 0 meaning every CPU the process
+/// may use; it trains with the fastest team size up to that, measured
+/// (TeamTuner.h).
 std::unique_ptr<Backend> createCpuBackend(int threads);
 
 class Executor {
@@ -249,6 +261,9 @@ public:
 
   /// The backend's description (for logs).
   std::string deviceDescription() const { return backend_->description(); }
+  /// See Backend::stepTimed and Backend::threads.
+  std::string stepTimed(double seconds) { return backend_->stepTimed(seconds); }
+  int backendThreads() const { return backend_->threads(); }
   /// Device backends: copies the whole arena device -> host (before a
   /// checkpoint or an export) / host -> device (after a resume).
   void syncToHost();
