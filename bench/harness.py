@@ -107,10 +107,11 @@ def embrun(embrun_bin, plan, steps, threads, workdir, tag, extra=()):
 
 
 def embc_samples_per_s(records, warm, batch):
-    """Throughput between the record at step `warm` and the summary record.
-    samples_per_s is cumulative (examples since the start over training time
-    so far, evaluation excluded), so the training time up to step s is
-    s * batch / samples_per_s, and the difference of two leaves out warm-up."""
+    """Throughput between the first train record at or after step `warm`
+    and the summary record. samples_per_s is cumulative (examples since the
+    start over training time so far, evaluation excluded), so the training
+    time up to step s is s * batch / samples_per_s, and the difference of
+    two leaves out warm-up."""
     first = next(r for r in records if r["event"] == "train" and r["step"] >= warm)
     last = next(r for r in records if r["event"] == "summary")
     t0 = first["step"] * batch / first["samples_per_s"]
@@ -118,12 +119,47 @@ def embc_samples_per_s(records, warm, batch):
     return (last["step"] - first["step"]) * batch / (t1 - t0)
 
 
+def tuned_at(records):
+    """The step at which embrun's CPU backend first chose its team size
+    (its "cpu_team" record), 0 when it never did (one thread, a GPU, or
+    EMBC_CPU_TUNE=0)."""
+    return next((r["step"] for r in records if r["event"] == "cpu_team"), 0)
+
+
+# Steps between train records: the finer, the closer the timed window
+# starts to the end of the warm-up and of the team-size trial.
+REPORT_STEPS = 10
+
+
+# The shortest timed window worth reporting: tiny models (matrix
+# factorisation, 90 us a step) need thousands of steps for it.
+MIN_TIMED_SECONDS = 1.0
+
+
 def embrun_rate(embrun_bin, plan, batch, warm, steps, threads, workdir, tag):
-    """embrun's training samples/s on its synthetic data: `steps` steps timed
-    after `warm` warm-up steps (first steps touch the arena, start threads)."""
-    records = embrun(embrun_bin, plan, warm + steps, threads, workdir, tag,
-                     ["--report-every", str(warm)])
-    return embc_samples_per_s(records, warm, batch)
+    """embrun's training samples/s on its synthetic data in the steady state:
+    at least `steps` steps and MIN_TIMED_SECONDS timed, after `warm` warm-up
+    steps (first steps touch the arena, start threads) and after the CPU
+    backend has chosen its team size (TeamTuner: a few dozen steps at each
+    candidate size, which a long run amortises and a short benchmark must
+    leave out). Runs again, longer, when the first run left too little."""
+    total = warm + steps
+    for _ in range(3):
+        records = embrun(embrun_bin, plan, total, threads, workdir, tag,
+                         ["--report-every", str(REPORT_STEPS)])
+        start = max(warm, tuned_at(records))
+        start = -(-start // REPORT_STEPS) * REPORT_STEPS  # the next train record
+        timed = total - start
+        if timed > 0:
+            rate = embc_samples_per_s(records, start, batch)
+            seconds = timed * batch / rate
+            if timed >= steps and seconds >= MIN_TIMED_SECONDS:
+                return rate
+            timed = max(steps, int(timed * MIN_TIMED_SECONDS / seconds * 1.2) + 1)
+        else:
+            timed = steps
+        total = start + timed
+    return embc_samples_per_s(records, start, batch)
 
 
 def initial_checkpoint(embrun_bin, plan, directory, np):

@@ -54,9 +54,19 @@ def need(path):
 
 def synthetic_dlrm(args):
     plan = compile_model(args, "dlrm_small.json", f"{args.work}/dlrm.plan")
-    _, s = train(args, plan, ["--steps", "400", "--report-every", "50"],
-                 f"{args.work}/dlrm.jsonl")
+    records, s = train(args, plan, ["--steps", "400", "--report-every", "50"],
+                       f"{args.work}/dlrm.jsonl")
     expect(s["eval_auc"] >= 0.80, f"synthetic DLRM eval AUC {s['eval_auc']:.4f} >= 0.80")
+    expect(s["samples_per_s"] > 0, f"the summary reports a throughput ({s['samples_per_s']:.0f})")
+    cpus = len(os.sched_getaffinity(0))
+    expect(1 <= s["cpu_threads"] <= cpus, f"cpu_threads {s['cpu_threads']:.0f} in [1, {cpus}]")
+    if cpus > 1:
+        # The CPU backend chose its team size by timing each candidate
+        # (TeamTuner) and logged the trial.
+        team = [r for r in records if r["event"] == "cpu_team"]
+        expect(len(team) >= 1 and team[0]["threads"] == s["cpu_threads"] and
+               all(f"mean_step_ms_{n}" in team[0] for n in (cpus, 1)),
+               f"a cpu_team record with every candidate's mean step time ({team[:1]})")
 
 
 def movielens_mf(args):

@@ -454,11 +454,16 @@ public:
   }
   ~CpuBackend() override { std::free(arena_); }
   const char *name() const override { return "cpu"; }
-  std::string stepTimed(double seconds) override {
-    const std::string before = tuner_.decision();
+  std::optional<BackendNote> stepTimed(double seconds) override {
+    const int64_t trials = tuner_.trials();
     if (std::optional<int> size = tuner_.stepTimed(seconds))
       cpu::setTeamSize(*size);
-    return tuner_.decision() != before ? tuner_.decision() : std::string();
+    if (tuner_.trials() == trials)
+      return std::nullopt;
+    BackendNote note{"cpu_team", tuner_.decision(), {{"threads", double(tuner_.current())}}};
+    for (const auto &[size, mean] : tuner_.lastTrial())
+      note.values["mean_step_ms_" + std::to_string(size)] = mean * 1e3;
+    return note;
   }
   int threads() const override { return cpu::teamSize(); }
 

@@ -87,5 +87,9 @@ std::optional<int> TeamTuner::stepTimed(double seconds) {
     line += item;
   }
   decision_ = line + ")";
+  lastTrial_.clear();
+  for (size_t i = 0; i < n; ++i)
+    lastTrial_.emplace_back(candidates_[i], means[i]);
+  ++trials_;
   return move(candidates_[best]);
 }

@@ -39,6 +39,10 @@ public:
   int current() const { return current_; }
   /// The last decision, for the log ("" before the first).
   const std::string &decision() const { return decision_; }
+  /// The last trial: (team size, mean step seconds) per candidate.
+  const std::vector<std::pair<int, double>> &lastTrial() const { return lastTrial_; }
+  /// Trials finished so far.
+  int64_t trials() const { return trials_; }
 
   static constexpr int kWarmSteps = 5;         ///< steps before the first trial
   static constexpr int kRounds = 2;            ///< turns per candidate in a trial
@@ -68,6 +72,8 @@ private:
   std::vector<std::vector<double>> times_; ///< per candidate, its counted step times
   double sinceTrial_ = 0;          ///< seconds trained since the last trial
   std::string decision_;
+  std::vector<std::pair<int, double>> lastTrial_;
+  int64_t trials_ = 0;
 };
 
 } // namespace embc::runtime

@@ -356,7 +356,7 @@ private:
   Executor executor_;
   Reporter reporter_;
   std::ostream &console_;
-  std::string lastTeamDecision_; ///< the CPU team size last printed
+  std::string lastNote_; ///< the backend's decision last printed
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
   std::string labelKind_;
@@ -687,14 +687,14 @@ TrainSummary Trainer::run() {
     // The CPU backend sizes its team by the step times (TeamTuner.h); a
     // profile keeps one size so its per-kernel times stay comparable.
     if (!options_.profile) {
-      // Printed when the size changes (re-measuring every 20 s mostly
-      // confirms it).
-      const std::string decided = executor_.stepTimed(secondsSince(stepStart));
-      const std::string size = decided.substr(0, decided.find(" ("));
-      if (!decided.empty() && size != lastTeamDecision_) {
-        if (rank_ == 0)
-          console_ << "embrun: " << decided << "\n";
-        lastTeamDecision_ = size;
+      if (std::optional<BackendNote> note = executor_.stepTimed(secondsSince(stepStart))) {
+        // Logged every time; printed when the decision changes (measuring
+        // again every 20 s mostly confirms it).
+        reporter_.record(ReportRecord{note->event, step_, 0, note->values});
+        const std::string decided = note->line.substr(0, note->line.find(" ("));
+        if (rank_ == 0 && decided != lastNote_)
+          console_ << "embrun: " << note->line << "\n";
+        lastNote_ = decided;
       }
     }
     examplesRun += perStep;

@@ -17,7 +17,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -91,6 +93,13 @@ using BoundKernel = std::function<void(ExecState &)>;
 /// device memory; the executor then calls toDevice/toHost at exactly the
 /// points where the two must agree (after initialisation or a resume, after
 /// loading a batch, before a checkpoint, for the loss and predictions).
+/// A decision a backend took while training, for the console (`line`) and
+/// the JSON-lines log (an `event` record with `values`).
+struct BackendNote {
+  std::string event, line;
+  std::map<std::string, double> values;
+};
+
 class Backend {
 public:
   virtual ~Backend();
@@ -155,11 +164,11 @@ public:
   }
   /// The wall time of the optimizer step that just ended (data included),
   /// called between steps: the CPU backend sizes its team by it
-  /// (TeamTuner.h). No work is in flight when it is called. Returns a line
-  /// for the console when the backend decided something, else "".
-  virtual std::string stepTimed(double seconds) {
+  /// (TeamTuner.h). No work is in flight when it is called. Returns what
+  /// the backend decided, if it decided something.
+  virtual std::optional<BackendNote> stepTimed(double seconds) {
     (void)seconds;
-    return {};
+    return std::nullopt;
   }
   /// CPU threads the kernels use now (0: not a CPU backend).
   virtual int threads() const { return 0; }
@@ -262,7 +271,7 @@ public:
   /// The backend's description (for logs).
   std::string deviceDescription() const { return backend_->description(); }
   /// See Backend::stepTimed and Backend::threads.
-  std::string stepTimed(double seconds) { return backend_->stepTimed(seconds); }
+  std::optional<BackendNote> stepTimed(double seconds) { return backend_->stepTimed(seconds); }
   int backendThreads() const { return backend_->threads(); }
   /// Device backends: copies the whole arena device -> host (before a
   /// checkpoint or an export) / host -> device (after a resume).
