@@ -67,3 +67,43 @@ void embc::runtime::data::splitBatch(const Batch &batch, int64_t parts,
   for (int64_t i = 0; i < parts; ++i)
     sliceBatch(batch, i * rows, rows, out[size_t(i)]);
 }
+
+namespace {
+
+/// Appends `part`'s rows of a row-major array to `out`.
+template <class T> void appendRows(const std::vector<T> &part, std::vector<T> &out) {
+  out.insert(out.end(), part.begin(), part.end());
+}
+
+} // namespace
+
+void embc::runtime::data::joinBatches(const std::vector<Batch> &parts, Batch &out) {
+  out.size = 0;
+  out.features.resize(parts.empty() ? 0 : parts.front().features.size());
+  for (FeatureBatch &o : out.features) {
+    o.dense.clear(), o.negatives.clear(), o.label.clear();
+    o.ids.clear(), o.weights.clear(), o.offsets.clear();
+  }
+  for (const Batch &part : parts) {
+    if (part.features.size() != out.features.size())
+      throw DataError("joinBatches: parts with " + std::to_string(part.features.size()) +
+                      " and " + std::to_string(out.features.size()) + " features");
+    for (size_t f = 0; f < out.features.size(); ++f) {
+      const FeatureBatch &in = part.features[f];
+      FeatureBatch &o = out.features[f];
+      appendRows(in.dense, o.dense);
+      appendRows(in.negatives, o.negatives);
+      appendRows(in.label, o.label);
+      if (in.offsets.empty())
+        continue;
+      if (o.offsets.empty())
+        o.offsets.push_back(0);
+      const int64_t base = int64_t(o.ids.size());
+      for (size_t r = 1; r < in.offsets.size(); ++r)
+        o.offsets.push_back(base + in.offsets[r]);
+      appendRows(in.ids, o.ids);
+      appendRows(in.weights, o.weights);
+    }
+    out.size += part.size;
+  }
+}

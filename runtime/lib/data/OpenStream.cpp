@@ -75,8 +75,8 @@ void checkOptions(const StreamOptions &options) {
   if (options.batchSize < 1)
     throw DataError("data: batch size must be at least 1, got " +
                     std::to_string(options.batchSize));
-  if (options.prefetch < 1)
-    throw DataError("data: prefetch must be at least 1 batch, got " +
+  if (options.prefetch < 0)
+    throw DataError("data: prefetch must be 0 (no prefetch threads) or more batches, got " +
                     std::to_string(options.prefetch));
   if (options.threads < 0)
     throw DataError("data: threads must be 0 (all cores) or more, got " +

@@ -2,6 +2,8 @@
 
 #include "PrefetchStream.h"
 
+#include "embc/runtime/cpu/Parallel.h"
+#include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/data/Permutation.h"
 
 #include <sched.h>
@@ -25,7 +27,8 @@ namespace {
 /// to 170k samples/s with this, two_tower from 279k to 383k; measured in
 /// docs/performance.md, "One team of threads"). Starvation cannot stall
 /// training: when no worker has started the batch the trainer needs, the
-/// trainer builds it itself at its own priority (next()).
+/// trainer builds it itself at its own priority (next()), and on the
+/// compute team: a batch on the critical path is built by every core.
 /// EMBC_DATA_SCHED=normal (no change) or nice (nice +10) are for comparing.
 void lowerThisThreadsPriority() {
   const char *mode = std::getenv("EMBC_DATA_SCHED");
@@ -54,7 +57,7 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
       start_(startPosition), training_(options.training) {
   // Every worker may hold a batch in the making, so at least one per worker.
-  int workers = resolveThreads(options.threads);
+  int workers = options.prefetch == 0 ? 0 : resolveThreads(options.threads);
   capacity_ = static_cast<uint64_t>(std::max(options.prefetch, workers));
   for (int w = 0; w < workers; ++w)
     workers_.emplace_back([this] { work(); });
@@ -70,7 +73,7 @@ PrefetchStream::~PrefetchStream() {
     worker.join();
 }
 
-bool PrefetchStream::assemble(uint64_t number, Batch &out) const {
+bool PrefetchStream::assemble(uint64_t number, Batch &out, bool onTeam) const {
   uint64_t examples = source_->size();
   uint64_t first = start_ + number * batchSize_;
   uint64_t valid = batchSize_;
@@ -97,15 +100,45 @@ bool PrefetchStream::assemble(uint64_t number, Batch &out) const {
     }
     rows[r] = (*order)(position % examples);
   }
-  prepareBatch(features_, static_cast<int64_t>(batchSize_), out);
-  source_->fill(rows, positions, out);
+  if (onTeam && cpu::teamSize() > 1 && batchSize_ >= 2 * kMinRowsPerPart) {
+    fillOnTeam(rows, positions, out);
+  } else {
+    prepareBatch(features_, static_cast<int64_t>(batchSize_), out);
+    source_->fill(rows, positions, out);
+  }
   out.size = static_cast<int64_t>(batchSize_);
   out.valid = static_cast<int64_t>(valid);
   out.position = first + valid;
   return true;
 }
 
-void PrefetchStream::produce(uint64_t number, std::unique_lock<std::mutex> &lock) {
+void PrefetchStream::fillOnTeam(const std::vector<uint64_t> &rows,
+                                const std::vector<uint64_t> &positions, Batch &out) const {
+  // Rows are independent (each a pure function of its example and
+  // position), so parts filled side by side and joined are the batch one
+  // fill would make.
+  const int64_t total = int64_t(rows.size());
+  const int64_t partCount = std::min<int64_t>(total / kMinRowsPerPart, 2 * cpu::teamSize());
+  const int64_t per = (total + partCount - 1) / partCount;
+  // The trainer's thread only comes here. The tasks reach its pieces through
+  // `parts` (a thread_local named inside them would be each thread's own).
+  thread_local std::vector<Batch> pieces;
+  std::vector<Batch> &parts = pieces;
+  parts.resize(size_t(partCount));
+  cpu::parallelFor(partCount, true, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t begin = p * per, end = std::min(total, begin + per);
+      const std::vector<uint64_t> partRows(rows.begin() + begin, rows.begin() + end),
+          partPositions(positions.begin() + begin, positions.begin() + end);
+      prepareBatch(features_, end - begin, parts[size_t(p)]);
+      source_->fill(partRows, partPositions, parts[size_t(p)]);
+    }
+  });
+  joinBatches(parts, out);
+}
+
+void PrefetchStream::produce(uint64_t number, std::unique_lock<std::mutex> &lock,
+                             bool onTeam) {
   Slot slot;
   if (!spare_.empty()) {
     slot.batch = std::move(spare_.back());
@@ -113,7 +146,7 @@ void PrefetchStream::produce(uint64_t number, std::unique_lock<std::mutex> &lock
   }
   lock.unlock();
   try {
-    slot.end = !assemble(number, slot.batch);
+    slot.end = !assemble(number, slot.batch, onTeam);
   } catch (...) {
     slot.error = std::current_exception();
   }
@@ -132,7 +165,7 @@ void PrefetchStream::work() {
     });
     if (stopping_)
       return;
-    produce(nextToClaim_++, lock);
+    produce(nextToClaim_++, lock, /*onTeam=*/false);
     changed_.notify_all();
   }
 }
@@ -142,7 +175,7 @@ bool PrefetchStream::next(Batch &out) {
   // No worker has started the batch the trainer needs: build it here, at the
   // trainer's priority, rather than wait for a low-priority worker.
   if (!ready_.count(nextToDeliver_) && nextToClaim_ == nextToDeliver_ && !lastClaimed_) {
-    produce(nextToClaim_++, lock);
+    produce(nextToClaim_++, lock, /*onTeam=*/true);
     changed_.notify_all();
   }
   changed_.wait(lock, [&] { return ready_.count(nextToDeliver_) != 0; });

@@ -40,10 +40,16 @@ public:
 
 private:
   /// Builds batch `number`; false when it lies past the end (evaluation).
-  bool assemble(uint64_t number, Batch &out) const;
+  /// `onTeam`: the rows are filled in parts on the CPU compute team (the
+  /// trainer's thread only: the team is idle while it waits for the batch).
+  bool assemble(uint64_t number, Batch &out, bool onTeam) const;
+  void fillOnTeam(const std::vector<uint64_t> &rows, const std::vector<uint64_t> &positions,
+                  Batch &out) const;
   /// Builds batch `number` (already claimed) with `lock` released, then
   /// files it under `lock`.
-  void produce(uint64_t number, std::unique_lock<std::mutex> &lock);
+  void produce(uint64_t number, std::unique_lock<std::mutex> &lock, bool onTeam);
+  /// Rows per part of a batch filled on the team: enough to pay for a task.
+  static constexpr int64_t kMinRowsPerPart = 64;
   /// A worker thread: runs below the trainer's priority (PrefetchStream.cpp).
   void work();
 

@@ -60,6 +60,29 @@ TEST(BatchSlice, SplitCoversTheBatchInOrderAndCountsPadding) {
   EXPECT_EQ(parts[2].features[1].offsets, (std::vector<int64_t>{0, 3}));
 }
 
+TEST(BatchSlice, JoiningTheSlicesGivesTheBatchBack) {
+  const Batch whole = fourExamples();
+  for (std::vector<int64_t> cuts : {std::vector<int64_t>{0, 1, 4}, {0, 3, 4}, {0, 2, 3, 4}}) {
+    std::vector<Batch> parts(cuts.size() - 1);
+    for (size_t i = 0; i + 1 < cuts.size(); ++i)
+      sliceBatch(whole, cuts[i], cuts[i + 1] - cuts[i], parts[i]);
+    Batch joined;
+    joined.features.resize(1); // stale storage must be replaced, not appended to
+    joined.features[0].ids = {99};
+    joinBatches(parts, joined);
+    EXPECT_EQ(joined.size, 4);
+    for (size_t f = 0; f < whole.features.size(); ++f) {
+      const FeatureBatch &a = joined.features[f], &b = whole.features[f];
+      EXPECT_EQ(a.dense, b.dense) << "feature " << f;
+      EXPECT_EQ(a.offsets, b.offsets) << "feature " << f;
+      EXPECT_EQ(a.ids, b.ids) << "feature " << f;
+      EXPECT_EQ(a.weights, b.weights) << "feature " << f;
+      EXPECT_EQ(a.negatives, b.negatives) << "feature " << f;
+      EXPECT_EQ(a.label, b.label) << "feature " << f;
+    }
+  }
+}
+
 TEST(BatchSlice, RejectsCountsThatDoNotDivideAndRangesOutside) {
   std::vector<Batch> parts;
   EXPECT_THROW(splitBatch(fourExamples(), 3, parts), DataError);

@@ -10,6 +10,8 @@
 
 #include "DataTestUtil.h"
 
+#include "embc/runtime/cpu/Parallel.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -193,6 +195,25 @@ TEST(Stream, ThreadsAndPrefetchDoNotChangeBatches) {
   }
 }
 
+TEST(Stream, BatchesBuiltOnTheComputeTeamAreTheSame) {
+  // The consumer builds a batch itself, in parts on the CPU team, when no
+  // prefetch worker has started it (here: there are none): the parts joined
+  // must be the batch one fill makes (team of 1: never in parts).
+  const int saved = embc::runtime::cpu::teamSize();
+  for (const Source &source : allSources()) {
+    TempFile file(source.content);
+    std::string path = source.kind == "synthetic" ? "" : file.path();
+    StreamOptions options = streamOptions(source.kind, path, 300, true, 5, 1);
+    options.prefetch = 0;
+    embc::runtime::cpu::setTeamSize(1);
+    std::vector<Batch> expected = takeBatches(*openStream(options, source.features), 12);
+    embc::runtime::cpu::setTeamSize(3);
+    std::vector<Batch> onTeam = takeBatches(*openStream(options, source.features), 12);
+    EXPECT_TRUE(sameBatches(onTeam, expected)) << source.kind;
+  }
+  embc::runtime::cpu::setTeamSize(saved);
+}
+
 TEST(Stream, ReusedBatchesAreRefilledCompletely) {
   // next() hands back batches whose buffers are recycled: a reused batch must
   // not keep ids of an earlier one.
@@ -215,10 +236,10 @@ TEST(Stream, RefusesBadOptionsAndFeatures) {
             "data: unknown kind 'parquet' (expected synthetic, criteo, movielens or text)");
   EXPECT_EQ(dataErrorOf([&] { openStream(streamOptions("criteo", "", 8, true), features); }),
             "data: kind 'criteo' needs a file path");
-  StreamOptions noPrefetch = streamOptions("synthetic", "", 8, true);
-  noPrefetch.prefetch = 0;
-  EXPECT_EQ(dataErrorOf([&] { openStream(noPrefetch, features); }),
-            "data: prefetch must be at least 1 batch, got 0");
+  StreamOptions badPrefetch = streamOptions("synthetic", "", 8, true);
+  badPrefetch.prefetch = -1;
+  EXPECT_EQ(dataErrorOf([&] { openStream(badPrefetch, features); }),
+            "data: prefetch must be 0 (no prefetch threads) or more batches, got -1");
   auto featureError = [](FeatureSpec spec) {
     return dataErrorOf([&] { openStream(streamOptions("synthetic", "", 8, true), {spec}); });
   };

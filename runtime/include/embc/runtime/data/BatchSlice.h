@@ -2,7 +2,8 @@
 //
 // A plan compiled with micro-batches (-emb-pipeline) runs its step on B/m
 // examples at a time while the data stream still hands out batches of B:
-// the trainer cuts each batch into m micro-batches with these helpers.
+// the trainer cuts each batch into m micro-batches with these helpers. The
+// stream joins the parts of a batch it assembled on several threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,12 @@ void sliceBatch(const Batch &batch, int64_t begin, int64_t count, Batch &out);
 /// Splits `batch` into `parts` micro-batches of batch.size / parts examples
 /// (DataError unless parts divides the size), in order, into `out`.
 void splitBatch(const Batch &batch, int64_t parts, std::vector<Batch> &out);
+
+/// The inverse of splitting: `parts` (same features, any sizes) one after
+/// the other as one batch in `out`, jagged offsets rebased. `out.size` is
+/// the sum of the sizes; `valid` and `position` are left to the caller.
+/// Reuses `out`'s storage.
+void joinBatches(const std::vector<Batch> &parts, Batch &out);
 
 } // namespace embc::runtime::data
 

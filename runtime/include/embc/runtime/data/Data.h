@@ -108,7 +108,8 @@ struct StreamOptions {
   BadDataPolicy onBadData = BadDataPolicy::Fail;
   int threads = 0;  ///< parsing and batch assembly threads; 0 = all cores
   /// Batches assembled ahead of next(), >= 1; raised to `threads` so that
-  /// every assembly thread has a batch to work on.
+  /// every assembly thread has a batch to work on. 0: no prefetch threads,
+  /// next() builds every batch itself (on the CPU compute team).
   int prefetch = 4;
   /// Synthetic evaluation: examples in the one pass (0: 16 * batchSize).
   int64_t evalExamples = 0;
