@@ -105,6 +105,9 @@ template <class T> inline int64_t resolveId(const LookupMember<T> &m, int64_t i)
 /// table rows: a row costs a cache miss (the tables of dlrm_small are 16 MB,
 /// its ids random), and ~8 misses in flight hide most of the latency.
 constexpr int64_t kPrefetchAhead = 8;
+/// Tables smaller than this stay in L2: prefetching their rows only costs
+/// instructions (two_tower's lookup ran twice as slow with it).
+constexpr int64_t kPrefetchTableBytes = int64_t(1) << 20;
 
 /// Asks for table row `id` (D values) to be brought into cache.
 template <class T> inline void prefetchRow(const T *table, int64_t D, int64_t id) {
@@ -205,11 +208,13 @@ template <class T> void fusedLookup(const LookupMember<T> *members, size_t count
       ids = dst;
     }
     auto inRange = [&](int64_t id) { return id >= 0 && id < mb.rows; };
-    for (int64_t i = i0; i < std::min(i1, i0 + kPrefetchAhead); ++i)
-      if (inRange(ids[i]))
-        prefetchRow(mb.table, mb.D, ids[i]);
+    const bool prefetch = mb.rows * mb.D * int64_t(sizeof(T)) > kPrefetchTableBytes;
+    if (prefetch)
+      for (int64_t i = i0; i < std::min(i1, i0 + kPrefetchAhead); ++i)
+        if (inRange(ids[i]))
+          prefetchRow(mb.table, mb.D, ids[i]);
     auto ahead = [&](int64_t i) {
-      if (i + kPrefetchAhead < i1 && inRange(ids[i + kPrefetchAhead]))
+      if (prefetch && i + kPrefetchAhead < i1 && inRange(ids[i + kPrefetchAhead]))
         prefetchRow(mb.table, mb.D, ids[i + kPrefetchAhead]);
     };
     for (int64_t b = b0; b < b1; ++b) {
@@ -254,6 +259,10 @@ __extension__ typedef unsigned __int128 Key128;
 constexpr int kMaxDigitBits = 11;
 /// Keys per chunk of the parallel radix passes and the segment scan.
 constexpr int64_t kSortChunk = 16384;
+/// Gradient rows (dy and rows sources) up to this many bytes are read in
+/// row order in one pass: they stay in L2. Above it embedding_update builds
+/// the row sums in a second pass in contribution order (dy read in order).
+constexpr int64_t kCachedGradientBytes = int64_t(512) << 10;
 /// Below this many keys std::sort on the whole key (distinct, since the
 /// contribution index is in it) is faster than radix passes.
 constexpr int64_t kRadixMin = 4096;
@@ -354,6 +363,17 @@ int64_t findSegments(const Key *sorted, int64_t N, int idxBits, Scratch<Key> &s)
   });
   segment[distinct] = N;
   return distinct;
+}
+
+/// acc = s * g (a copy when s is 1: the same bits), a row's first
+/// contribution.
+template <class T> inline void setScaled(T *__restrict acc, T s, const T *__restrict g, int64_t D) {
+  if (s == T(1)) {
+    std::memcpy(acc, g, sizeof(T) * size_t(D));
+    return;
+  }
+  for (int64_t j = 0; j < D; ++j)
+    acc[j] = s * g[j];
 }
 
 /// acc += round(s * g), rounding the product to T as lookupGrad does when it
@@ -473,6 +493,37 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
     scale = mean * (src.weights ? src.weights[i] : T(1));
     return src.dy + b * D;
   };
+  // The gradient rows the contributions read: dy (B x D per bag source) or
+  // the rows themselves. When they fit in the cache, one walk in row order
+  // is the cheapest (each distinct row summed and stepped while in cache);
+  // when they do not, that walk's reads of dy are cache misses and the row
+  // sums are built in two passes instead (twoPassUpdate). Both add the same
+  // values in the same order.
+  int64_t gradientBytes = 0;
+  for (size_t k = 0; k < count; ++k)
+    gradientBytes += (sources[k].kind == GradSource<T>::Kind::Bag ? sources[k].B : sources[k].n) *
+                     D * int64_t(sizeof(T));
+  const bool parallel = N * D > kFusedParallelWork;
+  if (gradientBytes <= kCachedGradientBytes || N >= (int64_t(1) << 31)) {
+    parallelForDynamic(distinct, 64, parallel, [&](int64_t r) {
+      thread_local std::vector<T> rowScratch;
+      if (rowScratch.size() < size_t(2 * D))
+        rowScratch.resize(size_t(2 * D));
+      T *acc = rowScratch.data(), *tmp = acc + D;
+      for (int64_t q = segment[r]; q < segment[r + 1]; ++q) {
+        T sc;
+        const T *g = gradientOf(int64_t(uint64_t(sorted[q] & idxMask)), sc);
+        if (q == segment[r])
+          setScaled(acc, sc, g, D);
+        else
+          addScaled(acc, sc, g, tmp, D);
+      }
+      const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
+      detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
+    });
+    return;
+  }
+
   // Two passes over the distinct rows, each thread owning a range of them:
   //  1. the row sums, built in contribution order: each thread walks the
   //     contributions as the sources hold them (their gradient rows are then
@@ -482,19 +533,19 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
   //     coalesceRows' bit for bit;
   //  2. the optimizer step of each row from its sum, rows in ascending
   //     order with the rows ahead prefetched.
-  // (A single walk in row order spent most of its time on cache misses in
-  // dy: docs/performance.md, "Embedding kernels".)
+  // slotOf[c] is c's distinct row, with the top bit set on a row's first
+  // contribution.
+  constexpr uint32_t kFirst = uint32_t(1) << 31;
   s.slotOf.resize(size_t(N));
   uint32_t *slotOf = s.slotOf.data();
   thread_local std::vector<T> sumsBuffer;
   if (sumsBuffer.size() < size_t(distinct * D + D))
     sumsBuffer.resize(size_t(distinct * D + D));
   T *sums = sumsBuffer.data();
-  const bool parallel = N * D > kFusedParallelWork;
   parallelFor(distinct, parallel, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t q = segment[r]; q < segment[r + 1]; ++q)
-        slotOf[uint64_t(sorted[q] & idxMask)] = uint32_t(r);
+        slotOf[uint64_t(sorted[q] & idxMask)] = uint32_t(r) | (q == segment[r] ? kFirst : 0);
   });
   parallelFor(distinct, parallel, [&](int64_t r0, int64_t r1) {
     thread_local std::vector<T> tmpScratch;
@@ -503,21 +554,15 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
     T *tmp = tmpScratch.data();
     const bool all = r0 == 0 && r1 == distinct;
     for (int64_t c = 0; c < N; ++c) {
-      const int64_t r = slotOf[c];
+      const int64_t r = slotOf[c] & ~kFirst;
       if (!all && (r < r0 || r >= r1))
         continue;
       T sc;
       const T *g = gradientOf(c, sc);
-      T *acc = sums + r * D;
-      if (c == int64_t(uint64_t(sorted[segment[r]] & idxMask))) { // the row's first
-        if (sc == T(1))
-          std::memcpy(acc, g, sizeof(T) * size_t(D));
-        else
-          for (int64_t j = 0; j < D; ++j)
-            acc[j] = sc * g[j];
-      } else {
-        addScaled(acc, sc, g, tmp, D);
-      }
+      if (slotOf[c] & kFirst)
+        setScaled(sums + r * D, sc, g, D);
+      else
+        addScaled(sums + r * D, sc, g, tmp, D);
     }
   });
   const bool rowwise = p.kind == OptimizerKind::RowwiseAdagrad;

@@ -139,6 +139,7 @@ template <class T> void GemmCall<T>::run(int64_t blk) const {
   const T *a = transA_ ? A_ + r0 : A_ + r0 * K_;
   if (full_) {
     (rows == std::min(M_, kGemmRowBlock) ? full_ : tail_)(bRowMajor_, a, c);
+    leaveWideRegisters();
     return;
   }
   blasGemm<T>(transA_, transB_, rows, N_, K_, alpha_, a, transA_ ? M_ : K_, B_,

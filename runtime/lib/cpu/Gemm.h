@@ -107,6 +107,20 @@ void gemm(ComputeType compute, bool transA, bool transB, int64_t M, int64_t N, i
   gemm<T>(transA, transB, M, N, K, alpha, A, B, beta, C);
 }
 
+/// Clears the upper halves of the vector registers after a libxsmm kernel.
+/// Its JIT code uses 256/512-bit registers and returns without vzeroupper;
+/// the kernels compiled here are SSE (x86-64-v2), and SSE instructions
+/// that run with dirty upper halves each carry a merge: two_tower's lookup
+/// and embedding update ran 1.5-2x slower after libxsmm GEMMs until this
+/// was added (measured: docs/performance.md).
+inline void leaveWideRegisters() {
+#if defined(__x86_64__)
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx)
+    asm volatile("vzeroupper" ::: "memory");
+#endif
+}
+
 /// A single-threaded column-major kernel C(m x n) = A(m x k) op(B) (+ C
 /// when `accumulate`), op(B) = B^T (stored n x k) with transB: one libxsmm
 /// JIT kernel, for the kernels that run many tiny GEMMs of one shape (the
@@ -116,7 +130,10 @@ template <class T> struct SmallGemm {
   using Fn = void (*)(const T *, const T *, T *, ...);
   Fn fn = nullptr;
   explicit operator bool() const { return fn != nullptr; }
-  void operator()(const T *a, const T *b, T *c) const { fn(a, b, c); }
+  void operator()(const T *a, const T *b, T *c) const {
+    fn(a, b, c);
+    leaveWideRegisters();
+  }
 };
 template <class T>
 SmallGemm<T> smallGemm(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
