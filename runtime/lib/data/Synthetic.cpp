@@ -101,6 +101,11 @@ SyntheticGenerator::SyntheticGenerator(std::vector<FeatureSpec> features, uint64
             std::log(static_cast<double>(idsOfTopic(column, topic)) + 1.0));
     if (spec.kind == FeatureKind::Dense || spec.kind == FeatureKind::Sparse)
       ++signalFeatures;
+    const uint64_t start = hashStart(seed_);
+    column.bagPrefix = hashMore(hashMore(start, kBagTag), column.key);
+    column.idPrefix = hashMore(hashMore(start, kIdTag), column.key);
+    column.latentPrefix = hashMore(hashMore(start, kLatentTag), column.key);
+    column.densePrefix = hashMore(hashMore(start, kDenseTag), column.key);
   }
   scoreNorm_ = signalFeatures ? 1.0 / std::sqrt(static_cast<double>(signalFeatures)) : 0.0;
 }
@@ -108,8 +113,9 @@ SyntheticGenerator::SyntheticGenerator(std::vector<FeatureSpec> features, uint64
 double SyntheticGenerator::denseValues(size_t f, uint64_t index, float *out) const {
   const Column &column = columns_[f];
   double contribution = 0;
+  const uint64_t example = hashMore(column.densePrefix, index); // hashOf(seed_, kDenseTag, key, index, ...)
   for (size_t j = 0; j < column.denseWeights.size(); ++j) {
-    double x = standardNormal(hashOf(seed_, kDenseTag, column.key, index, j));
+    double x = standardNormal(hashMore(example, j));
     contribution += column.denseWeights[j] * x;
     if (out)
       out[j] = static_cast<float>(x);
@@ -121,11 +127,15 @@ double SyntheticGenerator::sparseBag(size_t f, uint64_t index, uint64_t topic,
                                      FeatureBatch *out) const {
   const FeatureSpec &spec = features_[f];
   const Column &column = columns_[f];
-  int64_t bag = 1 + static_cast<int64_t>(hashOf(seed_, kBagTag, column.key, index) %
-                                         static_cast<uint64_t>(spec.hotness));
+  // hashOf(seed_, kBagTag, key, index) % hotness: always 0 for one-hot bags.
+  int64_t bag = spec.hotness == 1
+                    ? 1
+                    : 1 + static_cast<int64_t>(hashMore(column.bagPrefix, index) %
+                                               static_cast<uint64_t>(spec.hotness));
   double sum = 0;
+  const uint64_t example = hashMore(column.idPrefix, index); // hashOf(seed_, kIdTag, key, index, ...)
   for (int64_t k = 0; k < bag; ++k) {
-    uint64_t h = hashOf(seed_, kIdTag, column.key, index, k);
+    uint64_t h = hashMore(example, uint64_t(k));
     int64_t idTopic = uniform01(mix64(h ^ 1)) < kSameTopic
                           ? static_cast<int64_t>(topic) % column.topics
                           : static_cast<int64_t>(mix64(h ^ 2) % column.topics);
@@ -133,7 +143,7 @@ double SyntheticGenerator::sparseBag(size_t f, uint64_t index, uint64_t topic,
                          uniform01(mix64(h ^ 3)));
     int64_t id = r * column.topics + idTopic;
     double weight = spec.weighted ? 0.5 + uniform01(mix64(h ^ 4)) : 1.0;
-    sum += weight * cachedNormal(hashOf(seed_, kLatentTag, column.key, id));
+    sum += weight * cachedNormal(hashMore(column.latentPrefix, uint64_t(id)));
     if (out) {
       out->ids.push_back(id);
       if (spec.weighted)

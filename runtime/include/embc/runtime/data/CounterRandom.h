@@ -25,14 +25,30 @@ constexpr uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// hashOf in steps, for draws that share leading words: hashOf(seed, a, b)
+/// == hashMore(hashMore(hashStart(seed), a), b), so a generator can fold the
+/// words of a column once and only the per-example ones per draw.
+constexpr uint64_t hashStart(uint64_t seed) { return mix64(seed ^ 0x2545F4914F6CDD1Dull); }
+/// One word's contribution, foldable into any prefix with hashFold.
+constexpr uint64_t hashWord(uint64_t word) { return mix64(word + 0x632BE59BD9B4E019ull); }
+constexpr uint64_t hashFold(uint64_t prefix, uint64_t mixedWord) {
+  return mix64(prefix ^ mixedWord);
+}
+constexpr uint64_t hashMore(uint64_t prefix, uint64_t word) {
+  return hashFold(prefix, hashWord(word));
+}
+
 /// The key of one draw: a hash of a seed and of counters. Each word goes
 /// through mix64 before it is folded in, so (a, b) and (b, a) differ.
 template <class... Words>
 constexpr uint64_t hashOf(uint64_t seed, Words... words) {
-  uint64_t h = mix64(seed ^ 0x2545F4914F6CDD1Dull);
-  ((h = mix64(h ^ mix64(static_cast<uint64_t>(words) + 0x632BE59BD9B4E019ull))), ...);
+  uint64_t h = hashStart(seed);
+  ((h = hashMore(h, static_cast<uint64_t>(words))), ...);
   return h;
 }
+
+static_assert(hashOf(7, 1, 2, 3) == hashMore(hashMore(hashMore(hashStart(7), 1), 2), 3),
+              "hashOf must be the fold of hashStart and hashMore");
 
 /// A stable 64-bit hash of a name (FNV-1a), for keying draws by column name.
 constexpr uint64_t hashName(std::string_view name) {

@@ -81,6 +81,9 @@ private:
     int64_t topics; ///< min(kTopics, vocab)
     std::vector<double> denseWeights; ///< Dense: the hidden w (fixed per column)
     std::vector<double> logTopicRange; ///< Sparse: log(1 + ids of topic t), per t
+    // hashOf's fold over (seed, tag, key), shared by every draw of the
+    // column: the per-draw words are folded onto these (CounterRandom.h).
+    uint64_t bagPrefix = 0, idPrefix = 0, latentPrefix = 0, densePrefix = 0;
   };
   /// How many ids of [0, vocab) have topic `topic` (are topic mod topics).
   static int64_t idsOfTopic(const Column &column, int64_t topic);
