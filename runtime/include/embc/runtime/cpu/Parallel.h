@@ -33,7 +33,6 @@
 #define EMBC_RUNTIME_CPU_PARALLEL_H
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <utility>
 
