@@ -8,6 +8,9 @@
 #   plans/dlrm.plan          bench/gpu/dlrm_mlperf_gpu.json, the default plan
 #   plans/dlrm_nopack.plan   the same with embc --no-pack (one update per parameter)
 #   plans/dlrm_nofuse.plan   the same with embc --no-fuse
+#   plans/model.json         the model they were compiled from
+#   rehearsal/               the same from a small copy of it (run.sh --rehearse)
+#   parity/<case>/           every case of test/e2e/cuda_parity.py, compiled
 #   deps/                    the runtime's C++ dependencies that a bare CUDA image
 #                            may lack (nlohmann_json, CLI11, xxhash, OpenBLAS with
 #                            its Fortran runtime, GoogleTest) as a CMake prefix;
@@ -22,7 +25,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --embc) embc="$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "prepare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -39,8 +42,34 @@ echo "== plans (embc: $embc)"
 "$embc" "$model" --cuda -o "$cache/plans/dlrm.plan" > "$cache/plans/dlrm.report.txt"
 "$embc" "$model" --cuda --no-pack -o "$cache/plans/dlrm_nopack.plan" > /dev/null
 "$embc" "$model" --cuda --no-fuse -o "$cache/plans/dlrm_nofuse.plan" > /dev/null
-cp "$model" "$cache/plans/"
+cp "$model" "$cache/plans/model.json"
 ls -la "$cache/plans"
+
+# The same three plans from a small copy of the model (1000-row tables,
+# batch 512): `run.sh --rehearse` runs every stage on the emulated device.
+echo "== rehearsal plans"
+mkdir -p "$cache/rehearsal"
+python3 - "$model" "$cache/rehearsal/model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["name"] += "_rehearsal"
+m["training"]["batch_size"] = 512
+for t in m["embeddings"]:
+    t["rows"] = min(t["rows"], 1000)
+for f in m["features"]:
+    if "vocab" in f:
+        f["vocab"] = min(f["vocab"], 1000)
+json.dump(m, open(sys.argv[2], "w"), indent=1)
+PY
+small="$cache/rehearsal/model.json"
+"$embc" "$small" --cuda -o "$cache/rehearsal/dlrm.plan" > /dev/null
+"$embc" "$small" --cuda --no-pack -o "$cache/rehearsal/dlrm_nopack.plan" > /dev/null
+"$embc" "$small" --cuda --no-fuse -o "$cache/rehearsal/dlrm_nofuse.plan" > /dev/null
+
+# Every case of the CUDA parity test, compiled: the GPU machine has no embc.
+echo "== parity plans"
+python3 "$root/test/e2e/cuda_parity.py" --compile-only --embc "$embc" \
+  --examples "$root/examples" --plans "$cache/parity" | tail -1
 
 if [[ $deps == 1 ]]; then
   echo "== deps"

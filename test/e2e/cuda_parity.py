@@ -19,10 +19,15 @@ loss scaling, gradient clipping, Adam/LAMB/Adagrad optimizers):
 
 With --device cuda it exits 77 (skipped) when no GPU is usable.
 
+A machine with no embc (a lent GPU) runs plans compiled elsewhere: first
+--compile-only --plans DIR where embc is, then --plans DIR there.
+
 Usage: cuda_parity.py --embc PATH --embrun PATH --parity PATH --examples DIR
        --work DIR [--device emulated|cuda] [--models a.json,...] [--steps N]
+       [--plans DIR [--compile-only]] [--jobs N]
 """
 import argparse
+import concurrent.futures
 import copy
 import json
 import os
@@ -75,8 +80,8 @@ def variants(examples, models):
             yield f"{stem}-{opt}", m, [], 1e-5
 
 
-def losses(args, plan, work, extra):
-    log = os.path.join(work, "log.jsonl")
+def losses(args, plan, work, extra, tag):
+    log = os.path.join(work, tag + ".jsonl")
     if os.path.exists(log):
         os.remove(log)
     run([args.embrun, plan, "--steps", str(args.steps), "--report-every", "1",
@@ -105,58 +110,105 @@ def gpu_available():
     return smi is not None and subprocess.run([smi], capture_output=True).returncode == 0
 
 
+def prepare_case(args, name, model, flags):
+    """The case's work directory with model.json and model.plan: compiled by
+    embc, or (--plans without --compile-only) the plan compiled earlier."""
+    work = os.path.join(args.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    plan = os.path.join(work, "model.plan")
+    if args.plans and not args.compile_only:
+        shutil.copy(os.path.join(args.plans, name, "model.plan"), plan)
+        return work, plan
+    model = copy.deepcopy(model)
+    model["training"]["batch_size"] = min(model["training"]["batch_size"], args.batch)
+    path = os.path.join(work, "model.json")
+    with open(path, "w") as f:
+        json.dump(model, f)
+    run([args.embc, path, "--cuda", "-o", plan] + flags)
+    return work, plan
+
+
+def check_case(args, name, model, flags, tolerance):
+    """(report lines, failures) of one case."""
+    try:
+        work, plan = prepare_case(args, name, model, flags)
+    except SystemExit as e:  # e2e_common.run's FAIL
+        return [], [f"{name}: {e}"]
+    if args.compile_only:
+        return [f"{name}: compiled"], []
+    lines, failures = [], []
+    # 1. Per kernel.
+    parity = per_kernel(args, plan, model, tolerance)
+    with open(os.path.join(work, "parity.txt"), "w") as f:
+        f.write(parity.stdout + parity.stderr)
+    summary = (parity.stdout.strip().splitlines() or ["(no output)"])[-1]
+    lines.append(f"{name}: {summary}")
+    if parity.returncode != 0:
+        bad = [l for l in parity.stdout.splitlines() if l.endswith("FAIL")][:5]
+        failures.append(f"{name}: per-kernel parity failed: {parity.stderr.strip()[-2000:]} "
+                        + " | ".join(bad))
+        return lines, failures
+    # 2. Whole steps, 3. graphs.
+    try:
+        cpu = losses(args, plan, work, ["--device", "cpu"], "cpu")
+        dev = losses(args, plan, work, ["--device", args.device], "dev")
+        eager = losses(args, plan, work, ["--device", args.device, "--no-graphs"], "eager")
+    except SystemExit as e:
+        return lines, failures + [f"{name}: {e}"]
+    r = relative(dev, cpu)
+    lines.append(f"{name}: {len(cpu)} steps, losses {args.device} vs cpu rel {r:.2e}; "
+                 f"graphs vs eager {'identical' if eager == dev else 'DIFFER'}")
+    if len(dev) != args.steps or not r <= max(1e-4, 10 * tolerance):
+        failures.append(f"{name}: {args.device} losses {dev} vs cpu {cpu} (rel {r:.2e})")
+    if eager != dev:
+        failures.append(f"{name}: graph replay {dev} != eager {eager}")
+    return lines, failures
+
+
 def main():
     p = argparse.ArgumentParser()
-    for flag in ("--embc", "--embrun", "--parity", "--examples", "--work"):
-        p.add_argument(flag, required=True)
+    p.add_argument("--examples", required=True)
+    for flag in ("--embrun", "--parity", "--work"):
+        p.add_argument(flag, help="needed unless --compile-only")
+    p.add_argument("--embc", help="needed unless --plans holds the compiled cases")
+    p.add_argument("--plans", default="",
+                   help="with --compile-only: write each case's plan under DIR/<case>/; "
+                        "without: run the plans found there (a machine with no embc)")
+    p.add_argument("--compile-only", action="store_true")
     p.add_argument("--device", default="emulated", choices=["emulated", "cuda"])
     p.add_argument("--models", default="")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=1, help="cases checked at once")
     args = p.parse_args()
-    if args.device == "cuda" and not gpu_available():
+    if args.compile_only:
+        if not args.plans or not args.embc:
+            p.error("--compile-only needs --plans and --embc")
+        args.work = args.plans
+    elif not args.plans and not args.embc:
+        p.error("--embc or --plans is needed")
+    elif not (args.embrun and args.parity and args.work):
+        p.error("--embrun, --parity and --work are needed")
+    if args.device == "cuda" and not args.compile_only and not gpu_available():
         print("SKIP: no usable CUDA device (nvidia-smi fails or is absent)")
         sys.exit(77)
     models = args.models.split(",") if args.models else sorted(
         m for m in os.listdir(args.examples) if m.endswith(".json") and m not in SKIPPED)
+    cases = list(variants(args.examples, models))
     failures = []
-    for name, model, flags, tolerance in variants(args.examples, models):
-        work = os.path.join(args.work, name)
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        model = copy.deepcopy(model)
-        model["training"]["batch_size"] = min(model["training"]["batch_size"], args.batch)
-        path = os.path.join(work, "model.json")
-        with open(path, "w") as f:
-            json.dump(model, f)
-        plan = os.path.join(work, "model.plan")
-        run([args.embc, path, "--cuda", "-o", plan] + flags)
-        # 1. Per kernel.
-        parity = per_kernel(args, plan, model, tolerance)
-        with open(os.path.join(work, "parity.txt"), "w") as f:
-            f.write(parity.stdout + parity.stderr)
-        summary = (parity.stdout.strip().splitlines() or ["(no output)"])[-1]
-        print(f"{name}: {summary}")
-        if parity.returncode != 0:
-            bad = [l for l in parity.stdout.splitlines() if l.endswith("FAIL")][:5]
-            failures.append(f"{name}: per-kernel parity failed: {parity.stderr.strip()} "
-                            + " | ".join(bad))
-            continue
-        # 2. Whole steps, 3. graphs.
-        cpu = losses(args, plan, work, ["--device", "cpu"])
-        dev = losses(args, plan, work, ["--device", args.device])
-        eager = losses(args, plan, work, ["--device", args.device, "--no-graphs"])
-        r = relative(dev, cpu)
-        print(f"{name}: {len(cpu)} steps, losses {args.device} vs cpu rel {r:.2e}; "
-              f"graphs vs eager {'identical' if eager == dev else 'DIFFER'}")
-        if len(dev) != args.steps or not r <= max(1e-4, 10 * tolerance):
-            failures.append(f"{name}: {args.device} losses {dev} vs cpu {cpu} (rel {r:.2e})")
-        if eager != dev:
-            failures.append(f"{name}: graph replay {dev} != eager {eager}")
+    with concurrent.futures.ThreadPoolExecutor(max(args.jobs, 1)) as pool:
+        futures = [pool.submit(check_case, args, *case) for case in cases]
+        for f in futures:  # in case order, so the report reads the same each time
+            lines, bad = f.result()
+            for line in lines:
+                print(line, flush=True)
+            failures += bad
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print("OK: the CUDA backend matches the CPU backend on every case")
+    print("OK: " + ("compiled every case" if args.compile_only else
+                    "the CUDA backend matches the CPU backend on every case"))
 
 
 if __name__ == "__main__":

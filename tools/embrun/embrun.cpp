@@ -54,9 +54,11 @@ static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
   }
   if (device == "cpu")
     return rt::createCpuBackend(options.threads);
-  // Ranks on one host take one GPU each.
-  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  int ordinal = local ? std::atoi(local) : 0;
+  // Ranks on one host take one GPU each, by their rank among the host's
+  // ranks (MPI_COMM_TYPE_SHARED: any launcher), round robin over its GPUs.
+  int ordinal = 0;
+  if (device == "cuda" && ranks)
+    ordinal = rt::cuda::cudaDeviceOrdinalFor(ranks->localRank());
   std::unique_ptr<rt::cuda::Device> dev = device == "cuda" ? rt::cuda::createCudaDevice(ordinal)
                                                            : rt::cuda::createEmulatedDevice();
   if (rank == 0)

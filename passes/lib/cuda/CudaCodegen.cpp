@@ -13,6 +13,7 @@
 #include "embc/runtime/cuda/KernelAbi.h"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -97,6 +98,39 @@ std::string codegen::floatLiteral(double value) {
   return text;
 }
 
+namespace {
+
+/// `source` with `__launch_bounds__(B)` on every launched kernel, B the
+/// largest block of its launches. The launches are the one statement of a
+/// kernel's block size; the bounds make NVRTC keep each kernel within the
+/// registers that block may use (without them a kernel past 65536 / B
+/// registers per thread compiles but is refused at launch).
+std::string withLaunchBounds(std::string source, const rt::CudaProgram &program) {
+  std::map<std::string, int64_t> block;
+  for (const auto *list : {&program.step, &program.update})
+    for (const rt::CudaKernel &k : *list)
+      for (const rt::CudaLaunch &l : k.launches)
+        if (l.kind == "kernel")
+          block[l.entry] = std::max(block[l.entry], l.block);
+  for (const auto &[entry, threads] : block) {
+    const std::string head = "extern \"C\" __global__ void " + entry + "(";
+    const size_t at = source.find(head);
+    if (at == std::string::npos || source.find(head, at + 1) != std::string::npos)
+      throw CodegenError("the launched kernel " + entry +
+                         " is not defined exactly once as `extern \"C\" __global__ void " +
+                         entry + "(EmbArgs a)`");
+    if (threads < 1 || threads > 1024)
+      throw CodegenError("kernel " + entry + " is launched with " + std::to_string(threads) +
+                         " threads per block; a block holds 1 to 1024");
+    source.replace(at, head.size(),
+                   "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) +
+                       ") " + entry + "(");
+  }
+  return source;
+}
+
+} // namespace
+
 bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
   LoweringTable table;
   registerEmbeddingLowerings(table);
@@ -151,7 +185,12 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
   if (!lowerAll(plan.step, "step", program.step) ||
       !lowerAll(plan.update, "update", program.update))
     return false;
-  program.source = em.source();
+  try {
+    program.source = withLaunchBounds(em.source(), program);
+  } catch (const CodegenError &e) {
+    error = std::string("CUDA codegen: ") + e.what();
+    return false;
+  }
   program.scratchBytes = em.scratchBytes();
   program.errors = em.errors();
   plan.cuda = std::move(program);

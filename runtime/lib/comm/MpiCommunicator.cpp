@@ -143,6 +143,14 @@ public:
     Watchdog::Scope watched(*watchdog_, "MPI_Comm_dup", 0);
     EMB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
     EMB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    // The ranks that share memory with this one are those of its host; any
+    // launcher (mpirun, srun, MPICH's hydra) sets up this split.
+    MPI_Comm host = MPI_COMM_NULL;
+    EMB_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host));
+    const int got = MPI_Comm_rank(host, &localRank_);
+    MPI_Comm_free(&host);
+    if (got != MPI_SUCCESS)
+      throwMpi("MPI_Comm_rank(the ranks of this host)", got);
   }
 
   ~MpiCommunicator() override {
@@ -154,6 +162,7 @@ public:
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int localRank() const override { return localRank_; }
   const char *name() const override { return "mpi"; }
 
   void allReduce(void *buf, size_t count, DType type, ReduceOp op) override {
@@ -328,6 +337,7 @@ private:
   int rank_ = 0;
   int size_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  int localRank_ = 0;
   std::mutex requestsMutex_;
   std::map<Request, Pending> requests_;
   Request nextRequest_ = 0;

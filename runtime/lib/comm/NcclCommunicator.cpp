@@ -194,6 +194,7 @@ public:
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int localRank() const override { return bootstrap_.localRank(); }
   const char *name() const override { return "nccl"; }
 
   void allReduce(void *buf, size_t count, DType type, ReduceOp op) override {

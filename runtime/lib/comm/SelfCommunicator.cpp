@@ -27,6 +27,7 @@ class SelfCommunicator final : public Communicator {
 public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
+  int localRank() const override { return 0; }
   const char *name() const override { return "self"; }
 
   void allReduce(void *, size_t, DType, ReduceOp) override {}

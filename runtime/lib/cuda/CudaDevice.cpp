@@ -686,6 +686,14 @@ bool embc::runtime::cuda::cudaDeviceAvailable(std::string &why) {
   return true;
 }
 
+int embc::runtime::cuda::cudaDeviceOrdinalFor(int localRank) {
+  std::string why;
+  int count = 0;
+  if (!cudaDeviceAvailable(why) || cudaGetDeviceCount(&count) != cudaSuccess || count <= 0)
+    return 0;
+  return localRank % count;
+}
+
 std::unique_ptr<Device> embc::runtime::cuda::createCudaDevice(int ordinal) {
   std::string why;
   if (!cudaDeviceAvailable(why))

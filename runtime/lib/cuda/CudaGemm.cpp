@@ -131,7 +131,7 @@ LtGemm::LtGemm(cublasLtHandle_t lt, const GemmSpec &spec, void *workspace, size_
   // at bind time. The heuristic reads the bias pointer's value (never its
   // memory) for its alignment: the workspace stands in for the real one.
   if (!choose(false, 16, workspace_).found)
-    choose(true, 16, workspace_); // bgradb only: throws when even that fails
+    choose(true, 16, workspace_); // throws when even the plain GEMM has none
   guard.armed = false;
 }
 
@@ -192,7 +192,7 @@ std::string LtGemm::describe() const {
   return s;
 }
 
-const LtGemm::Choice &LtGemm::choose(bool plain, unsigned alignment, void *bias) {
+LtGemm::Choice &LtGemm::choose(bool plain, unsigned alignment, void *bias) {
   Choice &c = (plain ? plainChoices_ : choices_)[log2Of(alignment)];
   if (c.known)
     return c;
@@ -219,21 +219,45 @@ const LtGemm::Choice &LtGemm::choose(bool plain, unsigned alignment, void *bias)
     EMB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &bias, sizeof bias),
                      what);
-  cublasLtMatmulHeuristicResult_t result{};
+  std::array<cublasLtMatmulHeuristicResult_t, kCandidates> results{};
   int count = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, desc, a_, b_, c_, c_, pref.p, 1,
-                                                     &result, &count);
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, desc, a_, b_, c_, c_, pref.p,
+                                                     kCandidates, results.data(), &count);
   // NOT_SUPPORTED is the heuristic's "no algorithm", not a failure.
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     detail::throwCublas("cublasLtMatmulAlgoGetHeuristic", st, what);
-  c.found = st == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
-  if (!c.found && (plain || spec_.epilogue != "bgradb"))
+  c.algos.clear();
+  for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < count; ++i)
+    if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS)
+      c.algos.push_back(results[size_t(i)].algo);
+  c.found = !c.algos.empty();
+  // Without an algorithm for the epilogue the plain GEMM runs and a library
+  // kernel applies it; the plain GEMM itself must have one.
+  if (!c.found && (plain || spec_.epilogue == "none"))
     throw DeviceError("cuBLASLt has no algorithm for " + describe() + " with operands aligned to " +
                       std::to_string(alignment) + " bytes");
-  if (c.found)
-    c.algo = result.algo;
   c.known = true;
   return c;
+}
+
+bool LtGemm::matmul(Choice &c, cublasLtMatmulDesc_t desc, void *a, void *b, void *cOut,
+                    cudaStream_t stream, std::string &failures) {
+  const float alpha = spec_.alpha, beta = spec_.beta;
+  for (; c.next < c.algos.size(); ++c.next) {
+    // Swapped operands (see the top): cuBLASLt's A is the spec's B.
+    cublasStatus_t st = cublasLtMatmul(lt_, desc, &alpha, b, a_, a, b_, &beta, cOut, c_, cOut, c_,
+                                       &c.algos[c.next], workspace_, workspaceBytes_, stream);
+    if (st == CUBLAS_STATUS_SUCCESS) {
+      c.verified = true;
+      return true;
+    }
+    // One that ran before and fails now is a real failure, not a choice.
+    if (c.verified)
+      detail::throwCublas("cublasLtMatmul", st, "running " + describe());
+    failures += std::string(failures.empty() ? "" : ", ") + "algorithm " +
+                std::to_string(c.next + 1) + ": " + cublasLtGetStatusName(st);
+  }
+  return false;
 }
 
 void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
@@ -251,24 +275,39 @@ void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
                       alignmentOf(uintptr_t(spec_.strideB) * abBytes_),
                       alignmentOf(uintptr_t(spec_.strideC) * 4)});
 
-  const Choice *choice = &choose(false, align, bias);
-  cublasLtMatmulDesc_t desc = desc_;
-  if (!choice->found) {
-    // bgradb without a fused algorithm: the column sums of the spec's B by
-    // a deterministic kernel, then the plain GEMM.
+  std::string failures;
+  Choice &fused = choose(false, align, bias);
+  if (fused.found) {
+    if (hasBias_)
+      EMB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                      &bias, sizeof bias),
+                       "setting the bias of " + describe() + " for '" + name + "'");
+    if (matmul(fused, desc_, a, b, c, stream, failures))
+      return;
+    fused.found = false; // every candidate refused: the epilogue runs apart from now on
+    if (spec_.epilogue == "none")
+      throw DeviceError("cuBLASLt could run no algorithm for " + describe() + " in '" + name +
+                        "' (operands aligned to " + std::to_string(align) + " bytes: " + failures +
+                        ")");
+  }
+  // The epilogue apart: the bias gradient (the column sums of the spec's B,
+  // in a fixed order) before the GEMM, bias and relu after it.
+  const bool bgradb = spec_.epilogue == "bgradb";
+  if (bgradb)
     EMB_CUDA_CHECK(lib::columnSums(abKind(spec_.abType), b, spec_.k, spec_.n, spec_.ldb,
                                    static_cast<float *>(bias), stream),
                    "computing the bias gradient of " + describe() + " for '" + name + "'");
-    choice = &choose(true, align, bias);
-    desc = plainDesc_;
-  } else if (hasBias_) {
-    EMB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                    &bias, sizeof bias),
-                     "setting the bias of " + describe() + " for '" + name + "'");
-  }
-  const float alpha = spec_.alpha, beta = spec_.beta;
-  // Swapped operands (see the top): cuBLASLt's A is the spec's B.
-  EMB_CUBLAS_CHECK(cublasLtMatmul(lt_, desc, &alpha, b, a_, a, b_, &beta, c, c_, c, c_,
-                                  &choice->algo, workspace_, workspaceBytes_, stream),
-                   "running " + describe() + " for '" + name + "'");
+  Choice &plain = choose(true, align, bias);
+  if (!matmul(plain, plainDesc_, a, b, c, stream, failures))
+    throw DeviceError("cuBLASLt could run no algorithm for " + describe() + " in '" + name +
+                      "', with or without its epilogue (operands aligned to " +
+                      std::to_string(align) + " bytes: " + failures + ")");
+  if (!bgradb)
+    EMB_CUDA_CHECK(lib::biasActivation(static_cast<float *>(c), spec_.m, spec_.n, spec_.ldc,
+                                       std::max<int64_t>(spec_.batch, 1), spec_.strideC,
+                                       spec_.epilogue == "relu" ? nullptr
+                                                                : static_cast<float *>(bias),
+                                       spec_.epilogue != "bias", stream),
+                   "applying the " + spec_.epilogue + " epilogue of " + describe() + " for '" +
+                       name + "'");
 }

@@ -5,6 +5,15 @@
 // but views are only dtype aligned, and cuBLASLt's fast kernels need 16), and
 // run on the device's stream. Private to runtime/lib/cuda.
 //
+// cuBLASLt's heuristic can return nothing for an epilogue at some shapes and
+// alignments, and an algorithm it returns can still refuse at run time. So
+// each choice keeps up to kCandidates algorithms and the first run tries them
+// in order until one runs (the first step runs before any graph capture);
+// with none for the fused epilogue, the GEMM runs without it and a library
+// kernel applies it (bias/relu: lib::biasActivation; the bias gradient:
+// lib::columnSums). Only a GEMM that even the plain descriptor cannot run
+// is an error, naming the shape, types and alignment.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef EMBC_RUNTIME_LIB_CUDA_CUDAGEMM_H
@@ -17,6 +26,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace embc::runtime::cuda {
 
@@ -37,14 +48,21 @@ public:
   std::string describe() const;
 
 private:
+  static constexpr int kCandidates = 8;
   struct Choice {
     bool known = false;
-    bool found = false; ///< false: no algorithm (only allowed for bgradb)
-    cublasLtMatmulAlgo_t algo{};
+    bool found = false;    ///< false: no algorithm (the epilogue then runs apart)
+    bool verified = false; ///< algos[next] has run once
+    size_t next = 0;       ///< the algorithm to use (or try next)
+    std::vector<cublasLtMatmulAlgo_t> algos;
   };
+  /// Runs `desc` with the choice's algorithms from `next` on, stopping at
+  /// the first that runs; false when none does (`failures` says why).
+  bool matmul(Choice &c, cublasLtMatmulDesc_t desc, void *a, void *b, void *cOut,
+              cudaStream_t stream, std::string &failures);
   /// The algorithm for operands aligned to `alignment` bytes, chosen on
   /// first use; `plain`: for the GEMM without its bias-gradient epilogue.
-  const Choice &choose(bool plain, unsigned alignment, void *bias);
+  Choice &choose(bool plain, unsigned alignment, void *bias);
   cublasLtMatmulDesc_t makeDesc(cublasLtEpilogue_t epilogue);
   void release();
 

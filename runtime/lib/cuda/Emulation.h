@@ -81,6 +81,9 @@ extern "C" __attribute__((visibility("default"))) EmbEmuHooks *emb_emu_hooks(voi
 }
 
 #define __global__
+// The codegen derives each kernel's bounds from its launches (so no launch
+// exceeds them); on the host the attribute means nothing.
+#define __launch_bounds__(...)
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))

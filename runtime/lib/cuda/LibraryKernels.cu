@@ -13,6 +13,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <climits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -76,7 +77,35 @@ __global__ void columnSumsKernel(const T *b, int64_t k, int64_t n, int64_t ldb, 
   }
 }
 
+// One thread per element over a grid-stride loop: rows of n contiguous
+// floats, so a warp reads 128 contiguous bytes.
+__global__ void __launch_bounds__(256)
+    biasActivationKernel(float *c, int64_t m, int64_t n, int64_t ldc, int64_t batch,
+                         int64_t strideC, const float *bias, bool relu) {
+  const int64_t total = batch * m * n;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = e % n, row = e / n, i = row % m, b = row / m;
+    float &v = c[b * strideC + i * ldc + j];
+    float x = bias ? v + bias[j] : v;
+    v = relu ? fmaxf(x, 0.0f) : x;
+  }
+}
+
 } // namespace
+
+cudaError_t lib::biasActivation(float *c, int64_t m, int64_t n, int64_t ldc, int64_t batch,
+                                int64_t strideC, const float *bias, bool relu,
+                                cudaStream_t stream) {
+  clearStaleError();
+  const int64_t total = batch * m * n;
+  if (total <= 0)
+    return cudaSuccess;
+  const int64_t blocks = std::min<int64_t>((total + 255) / 256, 132 * 16);
+  biasActivationKernel<<<unsigned(blocks), 256, 0, stream>>>(c, m, n, ldc, batch, strideC, bias,
+                                                             relu);
+  return cudaGetLastError();
+}
 
 cudaError_t lib::sortPairsTempBytes(int64_t count, int keyBits, size_t &bytes) {
   bytes = 0;

@@ -44,6 +44,14 @@ enum class AbType { F32, BF16, F16 };
 cudaError_t columnSums(AbType type, const void *b, int64_t k, int64_t n, int64_t ldb, float *bias,
                        cudaStream_t stream);
 
+/// c[b * strideC + i * ldc + j] = act(c[...] + bias[j]) for every matrix b
+/// < batch of m x n (row-major), act = max(., 0) when `relu`, bias null for
+/// none: the BIAS / RELU / RELU_BIAS epilogue of a GEMM when cuBLASLt has no
+/// algorithm with it (the plain GEMM runs first). The same f32 arithmetic as
+/// the fused epilogue: one add and one max per element.
+cudaError_t biasActivation(float *c, int64_t m, int64_t n, int64_t ldc, int64_t batch,
+                           int64_t strideC, const float *bias, bool relu, cudaStream_t stream);
+
 } // namespace embc::runtime::cuda::lib
 
 #endif // EMBC_RUNTIME_LIB_CUDA_LIBRARYKERNELS_H

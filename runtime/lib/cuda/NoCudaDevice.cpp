@@ -9,6 +9,8 @@ bool embc::runtime::cuda::cudaDeviceAvailable(std::string &why) {
   return false;
 }
 
+int embc::runtime::cuda::cudaDeviceOrdinalFor(int) { return 0; }
+
 std::unique_ptr<Device> embc::runtime::cuda::createCudaDevice(int) {
   throw DeviceError("this embrun was built without the CUDA toolkit (no nvcc found at "
                     "configure time); rebuild with CUDA, or use --device cpu");

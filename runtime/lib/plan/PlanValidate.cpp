@@ -15,6 +15,7 @@
 #include "embc/runtime/cuda/KernelAbi.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -568,6 +569,37 @@ void validateKernels(const std::vector<Kernel> &kernels, const BufferRefs &refs,
   }
 }
 
+/// A `kernel` launch's entry is defined in the source, and its block fits
+/// the kernel's __launch_bounds__ where it declares them (a GPU refuses a
+/// larger block, and the compiler kept the registers for that many threads).
+void checkKernelEntry(const std::string &source, const CudaLaunch &l, const std::string &at) {
+  const std::string plain = "void " + l.entry + "(", bounded = "void __launch_bounds__(";
+  if (source.find(plain) != std::string::npos)
+    return;
+  for (size_t p = source.find(bounded); p != std::string::npos;
+       p = source.find(bounded, p + 1)) {
+    size_t close = source.find(") ", p + bounded.size());
+    if (close == std::string::npos || source.compare(close + 2, l.entry.size() + 1,
+                                                     l.entry + "(") != 0)
+      continue;
+    const std::string digits = source.substr(p + bounded.size(), close - p - bounded.size());
+    int64_t bound = 0;
+    for (char c : digits)
+      bound = std::isdigit(static_cast<unsigned char>(c)) && bound < (int64_t(1) << 20)
+                  ? bound * 10 + (c - '0')
+                  : -1;
+    if (digits.empty() || bound <= 0)
+      failAt(childPath(at, "entry"), "'" + l.entry + "' has malformed launch bounds (" +
+                                         digits + ")");
+    if (l.block > bound)
+      failAt(childPath(at, "block"), "'" + l.entry + "' is launched with " +
+                                         std::to_string(l.block) + " threads but its "
+                                         "__launch_bounds__ allow " + std::to_string(bound));
+    return;
+  }
+  failAt(childPath(at, "entry"), "'" + l.entry + "' is not defined in cuda.source");
+}
+
 /// The CUDA program: one launch list per kernel, known kinds, args in range
 /// (a `length` arg names a dynamic buffer), scratch inside scratch_bytes,
 /// and every generated entry defined in the source.
@@ -596,9 +628,8 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
                       {"all_reduce_start", "all_reduce_wait", "gather_rows", "shard_ids",
                        "shard_pool", "shard_pool_grad"},
                       childPath(lat, "entry"), "collective");
-        if (l.kind == "kernel" &&
-            cuda.source.find("void " + l.entry + "(") == std::string::npos)
-          failAt(childPath(lat, "entry"), "'" + l.entry + "' is not defined in cuda.source");
+        if (l.kind == "kernel")
+          checkKernelEntry(cuda.source, l, lat);
         if (l.args.size() > EMB_MAX_ARGS)
           failAt(childPath(lat, "args"), "more than " + std::to_string(EMB_MAX_ARGS) + " args");
         for (size_t i = 0; i < l.args.size(); ++i) {

@@ -188,6 +188,7 @@ public:
   explicit FourRanks(std::vector<uint64_t> values) : values_(std::move(values)) {}
   int rank() const override { return 2; }
   int size() const override { return 4; }
+  int localRank() const override { return 2; }
   const char *name() const override { return "fake"; }
   void allGather(const void *, void *recv, size_t count, DType type) override {
     ASSERT_EQ(count, 1u);

@@ -60,6 +60,9 @@ public:
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  /// This rank's index among the ranks on its host (0 .. ranks there - 1):
+  /// which GPU of the host it takes, whatever launched the job.
+  virtual int localRank() const = 0;
   /// "self", "mpi" or "nccl", for logs.
   virtual const char *name() const = 0;
 

@@ -174,6 +174,9 @@ public:
 bool cudaDeviceAvailable(std::string &why);
 /// Device `ordinal`; throws DeviceError when there is none.
 std::unique_ptr<Device> createCudaDevice(int ordinal);
+/// The GPU the `localRank`-th rank of a host takes: localRank modulo the
+/// devices the host has (0 when it has none: createCudaDevice then says so).
+int cudaDeviceOrdinalFor(int localRank);
 /// The CPU emulation. Compiles with $EMBC_HOST_CXX (default c++), caching
 /// the shared object under the cache directory (cacheDirectory()).
 std::unique_ptr<Device> createEmulatedDevice();
