@@ -141,6 +141,11 @@ $ROWUPDATE
 
 // --- embedding_update ---------------------------------------------------------------
 
+/// Runs (one row's contributions) longer than this get a block of their own.
+constexpr int64_t kLongRun = 64;
+/// Gradient rows a warp (or a long run's thread) loads before adding them.
+constexpr int kRowsInFlight = 8;
+
 struct Source {
   bool bag = true;
   std::string pooling = "sum";
@@ -318,18 +323,84 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   if (P == 0)
     return; // no ids can ever come: the decay is the whole update
 
-  // 4. One warp per run head: the row's gradient in sorted order, then its step.
+  // 4. Runs: a run is the sorted contributions of one row. Head flags, an
+  //    exclusive scan numbering the runs, and each run's [start, end).
+  const int64_t flags = em.scratch(4 * P), runOf = em.scratch(4 * P);
+  const int64_t runStart = em.scratch(4 * P), runEnd = em.scratch(4 * P);
+  const int64_t runCount = em.scratch(8), longCount = em.scratch(8);
+  const int64_t maxLong = P / (kLongRun + 1) + 1;
+  const int64_t longList = em.scratch(4 * maxLong);
+  {
+    Args args;
+    const std::string ko = args.scratch(keysOut, "const emb_i64");
+    const std::string fl = args.scratch(flags, "int"), ln = args.scratch(longCount, "int");
+    const std::string entry = em.entryName("embedding_update_heads_" + t.name);
+    em.append(subst(R"(
+// embedding_update of '$TNAME': 1 where a run (one row's contributions) starts.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  const emb_i64 q = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (q == 0) *$LN = 0; // the long-run list of this step
+  if (q >= $P) return;
+  const emb_i64 key = $KO[q];
+  $FL[q] = key != $PAD && (q == 0 || $KO[q - 1] != key) ? 1 : 0;
+}
+)",
+                    {{"TNAME", t.name}, {"ENTRY", entry}, {"P", lit(P)}, {"KO", ko},
+                     {"FL", fl}, {"LN", ln}, {"PAD", pad}}));
+    out.launches.push_back(
+        CudaEmitter::kernelLaunch(entry, args.list, (P + kBlock - 1) / kBlock, kBlock));
+  }
+  out.launches.push_back(CudaEmitter::namedLaunch(
+      "library", "exclusive_scan",
+      {CudaEmitter::scratchAt(flags), CudaEmitter::scratchAt(runOf), CudaEmitter::scratchAt(runCount)},
+      {{"count", P}}));
+  {
+    Args args;
+    const std::string ko = args.scratch(keysOut, "const emb_i64");
+    const std::string fl = args.scratch(flags, "const int"), ro = args.scratch(runOf, "const int");
+    const std::string rs = args.scratch(runStart, "int"), re = args.scratch(runEnd, "int");
+    const std::string entry = em.entryName("embedding_update_runs_" + t.name);
+    em.append(subst(R"(
+// embedding_update of '$TNAME': run r covers sorted positions [RS[r], RE[r]).
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  const emb_i64 q = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= $P) return;
+  const emb_i64 key = $KO[q];
+  if (key == $PAD) return;
+  const int head = $FL[q], r = $RO[q] + head - 1;
+  if (head) $RS[r] = (int)q;
+  if (q + 1 == $P || $KO[q + 1] != key) $RE[r] = (int)(q + 1);
+}
+)",
+                    {{"TNAME", t.name}, {"ENTRY", entry}, {"P", lit(P)}, {"KO", ko}, {"FL", fl},
+                     {"RO", ro}, {"RS", rs}, {"RE", re}, {"PAD", pad}}));
+    out.launches.push_back(
+        CudaEmitter::kernelLaunch(entry, args.list, (P + kBlock - 1) / kBlock, kBlock));
+  }
+
+  // 5. Each run's gradient, summed in sorted order (value by value the
+  //    CPU's order, so the sums are bit-identical), then the row's step.
+  //    Loads never wait for the sums: a contribution's row pointer and scale
+  //    (META) are computed for many contributions at once, and rows are
+  //    fetched several at a time before they are added in order.
   const Layout l = warpLayout(D);
   Args args;
   const std::string ko = args.scratch(keysOut, "const emb_i64");
   const std::string vo = args.scratch(valsOut, "const int");
   const std::string bo = args.scratch(bagOf, "const int");
-  std::string contrib;
+  const std::string rs = args.scratch(runStart, "const int");
+  const std::string re = args.scratch(runEnd, "const int");
+  const std::string rc = args.scratch(runCount, "const emb_i64");
+  const std::string ll = args.scratch(longList, "int");
+  const std::string ln = args.scratch(longCount, "int");
+  // META: from `src` (an unsorted position), the contribution's f32 row
+  // `mp` and its factor `msc`: dy[b] * (scale * weight) for a bag (the
+  // product rounded before it is added, as lookupGrad stores it), the
+  // values row times 1 (exact) for rows.
+  std::string meta;
   for (const Source &s : sources) {
     std::string one;
     if (s.bag) {
-      // lookupGrad's row: dy[b] * (scale * weight), the product rounded
-      // before it is added (as the per-id row is stored, then summed).
       const std::string offsets = args.buffer(s.offsets, "const emb_i64");
       const std::string weights = s.weighted ? args.buffer(s.weights, "const float") : "";
       const std::string dy = args.buffer(s.grad, "const float");
@@ -337,88 +408,189 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
         const int b = $BO[src];
         const emb_i64 size = $OFF[b + 1] - $OFF[b];
         const float scale = $MEAN && size > 0 ? 1.0f / (float)size : 1.0f;
-        const float sc = scale * $W;
-        float row[$K];
-$LOAD
-        if (firstC) {
-$FIRST
-        } else {
-$NEXT
-        })",
+        msc = scale * $W;
+        mp = $DY + (emb_i64)b * $D;)",
                   {{"BO", bo},
                    {"OFF", offsets},
                    {"MEAN", s.pooling == "mean" ? "true" : "false"},
                    {"W", s.weighted ? weights + "[i]" : "1.0f"},
-                   {"K", std::to_string(l.K())},
-                   {"LOAD", loadF32(l, dy + " + (emb_i64)b * " + lit(D), "row")},
-                   {"FIRST", forValues(l, "g[t] = sc * row[t];")},
-                   {"NEXT", forValues(l, "const float prod = sc * row[t]; g[t] += prod;")}});
+                   {"DY", dy},
+                   {"D", lit(D)}});
     } else {
       const std::string values = args.buffer(s.grad, "const float");
-      one = subst(R"(
-        float row[$K];
-$LOAD
-        if (firstC) {
-$FIRST
-        } else {
-$NEXT
-        })",
-                  {{"K", std::to_string(l.K())},
-                   {"LOAD", loadF32(l, values + " + i * " + lit(D), "row")},
-                   {"FIRST", forValues(l, "g[t] = row[t];")},
-                   {"NEXT", forValues(l, "g[t] += row[t];")}});
+      one = "\n        msc = 1.0f;\n        mp = " + values + " + i * " + lit(D) + ";";
     }
-    contrib += subst(R"(
+    meta += subst(R"(
       if (src >= $START && src < $END) {
         const emb_i64 i = src - $START;
         (void)i;$ONE
       })",
-                     {{"START", lit(s.start)}, {"END", lit(s.start + s.capacity)}, {"ONE", one}});
+                  {{"START", lit(s.start)}, {"END", lit(s.start + s.capacity)}, {"ONE", one}});
   }
   const std::string pointers = targetPointers(args, k, t, o);
-  const std::string entry = em.entryName("embedding_update_" + t.name);
+  const std::string rowUpdate = rowUpdateCode(em, t, o, l);
+  const std::map<std::string, std::string> common = {
+      {"TNAME", t.name}, {"STORAGE", t.storage.name}, {"OPT", o.kind},
+      {"DIM", std::to_string(D)}, {"D", lit(D)}, {"KO", ko}, {"VO", vo}, {"RS", rs},
+      {"RE", re}, {"RC", rc}, {"LL", ll}, {"LN", ln}, {"GSDECL", gsDecl},
+      {"HYPER", hyperCode(o, "emb_gs")}, {"POINTERS", pointers}, {"K", std::to_string(l.K())},
+      {"META", meta}, {"ROWUPDATE", rowUpdate}, {"LONG", lit(kLongRun)},
+      {"IN_FLIGHT", std::to_string(kRowsInFlight)}};
+
+  // 5a. Runs of at most kLongRun: one warp each. Lane j computes the META of
+  //     the j-th contribution of each group of 32; the warp then loads
+  //     kRowsInFlight rows (a lane its V-wide vectors) before adding them.
+  //     A longer run is listed for 5b.
+  const std::string shortEntry = em.entryName("embedding_update_" + t.name);
+  std::map<std::string, std::string> v = common;
+  v["ENTRY"] = shortEntry;
+  v["LOADX"] = loadF32(l, "emb_rp", "x[jj]");
+  v["ADDX"] = forValues(l, "const float prod = sj * x[jj][t]; g[t] = firstC ? prod : g[t] + prod;");
   em.append(subst(R"(
-// embedding_update of '$TNAME' ($STORAGE, $OPT, D $DIM): one warp per distinct row.
+// embedding_update of '$TNAME' ($STORAGE, $OPT, D $DIM): a warp per run of at
+// most $LONG contributions, warps looping over the runs (longer runs: the
+// _long kernel).
 extern "C" __global__ void $ENTRY(EmbArgs a) {
   // A bad id (or uncovered ids) found by the key pass: nothing is written.
   if (a.step->skip || a.step->error) return;
-  const emb_i64 q = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = (int)(threadIdx.x & 31);
-  if (q >= $P) return;
-  const emb_i64 key = $KO[q];
-  if (key == $PAD || (q > 0 && $KO[q - 1] == key)) return; // not a run head
+  const emb_i64 runs = *$RC, warps = ((emb_i64)gridDim.x * blockDim.x) >> 5;
   $GSDECL
 $HYPER
 $POINTERS
+  for (emb_i64 run = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; run < runs;
+       run += warps) {
+  const int start = $RS[run], end = $RE[run];
+  if (end - start > $LONG) {
+    if (lane == 0) $LL[atomicAdd($LN, 1)] = (int)run;
+    continue;
+  }
   float g[$K];
 #pragma unroll
   for (int t = 0; t < $K; ++t) g[t] = 0.0f;
-  for (emb_i64 u = q; u < $P && $KO[u] == key; ++u) {
-    const emb_i64 src = $VO[u];
-    const bool firstC = u == q;
-    (void)firstC;$CONTRIB
+  for (int base = start; base < end; base += 32) {
+    const int cnt = end - base < 32 ? end - base : 32;
+    const float *mp = 0;
+    float msc = 0.0f;
+    if (lane < cnt) {
+      const emb_i64 src = $VO[base + lane];$META
+    }
+    for (int j0 = 0; j0 < cnt; j0 += $IN_FLIGHT) {
+      float x[$IN_FLIGHT][$K];
+#pragma unroll
+      for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
+        const float *emb_rp = (const float *)__shfl_sync(0xffffffffu, (unsigned long long)mp, (j0 + jj) & 31);
+        if (j0 + jj < cnt) {
+$LOADX
+        }
+      }
+#pragma unroll
+      for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
+        const float sj = __shfl_sync(0xffffffffu, msc, (j0 + jj) & 31);
+        const bool firstC = base == start && j0 + jj == 0;
+        if (j0 + jj < cnt) {
+$ADDX
+        }
+      }
+    }
   }
-  const emb_i64 r = key;
+  const emb_i64 r = $KO[start];
 $ROWUPDATE
+  }
 }
 )",
-                  {{"TNAME", t.name},
-                   {"STORAGE", t.storage.name},
-                   {"OPT", o.kind},
-                   {"DIM", std::to_string(D)},
-                   {"ENTRY", entry},
-                   {"P", lit(P)},
-                   {"KO", ko},
-                   {"VO", vo},
-                   {"PAD", pad},
-                   {"GSDECL", gsDecl},
-                   {"HYPER", hyperCode(o, "emb_gs")},
-                   {"POINTERS", pointers},
-                   {"K", std::to_string(l.K())},
-                   {"CONTRIB", contrib},
-                   {"ROWUPDATE", rowUpdateCode(em, t, o, l)}}));
+                  v));
+  // Warps loop over the runs: at most 8 blocks of kBlock per SM of an H200.
   out.launches.push_back(CudaEmitter::kernelLaunch(
-      entry, args.list, std::max<int64_t>((P * 32 + kBlock - 1) / kBlock, 1), kBlock));
+      shortEntry, args.list, std::min<int64_t>((P * 32 + kBlock - 1) / kBlock, 1056), kBlock));
+
+  // 5b. Long runs (a hot row of a skewed id distribution: tens of thousands
+  //     of contributions): one block each, a thread per column, so every
+  //     column still sums in order while the block keeps many rows in
+  //     flight; the META of a chunk of contributions is computed by the
+  //     block into shared memory. Warp 0 then steps the row.
+  const int64_t threads = std::min<int64_t>(std::max<int64_t>((D + 31) / 32 * 32, 32), 1024);
+  const int64_t columnsPerThread = (D + threads - 1) / threads;
+  if (D * 4 + threads * 12 > 48 * 1024)
+    throw CodegenError("table '" + t.name + "' is " + std::to_string(D) +
+                       " wide; the fused update's long runs keep a row in 48 KiB of shared "
+                       "memory (at most about 12000 values)");
+  const std::string longEntry = em.entryName("embedding_update_long_" + t.name);
+  v = common;
+  v["ENTRY"] = longEntry;
+  v["BT"] = std::to_string(threads);
+  v["NC"] = std::to_string(columnsPerThread);
+  v["FROMSHARED"] = forValues(l, "g[t] = emb_gs_row[j];");
+  em.append(subst(R"(
+// embedding_update of '$TNAME': runs longer than $LONG, a block each.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  if (a.step->skip || a.step->error) return;
+  __shared__ const float *emb_mp[$BT];
+  __shared__ float emb_ms[$BT];
+  __shared__ float emb_gs_row[$D];
+  const int tid = (int)threadIdx.x, lane = tid & 31;
+  const int n = *$LN;
+  $GSDECL
+$HYPER
+$POINTERS
+  for (int li = blockIdx.x; li < n; li += gridDim.x) {
+    const int run = $LL[li], start = $RS[run], end = $RE[run];
+    float gc[$NC];
+#pragma unroll
+    for (int k = 0; k < $NC; ++k) gc[k] = 0.0f;
+    for (int base = start; base < end; base += $BT) {
+      const int cnt = end - base < $BT ? end - base : $BT;
+      __syncthreads(); // the previous chunk's META is consumed
+      if (tid < cnt) {
+        const float *mp = 0;
+        float msc = 0.0f;
+        const emb_i64 src = $VO[base + tid];$META
+        emb_mp[tid] = mp;
+        emb_ms[tid] = msc;
+      }
+      __syncthreads();
+      for (int j0 = 0; j0 < cnt; j0 += $IN_FLIGHT) {
+        float x[$IN_FLIGHT][$NC];
+#pragma unroll
+        for (int jj = 0; jj < $IN_FLIGHT; ++jj)
+#pragma unroll
+          for (int k = 0; k < $NC; ++k) {
+            const int c = tid + k * $BT;
+            x[jj][k] = j0 + jj < cnt && c < $D ? emb_mp[j0 + jj][c] : 0.0f;
+          }
+#pragma unroll
+        for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
+          const bool firstC = base == start && j0 + jj == 0;
+          if (j0 + jj < cnt) {
+            const float sj = emb_ms[j0 + jj];
+#pragma unroll
+            for (int k = 0; k < $NC; ++k) {
+              const float prod = sj * x[jj][k];
+              gc[k] = firstC ? prod : gc[k] + prod;
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < $NC; ++k)
+      if (tid + k * $BT < $D) emb_gs_row[tid + k * $BT] = gc[k];
+    __syncthreads();
+    if (tid < 32) {
+      float g[$K];
+#pragma unroll
+      for (int t = 0; t < $K; ++t) g[t] = 0.0f;
+$FROMSHARED
+      const emb_i64 r = $KO[start];
+$ROWUPDATE
+    }
+    __syncthreads(); // emb_gs_row is free again
+  }
+}
+)",
+                  v));
+  const int64_t longBlocks = std::min<int64_t>(maxLong, 1056);
+  out.launches.push_back(CudaEmitter::kernelLaunch(longEntry, args.list, longBlocks, threads));
 }
 
 } // namespace
