@@ -61,6 +61,28 @@ TEST(AucTest, MatchesPairCountingOnRandomData) {
   EXPECT_NEAR(computeAuc(scores, labels), won / pairs, 1e-12);
 }
 
+// Signed scores, -0 beside +0 (equal, a tie), infinities and denormals:
+// the radix sort's float-to-key order must be the floats' own.
+TEST(AucTest, MatchesPairCountingAcrossSignsZerosAndInfinities) {
+  std::mt19937 random(7);
+  const float specials[] = {-0.0f, 0.0f, INFINITY, -INFINITY, 1e-42f, -1e-42f, -2.5f, 2.5f};
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::bernoulli_distribution coin(0.4), special(0.3);
+  std::vector<float> scores(600), labels(600);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    scores[i] = special(random) ? specials[random() % 8] : normal(random);
+    labels[i] = coin(random) ? 1.0f : 0.0f;
+  }
+  double won = 0, pairs = 0;
+  for (size_t p = 0; p < scores.size(); ++p)
+    for (size_t n = 0; n < scores.size(); ++n)
+      if (labels[p] == 1 && labels[n] == 0) {
+        pairs += 1;
+        won += scores[p] > scores[n] ? 1.0 : scores[p] == scores[n] ? 0.5 : 0.0;
+      }
+  EXPECT_NEAR(computeAuc(scores, labels), won / pairs, 1e-12);
+}
+
 TEST(AucTest, UndefinedCasesGiveNaN) {
   EXPECT_TRUE(std::isnan(computeAuc({0.1f, 0.9f}, {1, 1})));
   EXPECT_TRUE(std::isnan(computeAuc({0.1f, 0.9f}, {0, 0})));
