@@ -48,7 +48,7 @@ void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg w = CudaEmitter::buf(k.inputs[2]), b = CudaEmitter::buf(k.inputs[3]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
   const std::string abType = computeTypeOf(k);
-  const std::vector<Arg> r = emitRoundedOperands(em, out, abType, {{xl, B * D}, {w, D * D}});
+  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D}});
   emitGemm(out, makeGemm(B, D, D, false, false, abType), r[0], r[1], y);
   Elementwise e;
   e.hint = "cross";
@@ -91,8 +91,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   emitElementwise(em, du, out);
 
   // dw = xl^T du and db; dxl = du w^T (dy is added below).
-  const std::vector<Arg> r =
-      emitRoundedOperands(em, out, abType, {{xl, B * D}, {dx0, B * D}, {w, D * D}});
+  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {dx0, B, D}, {w, D, D}});
   runtime::cuda::GemmSpec gw = makeGemm(D, D, B, true, false, abType);
   if (abType == "f32") {
     gw.epilogue = "bgradb";

@@ -35,7 +35,7 @@ using Arg = rt::CudaArg;
 void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType, Arg x, Arg w,
                  Arg y, int64_t B, int64_t K, int64_t N, const std::string &epilogue,
                  std::optional<Arg> bias) {
-  std::vector<Arg> ab = emitRoundedOperands(em, out, abType, {{x, B * K}, {w, K * N}});
+  const auto ab = emitRoundedOperands(em, out, abType, {{x, B, K}, {w, K, N}});
   runtime::cuda::GemmSpec g = makeGemm(B, N, K, false, false, abType);
   g.epilogue = epilogue;
   emitGemm(out, g, ab[0], ab[1], y, bias);
@@ -195,10 +195,10 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   const Arg g = activated ? *dz : dy;
 
   const std::string abType = computeTypeOf(k);
-  std::vector<std::pair<Arg, int64_t>> operands = {{x, B * K}, {g, B * N}};
+  std::vector<MatrixOperand> operands = {{x, B, K}, {g, B, N}};
   if (dx)
-    operands.push_back({w, K * N});
-  const std::vector<Arg> r = emitRoundedOperands(em, out, abType, operands);
+    operands.push_back({w, K, N});
+  const auto r = emitRoundedOperands(em, out, abType, operands);
   runtime::cuda::GemmSpec gw = makeGemm(K, N, B, true, false, abType);
   gw.beta = 1.0f; // dW is the parameter's gradient accumulator
   emitGemm(out, gw, r[0], r[1], dW);
@@ -214,9 +214,9 @@ void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   const int64_t K = f32Matrix(em, k.inputs[1], -1, N, "weight").shape[0];
   f32Matrix(em, k.outputs[0], B, K, "input gradient");
   const std::string abType = computeTypeOf(k);
-  const std::vector<Arg> r = emitRoundedOperands(
+  const auto r = emitRoundedOperands(
       em, out, abType,
-      {{CudaEmitter::buf(k.inputs[0]), B * N}, {CudaEmitter::buf(k.inputs[1]), K * N}});
+      {{CudaEmitter::buf(k.inputs[0]), B, N}, {CudaEmitter::buf(k.inputs[1]), K, N}});
   emitGemm(out, makeGemm(B, K, N, false, true, abType), r[0], r[1], CudaEmitter::buf(k.outputs[0]));
 }
 
@@ -232,9 +232,9 @@ void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
     throw CodegenError("weight gradient '" + dw.name + "' has " + std::to_string(numel(dw)) +
                        " elements, expected " + std::to_string(K * N));
   const std::string abType = computeTypeOf(k);
-  const std::vector<Arg> r = emitRoundedOperands(
+  const auto r = emitRoundedOperands(
       em, out, abType,
-      {{CudaEmitter::buf(k.inputs[0]), B * K}, {CudaEmitter::buf(k.inputs[1]), B * N}});
+      {{CudaEmitter::buf(k.inputs[0]), B, K}, {CudaEmitter::buf(k.inputs[1]), B, N}});
   emitGemm(out, makeGemm(K, N, B, true, false, abType), r[0], r[1], CudaEmitter::buf(k.outputs[0]));
 }
 

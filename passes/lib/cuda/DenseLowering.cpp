@@ -225,8 +225,12 @@ void dense::emitElementwise(CudaEmitter &em, const Elementwise &s, rt::CudaKerne
 
 // --- GEMMs ---------------------------------------------------------------------------
 
-void dense::emitGemm(rt::CudaKernel &out, const cu::GemmSpec &spec, rt::CudaArg a, rt::CudaArg b,
+void dense::emitGemm(rt::CudaKernel &out, cu::GemmSpec spec, GemmOperand a, GemmOperand b,
                      rt::CudaArg c, std::optional<rt::CudaArg> bias) {
+  if (a.ld)
+    spec.lda = a.ld;
+  if (b.ld)
+    spec.ldb = b.ld;
   const bool wantsBias =
       spec.epilogue == "bias" || spec.epilogue == "relu_bias" || spec.epilogue == "bgradb";
   if (wantsBias != bias.has_value())
@@ -234,20 +238,20 @@ void dense::emitGemm(rt::CudaKernel &out, const cu::GemmSpec &spec, rt::CudaArg 
                        (wantsBias ? "needs" : "takes no") + " bias argument");
   rt::CudaLaunch l;
   l.kind = "gemm";
-  l.args = {a, b, c};
+  l.args = {a.arg, b.arg, c};
   if (bias)
     l.args.push_back(*bias);
   l.params = cu::gemmToJson(spec);
   out.launches.push_back(std::move(l));
 }
 
-std::vector<rt::CudaArg>
-dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType,
-                           const std::vector<std::pair<rt::CudaArg, int64_t>> &operands) {
-  std::vector<rt::CudaArg> result;
+std::vector<GemmOperand> dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKernel &out,
+                                                    const std::string &abType,
+                                                    const std::vector<MatrixOperand> &operands) {
+  std::vector<GemmOperand> result;
   if (abType == "f32") {
-    for (const auto &op : operands)
-      result.push_back(op.first);
+    for (const MatrixOperand &op : operands)
+      result.push_back(op.arg);
     return result;
   }
   const char *convert = abType == "bf16" ? "emb_float_to_bf16" : "emb_float_to_half";
@@ -259,19 +263,26 @@ dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKernel &out, const std::stri
   std::vector<rt::CudaArg> args;
   int64_t end = 0;
   for (size_t s = 0; s < operands.size(); ++s) {
-    const auto &[arg, n] = operands[s];
-    const rt::CudaArg dst = CudaEmitter::scratchAt(em.scratch(n * 2));
-    result.push_back(dst);
+    const MatrixOperand &op = operands[s];
+    const rt::CudaArg arg = op.arg;
+    const int64_t n = op.rows * op.cols;
+    const int64_t ld = op.cols % 8 == 0 ? op.cols : (op.cols + 7) / 8 * 8;
+    const rt::CudaArg dst = CudaEmitter::scratchAt(em.scratch(op.rows * ld * 2));
+    result.push_back(GemmOperand(dst, ld));
     args.push_back(arg);
     args.push_back(dst);
-    const bool vec = n % 4 == 0 && aligned16(em, arg);
+    const bool padded = ld != op.cols;
+    const bool vec = !padded && n % 4 == 0 && aligned16(em, arg);
     const int64_t begin = end;
     end += vec ? n / 4 : n;
     const std::string src = "a.p[" + std::to_string(2 * s) + "]";
     const std::string to = "a.p[" + std::to_string(2 * s + 1) + "]";
     body << "    " << (s ? "else " : "") << "if (i < " << end << ") {\n"
          << "      const emb_i64 j = i - " << begin << ";\n";
-    if (vec)
+    if (padded) // row j / cols lands at a pitch of ld values (the pad is never read)
+      body << "      ((emb_u16 *)" << to << ")[j / " << op.cols << " * " << ld << " + j % "
+           << op.cols << "] = " << convert << "(((const float *)" << src << ")[j]);\n";
+    else if (vec)
       body << "      const float4 f = ((const float4 *)" << src << ")[j];\n"
            << "      ((emb_u64 *)" << to << ")[j] = (emb_u64)" << convert << "(f.x) | ((emb_u64)"
            << convert << "(f.y) << 16) |\n"

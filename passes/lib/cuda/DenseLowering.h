@@ -107,17 +107,35 @@ inline runtime::cuda::GemmSpec makeGemm(int64_t m, int64_t n, int64_t k, bool tr
   return g;
 }
 
+/// A GEMM's A or B operand: its arg and, when not 0, the row pitch it is
+/// stored with (which replaces the spec's lda / ldb).
+struct GemmOperand {
+  GemmOperand(runtime::CudaArg arg, int64_t ld = 0) : arg(arg), ld(ld) {}
+  runtime::CudaArg arg;
+  int64_t ld = 0;
+};
+
 /// A `gemm` launch: args A, B, C[, bias].
-void emitGemm(runtime::CudaKernel &out, const runtime::cuda::GemmSpec &spec, runtime::CudaArg a,
-              runtime::CudaArg b, runtime::CudaArg c,
+void emitGemm(runtime::CudaKernel &out, runtime::cuda::GemmSpec spec, GemmOperand a,
+              GemmOperand b, runtime::CudaArg c,
               std::optional<runtime::CudaArg> bias = std::nullopt);
 
-/// For a bf16/f16 `abType`: one kernel that rounds each (operand, element
-/// count) into fresh scratch as 16-bit values, returning the scratch args in
-/// order. For f32: the operands themselves, no launch.
-std::vector<runtime::CudaArg>
-emitRoundedOperands(CudaEmitter &em, runtime::CudaKernel &out, const std::string &abType,
-                    const std::vector<std::pair<runtime::CudaArg, int64_t>> &operands);
+/// A row-major rows x cols f32 matrix to round for a GEMM.
+struct MatrixOperand {
+  runtime::CudaArg arg;
+  int64_t rows = 0, cols = 0;
+};
+
+/// For a bf16/f16 `abType`: one kernel that rounds each operand into fresh
+/// scratch as 16-bit values, returning the scratch operands in order. A
+/// matrix whose rows would not start on 16 bytes (cols % 8 != 0, e.g. the
+/// 479 interaction features of the MLPerf DLRM) is stored with its rows
+/// padded to a multiple of 8 values: cuBLASLt then runs its vectorised
+/// kernels instead of 2-byte aligned ones. For f32: the operands themselves,
+/// no launch.
+std::vector<GemmOperand> emitRoundedOperands(CudaEmitter &em, runtime::CudaKernel &out,
+                                             const std::string &abType,
+                                             const std::vector<MatrixOperand> &operands);
 
 // --- Column sums ---------------------------------------------------------------------
 

@@ -143,8 +143,9 @@ $ROWUPDATE
 
 /// Runs (one row's contributions) longer than this get a block of their own.
 constexpr int64_t kLongRun = 64;
-/// Gradient rows a warp (or a long run's thread) loads before adding them.
-constexpr int kRowsInFlight = 8;
+/// Gradient rows a warp loads before adding them (4: the sm_80 build of the
+/// quantised-table kernels spills at 8), and a long run's thread its values.
+constexpr int kRowsInFlight = 4, kLongRowsInFlight = 8;
 
 struct Source {
   bool bag = true;
@@ -435,7 +436,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
       {"RE", re}, {"RC", rc}, {"LL", ll}, {"LN", ln}, {"GSDECL", gsDecl},
       {"HYPER", hyperCode(o, "emb_gs")}, {"POINTERS", pointers}, {"K", std::to_string(l.K())},
       {"META", meta}, {"ROWUPDATE", rowUpdate}, {"LONG", lit(kLongRun)},
-      {"IN_FLIGHT", std::to_string(kRowsInFlight)}};
+      {"IN_FLIGHT", std::to_string(kRowsInFlight)}, {"LONG_IN_FLIGHT", std::to_string(kLongRowsInFlight)}};
 
   // 5a. Runs of at most kLongRun: one warp each. Lane j computes the META of
   //     the j-th contribution of each group of 32; the warp then loads
@@ -549,17 +550,17 @@ $POINTERS
         emb_ms[tid] = msc;
       }
       __syncthreads();
-      for (int j0 = 0; j0 < cnt; j0 += $IN_FLIGHT) {
-        float x[$IN_FLIGHT][$NC];
+      for (int j0 = 0; j0 < cnt; j0 += $LONG_IN_FLIGHT) {
+        float x[$LONG_IN_FLIGHT][$NC];
 #pragma unroll
-        for (int jj = 0; jj < $IN_FLIGHT; ++jj)
+        for (int jj = 0; jj < $LONG_IN_FLIGHT; ++jj)
 #pragma unroll
           for (int k = 0; k < $NC; ++k) {
             const int c = tid + k * $BT;
             x[jj][k] = j0 + jj < cnt && c < $D ? emb_mp[j0 + jj][c] : 0.0f;
           }
 #pragma unroll
-        for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
+        for (int jj = 0; jj < $LONG_IN_FLIGHT; ++jj) {
           const bool firstC = base == start && j0 + jj == 0;
           if (j0 + jj < cnt) {
             const float sj = emb_ms[j0 + jj];

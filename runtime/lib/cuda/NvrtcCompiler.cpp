@@ -106,13 +106,15 @@ std::vector<char> embc::runtime::cuda::compileCubin(const std::string &source,
                                                     const std::string &arch,
                                                     const std::string &programName,
                                                     std::string *log,
-                                                    const std::string &keepFailed) {
+                                                    const std::string &keepFailed,
+                                                    const std::vector<std::string> &extraOptions) {
   const std::string what = "compiling " + programName + " for " + arch;
   Program prog;
   EMB_NVRTC_CHECK(nvrtcCreateProgram(&prog.p, source.c_str(), programName.c_str(), 0, nullptr,
                                      nullptr),
                   what);
   std::vector<std::string> options = nvrtcOptions(arch);
+  options.insert(options.end(), extraOptions.begin(), extraOptions.end());
   std::vector<const char *> argv;
   for (const std::string &o : options)
     argv.push_back(o.c_str());

@@ -36,9 +36,12 @@ std::vector<std::string> nvrtcSupportedArchs();
 /// Compiles `source` to a CUBIN for `arch`. On failure throws DeviceError
 /// with NVRTC's log (and the path of a copy of the source when `keepFailed`
 /// names a directory to write it to). `log` receives warnings on success.
+/// `extraOptions` come after the runtime's own (emb-nvrtc-check asks ptxas
+/// for its resource report this way).
 std::vector<char> compileCubin(const std::string &source, const std::string &arch,
                                const std::string &programName, std::string *log = nullptr,
-                               const std::string &keepFailed = "");
+                               const std::string &keepFailed = "",
+                               const std::vector<std::string> &extraOptions = {});
 
 /// compileCubin through the cache cacheDirectory()/nvrtc/<key>-<arch>.cubin,
 /// key = XXH3-128 of (source, options, NVRTC version). `cachedPath` receives
