@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 
 using namespace embc::runtime::cuda;
 
@@ -292,6 +293,15 @@ void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
   }
   // The epilogue apart: the bias gradient (the column sums of the spec's B,
   // in a fixed order) before the GEMM, bias and relu after it.
+  if (!announcedFallback_) {
+    announcedFallback_ = true;
+    std::fprintf(stderr,
+                 "embrun: note: cuBLASLt has no algorithm with the %s epilogue for %s in '%s' "
+                 "(operands aligned to %u bytes%s%s); it runs without it, then a kernel applies "
+                 "the epilogue\n",
+                 spec_.epilogue.c_str(), describe().c_str(), name, align,
+                 failures.empty() ? "" : ": ", failures.c_str());
+  }
   const bool bgradb = spec_.epilogue == "bgradb";
   if (bgradb)
     EMB_CUDA_CHECK(lib::columnSums(abKind(spec_.abType), b, spec_.k, spec_.n, spec_.ldb,

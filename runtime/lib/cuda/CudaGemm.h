@@ -71,6 +71,7 @@ private:
   void *workspace_;
   size_t workspaceBytes_;
   bool hasBias_ = false;
+  bool announcedFallback_ = false;
   size_t abBytes_ = 4;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatmulDesc_t desc_ = nullptr;         ///< with the epilogue
