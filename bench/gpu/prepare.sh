@@ -2,9 +2,10 @@
 # Run on the development machine (the one with embc, MLIR and network) before
 # bench/gpu/run.sh runs on a GPU machine that has none of them.
 #
-#   bench/gpu/prepare.sh [--embc PATH] [--no-deps]
+#   bench/gpu/prepare.sh [--embc PATH] [--no-deps] [--cache DIR]
 #
-# Writes into bench/gpu/.cache/ (git-ignored; carry it to the GPU machine):
+# Writes into bench/gpu/.cache/ (git-ignored; carry it to the GPU machine;
+# --cache DIR elsewhere, as the CI rehearsal does):
 #   plans/dlrm.plan          bench/gpu/dlrm_mlperf_gpu.json, the default plan
 #   plans/dlrm_nopack.plan   the same with embc --no-pack (one update per parameter)
 #   plans/dlrm_nofuse.plan   the same with embc --no-fuse
@@ -21,11 +22,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 embc="${EMBC:-}"
 deps=1
+cache="$here/.cache"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --embc) embc="$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    --cache) cache="$2"; shift 2 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "prepare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +37,6 @@ if [[ -z "$embc" ]]; then
 fi
 [[ -x "$embc" ]] || { echo "prepare.sh: no embc found; pass --embc PATH" >&2; exit 1; }
 
-cache="$here/.cache"
 mkdir -p "$cache/plans"
 model="$here/dlrm_mlperf_gpu.json"
 echo "== plans (embc: $embc)"
@@ -45,17 +47,24 @@ echo "== plans (embc: $embc)"
 cp "$model" "$cache/plans/model.json"
 ls -la "$cache/plans"
 
-# The same three plans from a small copy of the model (1000-row tables,
-# batch 512): `run.sh --rehearse` runs every stage on the emulated device.
+# The same three plans from a small copy of the model (the same layers,
+# storage and optimizers; 1000-row tables of 16, narrow MLPs, batch 256):
+# `run.sh --rehearse` runs the stages on the emulated device in seconds.
 echo "== rehearsal plans"
 mkdir -p "$cache/rehearsal"
 python3 - "$model" "$cache/rehearsal/model.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 m["name"] += "_rehearsal"
-m["training"]["batch_size"] = 512
+m["training"]["batch_size"] = 256
 for t in m["embeddings"]:
     t["rows"] = min(t["rows"], 1000)
+    t["dim"] = 16
+for layer in m["layers"]:
+    if layer["name"] == "bottom":
+        layer["sizes"] = [32, 16]
+    if layer["name"] == "top":
+        layer["sizes"] = [32, 16, 1]
 for f in m["features"]:
     if "vocab" in f:
         f["vocab"] = min(f["vocab"], 1000)

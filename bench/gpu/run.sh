@@ -33,16 +33,17 @@
 # as the device tool brings back.
 #
 # Before: bench/gpu/prepare.sh on the development machine, and carry
-# bench/gpu/.cache with the tree. Rehearsed without a GPU by
-# `bench/gpu/run.sh --rehearse` (CI: test/gpu_rehearsal.sh): the same stages
-# on the emulated device.
+# bench/gpu/.cache with the tree ($EMBC_GPU_CACHE names another). Rehearsed
+# without a GPU by `bench/gpu/run.sh --rehearse` (CI: test/gpu/rehearsal.sh):
+# the same stages on the emulated device.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build="${EMBC_GPU_BUILD:-$root/build-gpu-rt}"
-deps="$here/.cache/deps"
-plans="$here/.cache/plans"
-parity_plans="$here/.cache/parity"
+cache="${EMBC_GPU_CACHE:-$here/.cache}" # what prepare.sh wrote
+deps="$cache/deps"
+plans="$cache/plans"
+parity_plans="$cache/parity"
 out="${OUT:-$here/.cache/results}"
 logs="${TMPDIR:-/tmp}/embc-gpu-logs"
 jobs=$(nproc 2>/dev/null || echo 8)
@@ -52,7 +53,7 @@ stages=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=(--quick) ;;
-    --rehearse) device=emulated; quick=(--quick); plans="$here/.cache/rehearsal" ;;
+    --rehearse) device=emulated; quick=(--steps 10); plans="$cache/rehearsal" ;;
     all) stages+=(build test parity bench profile) ;;
     build|test|parity|bench|profile) stages+=("$a") ;;
     -h|--help) sed -n 2,37p "$0"; exit 0 ;;

@@ -38,6 +38,15 @@ TEST(Mpi, WorldIsTheLaunchedJob) {
   EXPECT_GE(world().size(), 2);
 }
 
+// Every rank of this job runs on this host, so its rank among the host's
+// ranks (MPI_COMM_TYPE_SHARED, the GPU it would take) is its rank; the
+// launcher's own variable agrees where it sets one.
+TEST(Mpi, LocalRankIsTheRankAmongThisHostsRanks) {
+  EXPECT_EQ(world().localRank(), world().rank());
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
+    EXPECT_EQ(world().localRank(), std::atoi(local));
+}
+
 template <typename T> void checkAllReduce(DType type) {
   Communicator &comm = world();
   int r = comm.rank(), n = comm.size();

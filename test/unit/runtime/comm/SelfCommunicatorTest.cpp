@@ -36,6 +36,7 @@ TEST(SelfCommunicator, IsOneRank) {
   auto comm = createSelfCommunicator();
   EXPECT_EQ(comm->rank(), 0);
   EXPECT_EQ(comm->size(), 1);
+  EXPECT_EQ(comm->localRank(), 0);
   EXPECT_STREQ(comm->name(), "self");
   comm->barrier();
 }
