@@ -51,9 +51,13 @@ void lowerLookupGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
     throw CodegenError("reads table '" + table.name + "' stored as " + storage.name +
                        " but does not say \"dequantize\": \"" + storage.name + "\"");
   appendHelpers(em);
-  const Layout l = groupLayout(table.dim);
-  const std::string D = lit(l.D);
   const int32_t dyBuf = k.inputs.back(), outBuf = k.outputs[0];
+  const Layout l = groupLayout(
+      table.dim, vectorWidthFor(em, table.dim,
+                                {{CudaEmitter::buf(dyBuf), 32},
+                                 {CudaEmitter::buf(outBuf), 32},
+                                 {CudaEmitter::buf(table.buffer), storageBits(storage)}}));
+  const std::string D = lit(l.D);
   const int64_t B = leading(em.buffer(dyBuf));
 
   Args args;
@@ -161,10 +165,12 @@ void lowerAccumulateRows(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
     throw CodegenError("expected 2 inputs and 2 outputs");
   const rt::Table &table = tableOf(em.plan(), intAttr(k, "table"));
   const int64_t rowOffset = k.attrs.contains("row_offset") ? intAttr(k, "row_offset") : 0;
-  const Layout l = groupLayout(table.dim);
-  const std::string D = lit(l.D);
   const int32_t idsBuf = k.inputs[0], valsBuf = k.inputs[1];
   const int32_t rowsBuf = k.outputs[0], valuesBuf = k.outputs[1];
+  const Layout l = groupLayout(
+      table.dim, vectorWidthFor(em, table.dim,
+                                {{CudaEmitter::buf(valsBuf), 32}, {CudaEmitter::buf(valuesBuf), 32}}));
+  const std::string D = lit(l.D);
   const int64_t capacity = leading(em.buffer(rowsBuf));
   const int64_t idCapacity = numel(em.buffer(idsBuf));
   const int code = em.errorCode("sparse gradient of table '" + table.name +
@@ -245,7 +251,8 @@ void lowerCoalesceRows(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   if (C >= (int64_t(1) << 31))
     throw CodegenError("sparse gradient of '" + t.name + "' has " + std::to_string(C) +
                        " rows; the sort's positions are 32-bit");
-  const Layout l = groupLayout(t.dim);
+  const Layout l =
+      groupLayout(t.dim, vectorWidthFor(em, t.dim, {{CudaEmitter::buf(valuesBuf), 32}}));
   const std::string D = lit(l.D);
   // Keys below 2^bits; the padding key 2^bits - 1 is above every row, so
   // padding sorts last and is never a row.

@@ -178,6 +178,15 @@ std::string bagCall(CudaEmitter &em, const Member &m, const std::string &fn, Arg
 }
 
 /// Blocks of kBlock threads that give each of B bags a group of L lanes.
+/// The row layout of a member: vectors as wide as its table's rows and its
+/// output rows (y) allow.
+Layout memberLayout(const CudaEmitter &em, const Member &m) {
+  const int64_t D = m.table->dim;
+  return groupLayout(D, vectorWidthFor(em, D,
+                                       {{CudaEmitter::buf(m.table->buffer), storageBits(m.storage)},
+                                        {CudaEmitter::buf(m.y), 32}}));
+}
+
 int64_t blocksFor(int64_t items, const Layout &l) {
   return std::max<int64_t>((items * l.L + kBlock - 1) / kBlock, 1);
 }
@@ -236,11 +245,11 @@ void lowerLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   m.pooling = stringAttr(k, "pooling");
   if (m.pooling != "sum" && m.pooling != "mean" && m.pooling != "max")
     throw CodegenError("unknown pooling '" + m.pooling + "'");
-  m.layout = groupLayout(m.table->dim);
   m.ids = k.inputs[0];
   m.offsets = k.inputs[1];
   m.weights = m.weighted ? k.inputs[2] : -1;
   m.y = k.outputs[0];
+  m.layout = memberLayout(em, m);
   m.B = leading(em.buffer(m.y));
   appendHelpers(em);
   const std::string fn = emitBagFunction(em, m);
@@ -273,7 +282,8 @@ void lowerGather(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   m.table = &table;
   m.storage = storageOf(table.storage);
   expectDequantize(k.attrs, m);
-  const Layout l = groupLayout(table.dim);
+  m.y = k.outputs[0];
+  const Layout l = memberLayout(em, m);
   appendHelpers(em);
   const int64_t n = numel(em.buffer(k.inputs[0])); // static ids (B x K negatives)
   const int code = em.errorCode("ids of table '" + table.name + "' outside [0, " +
@@ -358,7 +368,7 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
     m.y = k.outputs[outIndex];
     m.hashed = m.hashedOutput ? k.outputs[outIndex + 1] : -1;
     m.B = leading(em.buffer(m.y));
-    m.layout = groupLayout(m.table->dim);
+    m.layout = memberLayout(em, m);
     members.push_back(m);
     in += ins;
     outIndex += outs;

@@ -72,15 +72,40 @@ uint64_t emb::hashName(const std::string &name) {
 
 // --- Layouts and storages -----------------------------------------------------------
 
-/// The widest vector (values per access) that divides D: 16-byte f32 accesses
-/// when D % 4 == 0. Alignment holds because every row (and every batch
-/// member's view) starts at a multiple of D values in a 64-byte aligned buffer.
-static int64_t vectorWidth(int64_t D) { return D % 4 == 0 ? 4 : D % 2 == 0 ? 2 : 1; }
+/// The widest vector (values per access) at most maxV that divides D:
+/// 16-byte f32 accesses when D % 4 == 0 and the operands allow them
+/// (vectorWidthFor).
+static int64_t vectorWidth(int64_t D, int64_t maxV) {
+  for (int64_t v : {4, 2})
+    if (v <= maxV && D % v == 0)
+      return v;
+  return 1;
+}
 
-Layout emb::groupLayout(int64_t D) {
+int emb::storageBits(const Storage &s) {
+  return s.name == "f32" ? 32 : s.name == "int8" ? 8 : s.name == "int4" ? 4 : 16;
+}
+
+int64_t emb::vectorWidthFor(const CudaEmitter &em, int64_t D,
+                            const std::vector<RowOperand> &operands) {
+  for (int64_t v : {4, 2}) {
+    if (D % v != 0)
+      continue;
+    bool ok = true;
+    for (const RowOperand &op : operands) {
+      const int64_t bytes = v * op.bits / 8;
+      ok = ok && (bytes <= 1 || alignmentOf(em, op.arg) % bytes == 0);
+    }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+Layout emb::groupLayout(int64_t D, int64_t maxV) {
   Layout l;
   l.D = D;
-  l.V = vectorWidth(D);
+  l.V = vectorWidth(D, maxV);
   l.NV = D / l.V;
   l.L = 1;
   while (l.L < 32 && l.L < l.NV)
@@ -89,8 +114,8 @@ Layout emb::groupLayout(int64_t D) {
   return l;
 }
 
-Layout emb::warpLayout(int64_t D) {
-  Layout l = groupLayout(D);
+Layout emb::warpLayout(int64_t D, int64_t maxV) {
+  Layout l = groupLayout(D, maxV);
   l.L = 32;
   l.CH = (l.NV + 31) / 32;
   return l;
@@ -159,10 +184,10 @@ static std::string forVectors(const Layout &l, const std::string &body) {
 std::string emb::loadF32(const Layout &l, const std::string &src, const std::string &out) {
   std::string body;
   if (l.V == 4)
-    body = "const emb_f4 q = *(const emb_f4 *)(emb_src + j); $OUT[c * 4] = q.x; "
+    body = "const emb_f4 q = emb_vload<emb_f4>(emb_src + j); $OUT[c * 4] = q.x; "
            "$OUT[c * 4 + 1] = q.y; $OUT[c * 4 + 2] = q.z; $OUT[c * 4 + 3] = q.w;";
   else if (l.V == 2)
-    body = "const emb_f2 q = *(const emb_f2 *)(emb_src + j); $OUT[c * 2] = q.x; "
+    body = "const emb_f2 q = emb_vload<emb_f2>(emb_src + j); $OUT[c * 2] = q.x; "
            "$OUT[c * 2 + 1] = q.y;";
   else
     body = "$OUT[c] = emb_src[j];";
@@ -174,9 +199,9 @@ std::string emb::storeF32(const Layout &l, const std::string &dst, const std::st
   std::string body;
   if (l.V == 4)
     body = "emb_f4 q; q.x = $IN[c * 4]; q.y = $IN[c * 4 + 1]; q.z = $IN[c * 4 + 2]; "
-           "q.w = $IN[c * 4 + 3]; *(emb_f4 *)(emb_dst + j) = q;";
+           "q.w = $IN[c * 4 + 3]; emb_vstore(emb_dst + j, q);";
   else if (l.V == 2)
-    body = "emb_f2 q; q.x = $IN[c * 2]; q.y = $IN[c * 2 + 1]; *(emb_f2 *)(emb_dst + j) = q;";
+    body = "emb_f2 q; q.x = $IN[c * 2]; q.y = $IN[c * 2 + 1]; emb_vstore(emb_dst + j, q);";
   else
     body = "emb_dst[j] = $IN[c];";
   return "{\n    float *emb_dst = " + dst + ";\n" + forVectors(l, subst(body, {{"IN", in}})) +
@@ -193,11 +218,11 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
     const std::string cvt = s.name == "f16" ? "emb_half_to_float" : "emb_bf16_to_float";
     head = "const emb_u16 *emb_src = " + table + " + (" + row + ") * " + D + ";";
     if (l.V == 4)
-      body = "const emb_h4 q = *(const emb_h4 *)(emb_src + j); $OUT[c * 4] = $CVT(q.x); "
+      body = "const emb_h4 q = emb_vload<emb_h4>(emb_src + j); $OUT[c * 4] = $CVT(q.x); "
              "$OUT[c * 4 + 1] = $CVT(q.y); $OUT[c * 4 + 2] = $CVT(q.z); "
              "$OUT[c * 4 + 3] = $CVT(q.w);";
     else if (l.V == 2)
-      body = "const emb_h2 q = *(const emb_h2 *)(emb_src + j); $OUT[c * 2] = $CVT(q.x); "
+      body = "const emb_h2 q = emb_vload<emb_h2>(emb_src + j); $OUT[c * 2] = $CVT(q.x); "
              "$OUT[c * 2 + 1] = $CVT(q.y);";
     else
       body = "$OUT[c] = $CVT(emb_src[j]);";
@@ -212,11 +237,11 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
            ") + 1]);";
     if (!int4) {
       if (l.V == 4)
-        body = "const emb_u32 q = *(const emb_u32 *)(emb_src + j);\n"
+        body = "const emb_u32 q = emb_vload<emb_u32>(emb_src + j);\n"
                "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
                "(float)((q >> (8 * e)) & 0xffu) + emb_bi;";
       else if (l.V == 2)
-        body = "const emb_u16 q = *(const emb_u16 *)(emb_src + j);\n"
+        body = "const emb_u16 q = emb_vload<emb_u16>(emb_src + j);\n"
                "#pragma unroll\n for (int e = 0; e < 2; ++e) $OUT[c * 2 + e] = emb_sc * "
                "(float)((q >> (8 * e)) & 0xffu) + emb_bi;";
       else
@@ -224,7 +249,7 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
     } else {
       // Element 2k in the low nibble of byte k; V is even for int4 (D even).
       if (l.V == 4)
-        body = "const emb_u16 q = *(const emb_u16 *)(emb_src + j / 2);\n"
+        body = "const emb_u16 q = emb_vload<emb_u16>(emb_src + j / 2);\n"
                "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
                "(float)((q >> (4 * e)) & 0xfu) + emb_bi;";
       else
@@ -644,12 +669,14 @@ rt::CudaLaunch emb::globalDecayLaunch(CudaEmitter &em, const Target &t, const Op
                                       bool bailOnError) {
   Args args;
   const int64_t n = t.rows * t.dim;
-  const bool vec = n % 4 == 0;
+  // 16-byte vectors where the table's start allows them (a table of a
+  // packed batch starts where the one before it ends).
+  const bool vec = n % 4 == 0 && aligned16(em, CudaEmitter::buf(t.buffer));
   const int64_t items = vec ? n / 4 : n;
   const std::string entry = em.entryName("global_decay_" + t.name);
   const std::string tbl = args.buffer(t.buffer, vec ? "emb_f4" : "float");
-  std::string body = vec ? "emb_f4 q = TBL[i]; q.x *= DS; q.y *= DS; q.z *= DS; q.w *= DS; "
-                           "TBL[i] = q;"
+  std::string body = vec ? "emb_f4 q = emb_vload<emb_f4>(TBL + i); q.x *= DS; q.y *= DS; "
+                           "q.z *= DS; q.w *= DS; emb_vstore(TBL + i, q);"
                          : "TBL[i] *= DS;";
   em.append(subst(R"(
 // Global weight decay of '$NAME' (OptimizerRow.h applyGlobalDecay): every

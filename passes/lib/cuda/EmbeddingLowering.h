@@ -51,10 +51,24 @@ struct Layout {
 /// Sub-warp groups for kernels without cross-lane reductions (lookups,
 /// gathers, gradient rows): L = the power of two >= D / V, at most 32, so a
 /// 16-wide row uses 4 lanes and a warp serves 8 rows at once.
-Layout groupLayout(int64_t D);
+/// V is the widest of 4, 2, 1 that divides D and is at most maxV.
+Layout groupLayout(int64_t D, int64_t maxV = 4);
 /// One full warp per row (the update kernels, which reduce over the row
 /// with shuffles that need all 32 lanes).
-Layout warpLayout(int64_t D);
+Layout warpLayout(int64_t D, int64_t maxV = 4);
+
+/// A row-addressed operand of a kernel (row r at its base + r D values)
+/// and the bits of one value (32 f32, 16 f16/bf16, 8 int8, 4 int4).
+struct RowOperand {
+  rt::CudaArg arg;
+  int bits = 32;
+};
+/// The widest vector (4, 2 or 1 values per access) the operands allow: V
+/// values must divide D (so every row keeps the base's alignment) and V
+/// values' bytes must divide each operand's base alignment. A GPU faults on
+/// a misaligned vector access (the emulation reports one, emb_vload).
+int64_t vectorWidthFor(const CudaEmitter &em, int64_t D, const std::vector<RowOperand> &operands);
+
 
 /// `#pragma unroll` loop header over a lane's K values: declares t (0..K-1),
 /// j (the value index in the row) and runs BODY when the vector exists.
@@ -70,6 +84,8 @@ struct Storage {
   std::string elemType() const;
 };
 Storage storageOf(const std::string &name);
+/// The bits of one value of a storage (32, 16, 8 or 4).
+int storageBits(const Storage &s);
 
 /// Code that loads the lane's values of row `row` of a table (pointer
 /// expression `table` of elemType, `qp` the emb_u16 qparams or "0") into

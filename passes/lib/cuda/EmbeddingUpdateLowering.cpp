@@ -74,6 +74,19 @@ std::string targetPointers(Args &args, const rt::Kernel &k, const Target &t, con
   return code;
 }
 
+/// The warp layout of an update of `t`: vectors as wide as the table's rows,
+/// its optimizer state rows and the gradient rows (`grads`) allow.
+Layout updateLayout(const CudaEmitter &em, const Target &t, const OptSpec &o,
+                    const std::vector<int32_t> &grads) {
+  std::vector<RowOperand> rows = {{CudaEmitter::buf(t.buffer), storageBits(t.storage)}};
+  if (o.kind != "rowwise_adagrad") // its state is one value per row
+    for (int32_t s : t.state)
+      rows.push_back({CudaEmitter::buf(s), 32});
+  for (int32_t g : grads)
+    rows.push_back({CudaEmitter::buf(g), 32});
+  return warpLayout(t.dim, vectorWidthFor(em, t.dim, rows));
+}
+
 // --- update_table -------------------------------------------------------------------
 
 void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
@@ -85,8 +98,8 @@ void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
     throw CodegenError("expected 2 or 3 inputs (grad_rows, grad_values[, scale])");
   const double gradScale = realAttr(k, "grad_scale");
   appendHelpers(em);
-  const Layout l = warpLayout(t.dim);
   const int32_t rowsBuf = k.inputs[0], valuesBuf = k.inputs[1];
+  const Layout l = updateLayout(em, t, o, {valuesBuf});
   const int64_t C = leading(em.buffer(rowsBuf));
 
   // factor = grad_scale x the clip scale, in double as the CPU.
@@ -384,7 +397,10 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   //    Loads never wait for the sums: a contribution's row pointer and scale
   //    (META) are computed for many contributions at once, and rows are
   //    fetched several at a time before they are added in order.
-  const Layout l = warpLayout(D);
+  std::vector<int32_t> grads;
+  for (const Source &s : sources)
+    grads.push_back(s.grad);
+  const Layout l = updateLayout(em, t, o, grads);
   Args args;
   const std::string ko = args.scratch(keysOut, "const emb_i64");
   const std::string vo = args.scratch(valsOut, "const int");

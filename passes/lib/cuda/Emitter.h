@@ -151,8 +151,11 @@ const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows
                                  const std::string &what);
 /// Fails unless `kernel` has exactly `ins` inputs and `outs` outputs.
 void expectCounts(const runtime::Kernel &kernel, size_t ins, size_t outs);
+/// The largest power of two up to 16 that divides an arg's address in every
+/// micro-batch slot (scratch is 256-aligned).
+int64_t alignmentOf(const CudaEmitter &em, const runtime::CudaArg &arg);
 /// Whether an arg's address is 16-byte aligned in every micro-batch slot,
-/// so float4 accesses are legal (scratch is 256-aligned).
+/// so float4 accesses are legal.
 bool aligned16(const CudaEmitter &em, const runtime::CudaArg &arg);
 /// The compute type of a kernel's optional `compute` attribute: "f32"
 /// (absent or fp32), "bf16" or "f16".

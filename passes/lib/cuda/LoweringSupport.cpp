@@ -52,16 +52,29 @@ void codegen::expectCounts(const rt::Kernel &k, size_t ins, size_t outs) {
                        std::to_string(k.outputs.size()));
 }
 
-bool codegen::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
+int64_t codegen::alignmentOf(const CudaEmitter &em, const rt::CudaArg &arg) {
+  // The largest power of two up to 16 dividing every value of `v`.
+  auto of = [](std::initializer_list<int64_t> values) {
+    int64_t a = 16;
+    for (int64_t v : values)
+      while (a > 1 && v % a != 0)
+        a /= 2;
+    return a;
+  };
   if (arg.buffer < 0)
-    return arg.scratch >= 0 && arg.scratch % 16 == 0;
+    return arg.scratch >= 0 ? of({arg.scratch}) : 1;
   // Every slot (micro-batch copy) must keep the alignment, and so must the
-  // parent of a view (its offset is absolute in the arena either way).
-  auto keeps = [](const rt::Buffer &b) {
-    return b.offset % 16 == 0 && (b.slots == 1 || b.bytes % 16 == 0);
+  // parent of a view (its offset is absolute in the arena either way). The
+  // arena itself starts 256-aligned on a GPU, 64-aligned when emulated.
+  auto keeps = [&](const rt::Buffer &b) {
+    return b.slots == 1 ? of({b.offset}) : of({b.offset, b.bytes});
   };
   const rt::Buffer &b = em.buffer(arg.buffer);
-  return keeps(b) && (b.parent < 0 || keeps(em.buffer(b.parent)));
+  return b.parent < 0 ? keeps(b) : std::min(keeps(b), keeps(em.buffer(b.parent)));
+}
+
+bool codegen::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
+  return alignmentOf(em, arg) >= 16;
 }
 
 std::string codegen::computeTypeOf(const rt::Kernel &k) {

@@ -21,6 +21,25 @@ typedef unsigned int emb_u32;
 typedef unsigned short emb_u16;
 typedef unsigned char emb_u8;
 
+// Vector accesses of row data (2 to 16 bytes, aligned to their size): a
+// plain access on a GPU, which faults on a misaligned one; the emulation
+// (EMB_EMULATION) checks each and reports a misaligned one as that fault.
+#ifdef EMB_EMULATION
+template <class T> __device__ __forceinline__ T emb_vload(const void *p) {
+  return emb_emu_vload<T>(p);
+}
+template <class T> __device__ __forceinline__ void emb_vstore(void *p, const T &v) {
+  emb_emu_vstore<T>(p, v);
+}
+#else
+template <class T> __device__ __forceinline__ T emb_vload(const void *p) {
+  return *(const T *)p;
+}
+template <class T> __device__ __forceinline__ void emb_vstore(void *p, const T &v) {
+  *(T *)p = v;
+}
+#endif
+
 // bf16/fp16 as raw bits, converted with round-to-nearest-even exactly as
 // the CPU runtime does (runtime/include/embc/runtime/cpu/HalfFloat.h), so
 // both backends store the same bits.

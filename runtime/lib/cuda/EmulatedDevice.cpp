@@ -214,6 +214,17 @@ private:
     run->fibers_.yield();
     return t.result;
   }
+  static void hookMisaligned(void *self, const void *address, unsigned bytes, int store) {
+    auto *run = static_cast<BlockRun *>(self);
+    if (!run->fault_.empty())
+      return; // the first one is reported
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "thread %d: a %u-byte vector %s at %p, which is not %u-byte aligned (a GPU "
+                  "faults: misaligned address)",
+                  run->current_, bytes, store ? "store" : "load", address, bytes);
+    run->fault_ = text;
+  }
 
   std::string runBlock();
   bool releaseShuffles();
@@ -225,6 +236,7 @@ private:
   const EmbArgs &args_;
   std::vector<Thread> threads_;
   int current_ = -1;
+  std::string fault_; ///< the first misaligned vector access of the launch
 };
 
 std::string BlockRun::run(const int64_t grid[3], int threads) {
@@ -232,6 +244,8 @@ std::string BlockRun::run(const int64_t grid[3], int threads) {
   hooks_.scheduler = this;
   hooks_.syncthreads = &BlockRun::hookSync;
   hooks_.shuffle = &BlockRun::hookShuffle;
+  hooks_.misaligned = &BlockRun::hookMisaligned;
+  fault_.clear();
   hooks_.blockDim = {unsigned(threads), 1, 1};
   hooks_.gridDim = {unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2])};
   for (int64_t z = 0; z < grid[2]; ++z)
@@ -267,7 +281,7 @@ std::string BlockRun::runBlock() {
     for (const Thread &t : threads_)
       done += t.state == State::Done, barrier += t.state == State::Barrier;
     if (done == n)
-      return {};
+      return fault_;
     if (releaseShuffles())
       continue;
     if (barrier == n) { // the whole block is at the barrier

@@ -55,6 +55,10 @@
     /* have arrived. */                                                       \
     unsigned long long (*shuffle)(void *scheduler, unsigned int mask,         \
                                   unsigned long long value, int srcLane);     \
+    /* A vector access of `bytes` at `address` that is not aligned to */     \
+    /* them: a GPU faults; the launch reports it (the first one). */          \
+    void (*misaligned)(void *scheduler, const void *address,                  \
+                       unsigned int bytes, int store);                        \
   };
 // clang-format on
 
@@ -80,6 +84,7 @@ extern "C" __attribute__((visibility("default"))) EmbEmuHooks *emb_emu_hooks(voi
   return &emb_emu;
 }
 
+#define EMB_EMULATION 1
 #define __global__
 // The codegen derives each kernel's bounds from its launches (so no launch
 // exceeds them); on the host the attribute means nothing.
@@ -126,6 +131,22 @@ template <class T>
 static inline T __shfl_sync(unsigned int mask, T v, int srcLane, int width = 32) {
   const int lane = (int)emb_emu.lane;
   return emb_emu_shuffle(mask, v, (lane / width) * width + (srcLane & (width - 1)));
+}
+
+// Vector accesses (the prelude's emb_vload / emb_vstore): x86 forgives a
+// misaligned one, a GPU does not, so each is checked and reported; the
+// access itself goes through memcpy so the emulation keeps running.
+template <class T> static inline T emb_emu_vload(const void *p) {
+  if ((unsigned long long)p % sizeof(T) != 0)
+    emb_emu.misaligned(emb_emu.scheduler, p, sizeof(T), 0);
+  T v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T> static inline void emb_emu_vstore(void *p, const T &v) {
+  if ((unsigned long long)p % sizeof(T) != 0)
+    emb_emu.misaligned(emb_emu.scheduler, p, sizeof(T), 1);
+  __builtin_memcpy(p, &v, sizeof v);
 }
 
 // One OS thread runs the block and switches only at barriers and shuffles:

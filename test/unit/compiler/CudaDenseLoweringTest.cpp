@@ -1,6 +1,7 @@
 //===- CudaDenseLoweringTest.cpp - the dense family's CUDA lowerings ------===//
 //
-// Hand-made plans with one dense kernel each go through generateCuda: the
+// Hand-made plans with one dense kernel each (and one embedding lookup, for
+// its vector width) go through generateCuda: the
 // launches (GEMM specs read back with the runtime's gemmFromJson, epilogues,
 // beta, operand types, scratch), the generated source (entries defined,
 // expressions specialised on the attributes) and the errors for what the
@@ -60,13 +61,20 @@ struct PlanBuilder {
     EXPECT_FALSE(codegen::generateCuda(plan, error));
     return error;
   }
-  /// Every kernel launch's entry is defined in the source.
+  /// Every kernel launch's entry is defined in the source, with launch
+  /// bounds that admit the launch's block.
   void expectEntriesDefined() const {
     for (const rt::CudaKernel &k : plan.cuda.step)
       for (const rt::CudaLaunch &l : k.launches)
         if (l.kind == "kernel") {
-          EXPECT_NE(plan.cuda.source.find("void " + l.entry + "(EmbArgs a)"), std::string::npos)
+          const size_t at = plan.cuda.source.find(" " + l.entry + "(EmbArgs a)");
+          ASSERT_NE(at, std::string::npos) << l.entry;
+          const size_t bounds = plan.cuda.source.rfind("__launch_bounds__(", at);
+          ASSERT_NE(bounds, std::string::npos) << l.entry;
+          // This kernel's own bounds: no line ends between them and its name.
+          EXPECT_EQ(plan.cuda.source.find('\n', bounds), plan.cuda.source.find('\n', at))
               << l.entry;
+          EXPECT_GE(std::stol(plan.cuda.source.substr(bounds + 18)), l.block) << l.entry;
         }
   }
 };
@@ -279,6 +287,56 @@ TEST(CudaDenseLowering, RefusesMismatchedShapes) {
   std::string error = p.failure();
   EXPECT_NE(error.find("step kernel 0 'dense'"), std::string::npos) << error;
   EXPECT_NE(error.find("weight 'w' is [5 x 2], expected 4 x N"), std::string::npos) << error;
+}
+
+// bf16 operands whose rows would not start on 16 bytes (K = 13) are rounded
+// into rows padded to 16 values, and the GEMM reads them with that pitch.
+TEST(CudaDenseLowering, SixteenBitOperandsGetRowsPaddedToEightValues) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {64, 13}), w = p.buffer("w", {13, 16}), b = p.buffer("b", {16});
+  int32_t y = p.buffer("y", {64, 16});
+  p.kernel("dense_act", {x, w, b}, {y},
+           {{"kind", "relu"}, {"bias", true}, {"compute", "bf16"}});
+  const auto &launches = p.lower();
+  ASSERT_EQ(launches.size(), 2u); // the rounding kernel, the GEMM
+  EXPECT_EQ(launches[0].kind, "kernel");
+  const cu::GemmSpec g = gemmOf(launches[1]);
+  EXPECT_EQ(g.abType, "bf16");
+  EXPECT_EQ(g.k, 13);
+  EXPECT_EQ(g.lda, 16); // x: 13 values a row, stored 16 apart
+  EXPECT_EQ(g.ldb, 16); // w: 16 values a row already
+  EXPECT_NE(p.plan.cuda.source.find("[j / 13 * 16 + j % 13]"), std::string::npos);
+  p.expectEntriesDefined();
+}
+
+// A lookup whose output rows start 8 bytes off a 16-byte boundary moves its
+// 16-wide rows as 8-byte vectors (a GPU faults on a misaligned 16-byte
+// one); aligned, as 16-byte vectors.
+TEST(CudaEmbeddingLowering, VectorWidthFollowsTheOperandsAlignment) {
+  for (int64_t misalign : {0, 8}) {
+    PlanBuilder p;
+    int32_t table = p.buffer("table", {100, 16});
+    int32_t ids = p.buffer("ids", {32}), offsets = p.buffer("offsets", {33});
+    p.plan.buffers[size_t(ids)].dtype = rt::DType::I64;
+    p.plan.buffers[size_t(offsets)].dtype = rt::DType::I64;
+    p.next += misalign;
+    int32_t y = p.buffer("y", {32, 16});
+    rt::Table t;
+    t.name = "t";
+    t.rows = 100;
+    t.dim = 16;
+    t.buffer = table;
+    p.plan.tables.push_back(t);
+    p.kernel("lookup", {ids, offsets}, {y}, {{"table", 0}, {"pooling", "sum"}});
+    p.lower();
+    p.expectEntriesDefined();
+    const std::string &src = p.plan.cuda.source;
+    const bool wide = src.find("emb_vstore(emb_dst + j, q)") != std::string::npos &&
+                      src.find("emb_f4 q; q.x") != std::string::npos;
+    EXPECT_EQ(wide, misalign == 0) << "misaligned by " << misalign;
+    if (misalign)
+      EXPECT_NE(src.find("emb_f2 q; q.x"), std::string::npos);
+  }
 }
 
 } // namespace

@@ -82,6 +82,17 @@ extern "C" __global__ void math_ops(EmbArgs a) {
   o[3] = __shfl_xor_sync(0xffffffffu, (float)threadIdx.x, 1);
 }
 
+// p0 floats, p1 out (float per thread), p2 an i64 offset in floats: a
+// 16-byte vector load at p0 + offset, as the prelude's emb_vload does it
+// under emulation, and a 16-byte store back there.
+struct alignas(16) test_f4 { float x, y, z, w; };
+extern "C" __global__ void vector_access(EmbArgs a) {
+  float *at = (float *)a.p[0] + *(const long long *)a.p[2];
+  const test_f4 v = emb_emu_vload<test_f4>(at);
+  ((float *)a.p[1])[threadIdx.x] = v.x + v.w;
+  if (threadIdx.x == 0) emb_emu_vstore(at, v);
+}
+
 // A barrier only half of the block reaches.
 extern "C" __global__ void divergent_barrier(EmbArgs a) {
   if (threadIdx.x < 16) __syncthreads();
@@ -245,6 +256,28 @@ TEST_F(EmulatedDeviceTest, DivergentBarrierIsADeviceError) {
   int64_t *counter = alloc<int64_t>(1);
   launch("bump", 1, 1, 32, args({counter}));
   EXPECT_EQ(*counter, 1);
+}
+
+// x86 forgives a misaligned vector access; a GPU faults. The emulation
+// reports it, naming the kernel, the block, the thread and the width.
+TEST_F(EmulatedDeviceTest, MisalignedVectorAccessIsADeviceError) {
+  float *data = alloc<float>(16), *out = alloc<float>(32);
+  int64_t *offset = alloc<int64_t>(1);
+  for (int i = 0; i < 16; ++i)
+    data[i] = float(i);
+  *offset = 4; // 16 bytes in: aligned
+  launch("vector_access", 1, 1, 32, args({data, out, offset}));
+  EXPECT_EQ(out[31], 4.0f + 7.0f);
+  *offset = 1; // 4 bytes in
+  try {
+    launch("vector_access", 1, 1, 32, args({data, out, offset}));
+    FAIL() << "no error";
+  } catch (const DeviceError &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("vector_access"), std::string::npos) << what;
+    EXPECT_NE(what.find("16-byte vector load"), std::string::npos) << what;
+    EXPECT_NE(what.find("misaligned address"), std::string::npos) << what;
+  }
 }
 
 TEST_F(EmulatedDeviceTest, DivergentShuffleIsADeviceError) {
