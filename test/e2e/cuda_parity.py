@@ -70,6 +70,10 @@ def variants(examples, models):
             model = json.load(f)
         stem = os.path.splitext(name)[0]
         yield stem, model, [], 1e-5
+        if stem == "dcn":  # the cross layer's 16-bit GEMMs (zero-padded reductions)
+            m = copy.deepcopy(model)
+            m["training"]["precision"] = "bf16"
+            yield stem + "-compute-bf16", m, [], 1e-2
         if stem == "wide_deep":
             yield stem + "-nofuse", model, ["--no-fuse"], 1e-5
         if stem != "dlrm_small":

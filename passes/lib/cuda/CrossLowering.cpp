@@ -48,8 +48,9 @@ void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg w = CudaEmitter::buf(k.inputs[2]), b = CudaEmitter::buf(k.inputs[3]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
   const std::string abType = computeTypeOf(k);
-  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D}});
-  emitGemm(out, makeGemm(B, D, D, false, false, abType), r[0], r[1], y);
+  const int64_t Dp = paddedK(D, abType); // zero pads (DenseLowering.h)
+  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D, Dp}});
+  emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[1], y);
   Elementwise e;
   e.hint = "cross";
   e.n = B * D;
@@ -91,7 +92,8 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   emitElementwise(em, du, out);
 
   // dw = xl^T du and db; dxl = du w^T (dy is added below).
-  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {dx0, B, D}, {w, D, D}});
+  const int64_t Dp = paddedK(D, abType); // zero pads (DenseLowering.h)
+  const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {dx0, B, D}, {w, D, D, Dp}});
   runtime::cuda::GemmSpec gw = makeGemm(D, D, B, true, false, abType);
   if (abType == "f32") {
     gw.epilogue = "bgradb";
@@ -105,11 +107,11 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     c.db = db;
     emitColumnSums(em, c, out);
   }
-  emitGemm(out, makeGemm(B, D, D, false, true, abType), r[1], r[2], dxl);
+  emitGemm(out, makeGemm(B, D, Dp, false, true, abType), r[1], r[2], dxl);
 
   // dx0 = dy * (xl w + b), dxl += dy. The GEMM reads the rounded xl and w
   // (the same scratch) and overwrites du, which nothing reads any more.
-  emitGemm(out, makeGemm(B, D, D, false, false, abType), r[0], r[2], dx0);
+  emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[2], dx0);
   Elementwise e;
   e.hint = "cross_grad";
   e.n = B * D;

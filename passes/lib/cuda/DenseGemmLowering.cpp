@@ -35,8 +35,12 @@ using Arg = rt::CudaArg;
 void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType, Arg x, Arg w,
                  Arg y, int64_t B, int64_t K, int64_t N, const std::string &epilogue,
                  std::optional<Arg> bias) {
-  const auto ab = emitRoundedOperands(em, out, abType, {{x, B, K}, {w, K, N}});
-  runtime::cuda::GemmSpec g = makeGemm(B, N, K, false, false, abType);
+  // A 16-bit GEMM reduces over K padded to 8: x's pad columns and w's pad
+  // rows are zeros (the 479 inputs of the MLPerf top MLP: cuBLASLt's
+  // vectorised kernels need k % 8 == 0).
+  const int64_t Kp = paddedK(K, abType);
+  const auto ab = emitRoundedOperands(em, out, abType, {{x, B, K}, {w, K, N, Kp}});
+  runtime::cuda::GemmSpec g = makeGemm(B, N, Kp, false, false, abType);
   g.epilogue = epilogue;
   emitGemm(out, g, ab[0], ab[1], y, bias);
 }
@@ -203,7 +207,7 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   gw.beta = 1.0f; // dW is the parameter's gradient accumulator
   emitGemm(out, gw, r[0], r[1], dW);
   if (dx)
-    emitGemm(out, makeGemm(B, K, N, false, true, abType), r[1], r[2], *dx);
+    emitGemm(out, makeGemm(B, K, paddedK(N, abType), false, true, abType), r[1], r[2], *dx);
 }
 
 // dense_grad_input: dy (B x N), w (K x N) -> dx = dy w^T (B x K).
@@ -217,7 +221,8 @@ void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   const auto r = emitRoundedOperands(
       em, out, abType,
       {{CudaEmitter::buf(k.inputs[0]), B, N}, {CudaEmitter::buf(k.inputs[1]), K, N}});
-  emitGemm(out, makeGemm(B, K, N, false, true, abType), r[0], r[1], CudaEmitter::buf(k.outputs[0]));
+  emitGemm(out, makeGemm(B, K, paddedK(N, abType), false, true, abType), r[0], r[1],
+           CudaEmitter::buf(k.outputs[0]));
 }
 
 // dense_grad_weight: x (B x K), dy (B x N) -> dw = x^T dy (K x N),

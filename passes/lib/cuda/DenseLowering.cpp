@@ -265,13 +265,14 @@ std::vector<GemmOperand> dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKer
   for (size_t s = 0; s < operands.size(); ++s) {
     const MatrixOperand &op = operands[s];
     const rt::CudaArg arg = op.arg;
-    const int64_t n = op.rows * op.cols;
-    const int64_t ld = op.cols % 8 == 0 ? op.cols : (op.cols + 7) / 8 * 8;
-    const rt::CudaArg dst = CudaEmitter::scratchAt(em.scratch(op.rows * ld * 2));
+    const int64_t ld = (op.cols + 7) / 8 * 8;
+    const int64_t rows = std::max(op.rows, op.storedRows);
+    const bool padded = ld != op.cols || rows != op.rows;
+    const int64_t n = padded ? rows * ld : op.rows * op.cols; // elements written
+    const rt::CudaArg dst = CudaEmitter::scratchAt(em.scratch(rows * ld * 2));
     result.push_back(GemmOperand(dst, ld));
     args.push_back(arg);
     args.push_back(dst);
-    const bool padded = ld != op.cols;
     const bool vec = !padded && n % 4 == 0 && aligned16(em, arg);
     const int64_t begin = end;
     end += vec ? n / 4 : n;
@@ -279,9 +280,11 @@ std::vector<GemmOperand> dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKer
     const std::string to = "a.p[" + std::to_string(2 * s + 1) + "]";
     body << "    " << (s ? "else " : "") << "if (i < " << end << ") {\n"
          << "      const emb_i64 j = i - " << begin << ";\n";
-    if (padded) // row j / cols lands at a pitch of ld values (the pad is never read)
-      body << "      ((emb_u16 *)" << to << ")[j / " << op.cols << " * " << ld << " + j % "
-           << op.cols << "] = " << convert << "(((const float *)" << src << ")[j]);\n";
+    if (padded) // element (r, c) of the padded matrix: the value, or a zero pad
+      body << "      const emb_i64 r = j / " << ld << ", c = j % " << ld << ";\n"
+           << "      ((emb_u16 *)" << to << ")[j] = r < " << op.rows << " && c < " << op.cols
+           << " ? " << convert << "(((const float *)" << src << ")[r * " << op.cols
+           << " + c]) : (emb_u16)0;\n";
     else if (vec)
       body << "      const float4 f = ((const float4 *)" << src << ")[j];\n"
            << "      ((emb_u64 *)" << to << ")[j] = (emb_u64)" << convert << "(f.x) | ((emb_u64)"

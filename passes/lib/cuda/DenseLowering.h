@@ -95,6 +95,12 @@ void emitElementwise(CudaEmitter &em, const Elementwise &spec, runtime::CudaKern
 /// C (m x n) = op(A) op(B) on densely stored row-major matrices: the
 /// leading dimensions are the stored matrices' row lengths (A is k x m when
 /// transA, B is n x k when transB). alpha 1, beta 0, no epilogue.
+/// The reduction length a 16-bit GEMM runs over for a true length k: k
+/// rounded up to 8 (the operands' zero padding), k itself for f32.
+inline int64_t paddedK(int64_t k, const std::string &abType) {
+  return abType == "f32" ? k : (k + 7) / 8 * 8;
+}
+
 inline runtime::cuda::GemmSpec makeGemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB,
                                         const std::string &abType) {
   runtime::cuda::GemmSpec g;
@@ -120,19 +126,22 @@ void emitGemm(runtime::CudaKernel &out, runtime::cuda::GemmSpec spec, GemmOperan
               GemmOperand b, runtime::CudaArg c,
               std::optional<runtime::CudaArg> bias = std::nullopt);
 
-/// A row-major rows x cols f32 matrix to round for a GEMM.
+/// A row-major rows x cols f32 matrix to round for a GEMM; storedRows >
+/// rows appends rows of zeros (0: none).
 struct MatrixOperand {
   runtime::CudaArg arg;
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0, storedRows = 0;
 };
 
 /// For a bf16/f16 `abType`: one kernel that rounds each operand into fresh
 /// scratch as 16-bit values, returning the scratch operands in order. A
 /// matrix whose rows would not start on 16 bytes (cols % 8 != 0, e.g. the
 /// 479 interaction features of the MLPerf DLRM) is stored with its rows
-/// padded to a multiple of 8 values: cuBLASLt then runs its vectorised
-/// kernels instead of 2-byte aligned ones. For f32: the operands themselves,
-/// no launch.
+/// padded with zeros to a multiple of 8 values (the returned ld), and with
+/// storedRows rows (zeros past `rows`): a GEMM may then also run its
+/// reduction over the padded length (zeros add nothing), and cuBLASLt runs
+/// its vectorised kernels instead of 2-byte aligned ones. For f32: the
+/// operands themselves, no launch.
 std::vector<GemmOperand> emitRoundedOperands(CudaEmitter &em, runtime::CudaKernel &out,
                                              const std::string &abType,
                                              const std::vector<MatrixOperand> &operands);

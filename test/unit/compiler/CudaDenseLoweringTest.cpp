@@ -290,7 +290,8 @@ TEST(CudaDenseLowering, RefusesMismatchedShapes) {
 }
 
 // bf16 operands whose rows would not start on 16 bytes (K = 13) are rounded
-// into rows padded to 16 values, and the GEMM reads them with that pitch.
+// into rows padded with zeros to 16 values (w: 16 rows, 3 of zeros), and the
+// GEMM reduces over 16: the zeros add nothing, cuBLASLt gets k % 8 == 0.
 TEST(CudaDenseLowering, SixteenBitOperandsGetRowsPaddedToEightValues) {
   PlanBuilder p;
   int32_t x = p.buffer("x", {64, 13}), w = p.buffer("w", {13, 16}), b = p.buffer("b", {16});
@@ -302,10 +303,13 @@ TEST(CudaDenseLowering, SixteenBitOperandsGetRowsPaddedToEightValues) {
   EXPECT_EQ(launches[0].kind, "kernel");
   const cu::GemmSpec g = gemmOf(launches[1]);
   EXPECT_EQ(g.abType, "bf16");
-  EXPECT_EQ(g.k, 13);
-  EXPECT_EQ(g.lda, 16); // x: 13 values a row, stored 16 apart
-  EXPECT_EQ(g.ldb, 16); // w: 16 values a row already
-  EXPECT_NE(p.plan.cuda.source.find("[j / 13 * 16 + j % 13]"), std::string::npos);
+  EXPECT_EQ(g.k, 16);
+  EXPECT_EQ(g.lda, 16); // x: 13 values a row and 3 zeros
+  EXPECT_EQ(g.ldb, 16); // w: 16 values a row already, 13 rows and 3 of zeros
+  const std::string &src = p.plan.cuda.source;
+  EXPECT_NE(src.find("r < 64 && c < 13 ? emb_float_to_bf16(((const float *)a.p[0])[r * 13 + c])"),
+            std::string::npos);
+  EXPECT_NE(src.find("r < 13 && c < 16 ?"), std::string::npos); // w: rows 13..15 zero
   p.expectEntriesDefined();
 }
 
