@@ -529,13 +529,60 @@ void PlanBuilder::layout() {
 
 /// Bytes a kernel moves per launch, for the report: each buffer it reads or
 /// writes once, except that a table (or its optimizer state) counts only the
-/// rows a batch can touch, since kernels never sweep a whole table.
+/// rows a batch can touch, since kernels never sweep a whole table. A lookup
+/// reads one table row per id (the table is an attribute, not an operand);
+/// an update touches each distinct row once, at most min(ids, rows) of
+/// each source's table.
 void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
   int64_t rowsTouched = 0;
   for (int32_t i : kernel.inputs)
     if (plan.buffers[i].dtype == rt::DType::I64 && plan.buffers[i].dynamic)
       rowsTouched += plan.buffers[i].shape[0];
-  int64_t total = 0;
+  auto numel = [&](int32_t id) {
+    int64_t n = 1;
+    for (int64_t d : plan.buffers[id].shape)
+      n *= d;
+    return n;
+  };
+  // A table's row: its values (and its row-wise scale and bias).
+  auto rowBytes = [&](const rt::Table &t) {
+    const rt::Buffer &b = plan.buffers[t.buffer];
+    int64_t bytes = b.bytes / std::max<int64_t>(b.shape[0], 1);
+    if (t.qparams >= 0)
+      bytes += 4;
+    return bytes;
+  };
+  auto tableAt = [&](const nlohmann::json &index) -> const rt::Table * {
+    if (!index.is_number_integer() || index.get<int64_t>() < 0 ||
+        index.get<size_t>() >= plan.tables.size())
+      return nullptr;
+    return &plan.tables[index.get<size_t>()];
+  };
+  int64_t rowsRead = 0;
+  if ((kernel.op == "lookup" || kernel.op == "gather") && kernel.attrs.contains("table") &&
+      !kernel.inputs.empty())
+    if (const rt::Table *t = tableAt(kernel.attrs["table"]))
+      rowsRead += numel(kernel.inputs[0]) * rowBytes(*t);
+  if (kernel.op == "fused_lookup" && kernel.attrs.contains("members")) {
+    size_t in = 0;
+    for (const nlohmann::json &m : kernel.attrs["members"]) {
+      if (in < kernel.inputs.size() && m.contains("table"))
+        if (const rt::Table *t = tableAt(m["table"]))
+          rowsRead += numel(kernel.inputs[in]) * rowBytes(*t);
+      in += m.value("weighted", false) ? 3 : 2;
+    }
+  }
+  if (kernel.op == "embedding_update" && kernel.attrs.contains("sources")) {
+    int64_t distinct = 0;
+    size_t in = 0;
+    for (const nlohmann::json &s : kernel.attrs["sources"]) {
+      if (in < kernel.inputs.size())
+        distinct += std::min(numel(kernel.inputs[in]), s.value("rows", int64_t(0)));
+      in += s.value("kind", "") == "rows" ? 2 : s.value("weighted", false) ? 4 : 3;
+    }
+    rowsTouched = distinct;
+  }
+  int64_t total = rowsRead;
   llvm::SmallDenseSet<int32_t> seen;
   auto count = [&](int32_t id, int factor) {
     if (!seen.insert(id).second)
