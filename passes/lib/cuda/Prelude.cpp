@@ -73,7 +73,15 @@ __device__ __forceinline__ emb_u16 emb_float_to_half(float f) {
   r += 0xfffu + ((r >> 13) & 1u);
   return (emb_u16)(sign | (r >> 13));
 }
+// fp16 -> f32 is exact: on a GPU one conversion instruction (every lookup
+// of an fp16 table converts each value); the emulation spells it out, with
+// the same results for every non-NaN value.
 __device__ __forceinline__ float emb_half_to_float(emb_u16 h) {
+#ifndef EMB_EMULATION
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
   const emb_u32 sign = ((emb_u32)(h & 0x8000u)) << 16;
   const emb_u32 e = (h >> 10) & 0x1fu;
   const emb_u32 m = h & 0x3ffu;
@@ -82,6 +90,7 @@ __device__ __forceinline__ float emb_half_to_float(emb_u16 h) {
   if (m == 0) return __uint_as_float(sign);
   const float v = (float)m * (1.0f / 16777216.0f);
   return sign ? -v : v;
+#endif
 }
 
 // Sum over the 32 lanes of a warp; every lane gets the total. The order is
