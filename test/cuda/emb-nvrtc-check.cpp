@@ -65,7 +65,7 @@ std::map<std::string, Resources> parseResources(const std::string &log) {
 /// Each kernel's __launch_bounds__ block, from the source.
 std::map<std::string, long> launchBounds(const std::string &source) {
   std::map<std::string, long> out;
-  static const std::regex bound(R"(__launch_bounds__\((\d+)\) ([A-Za-z0-9_]+)\()");
+  static const std::regex bound(R"(__launch_bounds__\((\d+)(?:, *\d+)?\) ([A-Za-z0-9_]+)\()");
   for (std::sregex_iterator it(source.begin(), source.end(), bound), end; it != end; ++it)
     out[(*it)[2]] = std::stol((*it)[1]);
   return out;

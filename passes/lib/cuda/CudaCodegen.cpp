@@ -100,12 +100,19 @@ std::string codegen::floatLiteral(double value) {
 
 namespace {
 
-/// `source` with `__launch_bounds__(B)` on every launched kernel, B the
+/// `source` with `__launch_bounds__(B, M)` on every launched kernel, B the
 /// largest block of its launches. The launches are the one statement of a
 /// kernel's block size; the bounds make NVRTC keep each kernel within the
 /// registers that block may use (without them a kernel past 65536 / B
-/// registers per thread compiles but is refused at launch).
-std::string withLaunchBounds(std::string source, const rt::CudaProgram &program) {
+/// registers per thread compiles but is refused at launch). M resident
+/// blocks: by default 1024 / B (at least 1), half an SM's threads, 64
+/// registers a thread; a lowering whose kernel needs more asks for fewer
+/// (CudaEmitter::setMinBlocks). `(B)` alone let ptxas cap registers for
+/// occupancy on its own (the fused update kernel at 48, spilling); `(B, 1)`
+/// everywhere let it take 102 for the interaction gradient (a quarter of
+/// the warps).
+std::string withLaunchBounds(std::string source, const rt::CudaProgram &program,
+                             const CudaEmitter &em) {
   std::map<std::string, int64_t> block;
   for (const auto *list : {&program.step, &program.update})
     for (const rt::CudaKernel &k : *list)
@@ -124,7 +131,7 @@ std::string withLaunchBounds(std::string source, const rt::CudaProgram &program)
                          " threads per block; a block holds 1 to 1024");
     source.replace(at, head.size(),
                    "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) +
-                       ") " + entry + "(");
+                       ", " + std::to_string(em.minBlocks(entry, threads)) + ") " + entry + "(");
   }
   return source;
 }
@@ -186,7 +193,7 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
       !lowerAll(plan.update, "update", program.update))
     return false;
   try {
-    program.source = withLaunchBounds(em.source(), program);
+    program.source = withLaunchBounds(em.source(), program, em);
   } catch (const CodegenError &e) {
     error = std::string("CUDA codegen: ") + e.what();
     return false;

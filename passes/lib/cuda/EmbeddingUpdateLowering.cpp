@@ -517,6 +517,9 @@ $ROWUPDATE
 }
 )",
                   v));
+  // Its registers: the rows in flight, the row step's state (rowwise
+  // Adagrad's doubles): up to ~100 a thread, so two blocks of 256 an SM.
+  em.setMinBlocks(shortEntry, 2);
   // Warps loop over the runs: at most 8 blocks of kBlock per SM of an H200.
   out.launches.push_back(CudaEmitter::kernelLaunch(
       shortEntry, args.list, std::min<int64_t>((P * 32 + kBlock - 1) / kBlock, 1056), kBlock));

@@ -25,6 +25,7 @@
 
 #include "embc/runtime/Plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -54,6 +55,15 @@ public:
   /// Appends `code` the first time `key` is seen (device helpers shared by
   /// several kernels).
   void appendOnce(const std::string &key, const std::string &code);
+  /// The resident blocks per SM that kernel `entry`'s launch bounds ask for
+  /// (the driver's default: 1024 / block, i.e. 64 registers a thread). A
+  /// kernel that needs more registers than that to hold its working set
+  /// without spilling asks for fewer.
+  void setMinBlocks(const std::string &entry, int64_t blocks) { minBlocks_[entry] = blocks; }
+  int64_t minBlocks(const std::string &entry, int64_t block) const {
+    auto it = minBlocks_.find(entry);
+    return it != minBlocks_.end() ? it->second : std::max<int64_t>(1, 1024 / block);
+  }
 
   /// Reserves `bytes` of scratch for the plan kernel being lowered (aligned
   /// to 256) and returns its offset. Each plan kernel starts again at 0: the
@@ -106,6 +116,7 @@ private:
   const runtime::Plan &plan_;
   std::ostringstream source_;
   std::set<std::string> once_;
+  std::map<std::string, int64_t> minBlocks_;
   std::vector<std::string> errors_;
   int next_ = 0;
   int64_t scratchUsed_ = 0, scratchMax_ = 0;

@@ -582,7 +582,8 @@ void checkKernelEntry(const std::string &source, const CudaLaunch &l, const std:
     if (close == std::string::npos || source.compare(close + 2, l.entry.size() + 1,
                                                      l.entry + "(") != 0)
       continue;
-    const std::string digits = source.substr(p + bounded.size(), close - p - bounded.size());
+    std::string digits = source.substr(p + bounded.size(), close - p - bounded.size());
+    digits = digits.substr(0, digits.find(',')); // (threads[, min blocks])
     int64_t bound = 0;
     for (char c : digits)
       bound = std::isdigit(static_cast<unsigned char>(c)) && bound < (int64_t(1) << 20)
