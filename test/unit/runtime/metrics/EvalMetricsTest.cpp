@@ -42,6 +42,19 @@ TEST(AucTest, TiesCountOneHalf) {
   EXPECT_DOUBLE_EQ(computeAuc({0.2f, 0.7f, 0.7f, 0.7f}, {0, 1, 1, 0}), 0.75);
 }
 
+/// AUC by its definition: the (positive, negative) pairs ordered correctly,
+/// ties counting one half, over all pairs.
+double pairCountingAuc(const std::vector<float> &scores, const std::vector<float> &labels) {
+  double won = 0, pairs = 0;
+  for (size_t p = 0; p < scores.size(); ++p)
+    for (size_t n = 0; n < scores.size(); ++n)
+      if (labels[p] == 1 && labels[n] == 0) {
+        pairs += 1;
+        won += scores[p] > scores[n] ? 1.0 : scores[p] == scores[n] ? 0.5 : 0.0;
+      }
+  return won / pairs;
+}
+
 TEST(AucTest, MatchesPairCountingOnRandomData) {
   std::mt19937 random(3);
   std::uniform_int_distribution<int> coarseScore(0, 9); // many ties
@@ -51,14 +64,7 @@ TEST(AucTest, MatchesPairCountingOnRandomData) {
     scores[i] = static_cast<float>(coarseScore(random));
     labels[i] = coin(random) ? 1.0f : 0.0f;
   }
-  double won = 0, pairs = 0;
-  for (size_t p = 0; p < scores.size(); ++p)
-    for (size_t n = 0; n < scores.size(); ++n)
-      if (labels[p] == 1 && labels[n] == 0) {
-        pairs += 1;
-        won += scores[p] > scores[n] ? 1.0 : scores[p] == scores[n] ? 0.5 : 0.0;
-      }
-  EXPECT_NEAR(computeAuc(scores, labels), won / pairs, 1e-12);
+  EXPECT_NEAR(computeAuc(scores, labels), pairCountingAuc(scores, labels), 1e-12);
 }
 
 // Signed scores, -0 beside +0 (equal, a tie), infinities and denormals:
@@ -73,14 +79,7 @@ TEST(AucTest, MatchesPairCountingAcrossSignsZerosAndInfinities) {
     scores[i] = special(random) ? specials[random() % 8] : normal(random);
     labels[i] = coin(random) ? 1.0f : 0.0f;
   }
-  double won = 0, pairs = 0;
-  for (size_t p = 0; p < scores.size(); ++p)
-    for (size_t n = 0; n < scores.size(); ++n)
-      if (labels[p] == 1 && labels[n] == 0) {
-        pairs += 1;
-        won += scores[p] > scores[n] ? 1.0 : scores[p] == scores[n] ? 0.5 : 0.0;
-      }
-  EXPECT_NEAR(computeAuc(scores, labels), won / pairs, 1e-12);
+  EXPECT_NEAR(computeAuc(scores, labels), pairCountingAuc(scores, labels), 1e-12);
 }
 
 TEST(AucTest, UndefinedCasesGiveNaN) {
