@@ -68,7 +68,6 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=200)
-    ap.add_argument("--profile-log", help="unused; kept for run.sh's call")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
 

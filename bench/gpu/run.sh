@@ -194,7 +194,7 @@ stage_profile() {
   command -v ncu > /dev/null || { echo "profile: no ncu on this machine" | tee -a "$summary"; return 0; }
   log "ncu on the three slowest kernels"
   PYTHONUNBUFFERED=1 python3 "$here/gpu_profile.py" --embrun "$build/bin/embrun" \
-    --plan "$plans/dlrm.plan" --profile-log "$logs/bench/b_profile.jsonl" --work "$logs/ncu" \
+    --plan "$plans/dlrm.plan" --work "$logs/ncu" \
     > "$logs/profile.log" 2>&1
   local rc=$?
   tee -a "$summary" < "$logs/profile.log" | tail -40

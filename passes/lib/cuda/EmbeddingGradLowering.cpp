@@ -306,28 +306,8 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
       {CudaEmitter::scratchAt(keysIn), CudaEmitter::scratchAt(valsIn),
        CudaEmitter::scratchAt(keysOut), CudaEmitter::scratchAt(valsOut)},
       {{"count", C}, {"key_bits", bits}}));
-  // 3. Run heads.
-  {
-    Args args;
-    const std::string ko = args.scratch(keysOut, "const emb_i64");
-    const std::string f = args.scratch(flags, "int");
-    const std::string entry = em.entryName("coalesce_heads_" + t.name);
-    em.append(subst(R"(
-extern "C" __global__ void $ENTRY(EmbArgs a) {
-  const emb_i64 i = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= $C) return;
-  const emb_i64 key = $KO[i];
-  $F[i] = key != $PAD && (i == 0 || $KO[i - 1] != key) ? 1 : 0;
-}
-)",
-                    {{"ENTRY", entry}, {"C", lit(C)}, {"KO", ko}, {"F", f}, {"PAD", pad}}));
-    out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, blocksC, kBlock));
-  }
-  // 4. Each head's output slot, and the distinct count.
-  out.launches.push_back(libraryLaunch("exclusive_scan",
-                                       {CudaEmitter::scratchAt(flags), CudaEmitter::scratchAt(pos),
-                                        CudaEmitter::scratchAt(total)},
-                                       {{"count", C}}));
+  // 3, 4. Run heads; each head's output slot, and the distinct count.
+  emitRunNumbering(em, out, "coalesce_" + t.name, C, pad, keysOut, flags, pos, total);
   // 5. One group per head sums its run in sorted order from a copy of the
   //    first row (coalesceRows' memcpy + axpy(1, ...)).
   {

@@ -665,6 +665,31 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
   return subst(code, v);
 }
 
+void emb::emitRunNumbering(CudaEmitter &em, rt::CudaKernel &out, const std::string &hint,
+                           int64_t count, const std::string &pad, int64_t keys, int64_t flags,
+                           int64_t runOf, int64_t total) {
+  Args args;
+  const std::string ko = args.scratch(keys, "const emb_i64");
+  const std::string f = args.scratch(flags, "int");
+  const std::string entry = em.entryName(hint + "_heads");
+  em.append(subst(R"(
+// 1 where a run of equal sorted keys starts (the padding key is no run).
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  const emb_i64 i = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= $C) return;
+  const emb_i64 key = $KO[i];
+  $F[i] = key != $PAD && (i == 0 || $KO[i - 1] != key) ? 1 : 0;
+}
+)",
+                  {{"ENTRY", entry}, {"C", lit(count)}, {"KO", ko}, {"F", f}, {"PAD", pad}}));
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, (count + kBlock - 1) / kBlock, kBlock));
+  out.launches.push_back(CudaEmitter::namedLaunch(
+      "library", "exclusive_scan",
+      {CudaEmitter::scratchAt(flags), CudaEmitter::scratchAt(runOf), CudaEmitter::scratchAt(total)},
+      {{"count", count}}));
+}
+
 rt::CudaLaunch emb::globalDecayLaunch(CudaEmitter &em, const Target &t, const OptSpec &o,
                                       bool bailOnError) {
   Args args;

@@ -98,6 +98,16 @@ std::string storeF32(const Layout &l, const std::string &dst, const std::string 
 /// Code loading an f32 row pointer `src` into `float OUT[K]`.
 std::string loadF32(const Layout &l, const std::string &src, const std::string &out);
 
+/// Numbers the runs of equal keys among `count` sorted i64 keys (scratch
+/// offset `keys`, the padding key `pad` sorting last): a kernel sets
+/// flags[i] = 1 where a run starts (int scratch `flags`), then
+/// `exclusive_scan` gives runOf[i], the runs started before i (int scratch
+/// `runOf`), and *total, the number of runs (i64 scratch `total`). Used by
+/// coalesce_rows and embedding_update.
+void emitRunNumbering(CudaEmitter &em, rt::CudaKernel &out, const std::string &hint,
+                      int64_t count, const std::string &pad, int64_t keys, int64_t flags,
+                      int64_t runOf, int64_t total);
+
 /// The device helpers the embedding kernels share (xxh64 of an id, the
 /// counter-based random words, stochastic rounding, row-wise parameters,
 /// vector structs); appended once per program.

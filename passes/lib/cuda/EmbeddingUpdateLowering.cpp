@@ -344,40 +344,20 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   const int64_t runCount = em.scratch(8), longCount = em.scratch(8);
   const int64_t maxLong = P / (kLongRun + 1) + 1;
   const int64_t longList = em.scratch(4 * maxLong);
-  {
-    Args args;
-    const std::string ko = args.scratch(keysOut, "const emb_i64");
-    const std::string fl = args.scratch(flags, "int"), ln = args.scratch(longCount, "int");
-    const std::string entry = em.entryName("embedding_update_heads_" + t.name);
-    em.append(subst(R"(
-// embedding_update of '$TNAME': 1 where a run (one row's contributions) starts.
-extern "C" __global__ void $ENTRY(EmbArgs a) {
-  const emb_i64 q = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (q == 0) *$LN = 0; // the long-run list of this step
-  if (q >= $P) return;
-  const emb_i64 key = $KO[q];
-  $FL[q] = key != $PAD && (q == 0 || $KO[q - 1] != key) ? 1 : 0;
-}
-)",
-                    {{"TNAME", t.name}, {"ENTRY", entry}, {"P", lit(P)}, {"KO", ko},
-                     {"FL", fl}, {"LN", ln}, {"PAD", pad}}));
-    out.launches.push_back(
-        CudaEmitter::kernelLaunch(entry, args.list, (P + kBlock - 1) / kBlock, kBlock));
-  }
-  out.launches.push_back(CudaEmitter::namedLaunch(
-      "library", "exclusive_scan",
-      {CudaEmitter::scratchAt(flags), CudaEmitter::scratchAt(runOf), CudaEmitter::scratchAt(runCount)},
-      {{"count", P}}));
+  emitRunNumbering(em, out, "embedding_update_" + t.name, P, pad, keysOut, flags, runOf,
+                   runCount);
   {
     Args args;
     const std::string ko = args.scratch(keysOut, "const emb_i64");
     const std::string fl = args.scratch(flags, "const int"), ro = args.scratch(runOf, "const int");
     const std::string rs = args.scratch(runStart, "int"), re = args.scratch(runEnd, "int");
+    const std::string ln = args.scratch(longCount, "int");
     const std::string entry = em.entryName("embedding_update_runs_" + t.name);
     em.append(subst(R"(
 // embedding_update of '$TNAME': run r covers sorted positions [RS[r], RE[r]).
 extern "C" __global__ void $ENTRY(EmbArgs a) {
   const emb_i64 q = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (q == 0) *$LN = 0; // the long-run list of this step
   if (q >= $P) return;
   const emb_i64 key = $KO[q];
   if (key == $PAD) return;
@@ -387,7 +367,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
 }
 )",
                     {{"TNAME", t.name}, {"ENTRY", entry}, {"P", lit(P)}, {"KO", ko}, {"FL", fl},
-                     {"RO", ro}, {"RS", rs}, {"RE", re}, {"PAD", pad}}));
+                     {"RO", ro}, {"RS", rs}, {"RE", re}, {"LN", ln}, {"PAD", pad}}));
     out.launches.push_back(
         CudaEmitter::kernelLaunch(entry, args.list, (P + kBlock - 1) / kBlock, kBlock));
   }

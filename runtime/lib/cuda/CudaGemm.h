@@ -61,7 +61,7 @@ private:
   bool matmul(Choice &c, cublasLtMatmulDesc_t desc, void *a, void *b, void *cOut,
               cudaStream_t stream, std::string &failures);
   /// The algorithm for operands aligned to `alignment` bytes, chosen on
-  /// first use; `plain`: for the GEMM without its bias-gradient epilogue.
+  /// first use; `plain`: for the GEMM without its epilogue.
   Choice &choose(bool plain, unsigned alignment, void *bias);
   cublasLtMatmulDesc_t makeDesc(cublasLtEpilogue_t epilogue);
   void release();
