@@ -12,6 +12,7 @@ failing part reports and the next still runs:
      and the update time packed vs embc --no-pack (one kernel per param).
 
 Usage: gpu_bench.py --embrun PATH --plans DIR [--out DIR] [--steps N] [--quick]
+                    [--skip nopack,nofuse,eager,compile]  (or EMBC_GPU_BENCH_SKIP)
 Prints a summary table last and writes DIR/gpu_bench.json (DIR: --out, else
 $OUT, else the current directory).
 """
@@ -79,6 +80,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    ap.add_argument("--skip", default=os.environ.get("EMBC_GPU_BENCH_SKIP", ""),
+                    help="comma-separated parts to leave out: nopack, nofuse, eager, compile")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--device", default="cuda", choices=["cuda", "emulated"],
                     help="emulated: run.sh --rehearse (small plans, no GPU)")
@@ -99,8 +102,14 @@ def main():
     plan = os.path.join(args.plans, "dlrm.plan")
     results, failures = {"batch": batch, "steps": steps}, []
 
-    def part(name, fn, needs_torch=False):
+    skip = {p for p in args.skip.split(",") if p}
+
+    def part(name, fn, needs_torch=False, key=None):
         print(f"\n=== {name}", flush=True)
+        if key in skip:
+            results.setdefault("skipped", []).append(name)
+            print(f"skipped: {name}: --skip {key}", flush=True)
+            return
         if needs_torch and not has_torch:
             # The rehearsal (no GPU) and machines without PyTorch.
             results.setdefault("skipped", []).append(name)
@@ -143,10 +152,17 @@ def main():
     def a_embrun():
         recs, _ = embrun("a_embrun", plan, steps)
         results["embrun_samples_per_s"] = embrun_samples_per_s(recs, warm, batch)
+        # Where the host's time per step went (the next batch is read and
+        # loaded while the kernels run: the wait is what was left over).
+        host = [r for r in recs if r.get("event") == "host"]
+        if host:
+            results["embrun_host_ms_per_step"] = {
+                k.replace("_ms_per_step", ""): v for k, v in host[-1].items()
+                if k.endswith("_ms_per_step")}
     part("(a) embrun --device cuda", a_embrun)
     def a_torch(mode):
         results[f"torch_{mode}"] = torch_run(mode)
-    part("(a) PyTorch eager", lambda: a_torch("eager"), needs_torch=True)
+    part("(a) PyTorch eager", lambda: a_torch("eager"), needs_torch=True, key="eager")
 
     # --- (b) and (c): profiles ----------------------------------------------
     n_prof = max(steps // 4, 10)
@@ -182,15 +198,15 @@ def main():
         if results.get("update_ms_packed") and results["update_ms_unpacked"]:
             results["update_speedup_packed"] = (results["update_ms_unpacked"] /
                                                 results["update_ms_packed"])
-    part("(c) embrun --profile on the --no-pack plan", c_nopack)
+    part("(c) embrun --profile on the --no-pack plan", c_nopack, key="nopack")
 
     def fused_vs_unfused():
         recs, _ = embrun("d_nofuse", os.path.join(args.plans, "dlrm_nofuse.plan"), steps)
         results["embrun_nofuse_samples_per_s"] = embrun_samples_per_s(recs, warm, batch)
-    part("embrun on the --no-fuse plan", fused_vs_unfused)
+    part("embrun on the --no-fuse plan", fused_vs_unfused, key="nofuse")
 
     # torch.compile last: its compile time is the least predictable.
-    part("(a) PyTorch compile", lambda: a_torch("compile"), needs_torch=True)
+    part("(a) PyTorch compile", lambda: a_torch("compile"), needs_torch=True, key="compile")
     ours = results.get("embrun_samples_per_s")
     for mode in ("eager", "compile"):
         theirs = results.get(f"torch_{mode}", {}).get("samples_per_s")
@@ -209,6 +225,13 @@ def main():
     if results.get("copy"):
         lines.append(f"device-to-device copy          {fmt(copy_gbs, '{:.0f}')} GB/s (read + write)")
     lines.append(f"(a) embrun --device cuda        {fmt(ours, '{:,.0f}')} samples/s")
+    if results.get("embrun_host_ms_per_step"):
+        lines.append("    host ms/step: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in sorted(results["embrun_host_ms_per_step"].items())))
+    prof = results.get("profile") or {}
+    if prof.get("step_ms") and ours:
+        lines.append(f"    kernels {prof['step_ms']:.2f} ms/step (--profile) of a "
+                     f"{batch / ours * 1e3:.2f} ms step")
     for mode in ("eager", "compile"):
         t = results.get(f"torch_{mode}", {})
         lines.append(f"    PyTorch {mode:<8}            {fmt(t.get('samples_per_s'), '{:,.0f}')} "

@@ -180,8 +180,57 @@ def accumulation_clipping(args):
            f"20 steps clipped to norm 1e-3 move the tables by {moved:.3e} <= 0.02")
 
 
+def device_training(args):
+    """The training loop on the CUDA backend (the emulated device: it reads
+    and loads each batch while the last one's kernels are queued) trains as
+    the CPU backend does: the same losses, with accumulation, reports and
+    the final evaluation, and a resumed run equal to an uninterrupted one."""
+    def cuda_plan(model, name, **training):
+        m = json.load(open(os.path.join(args.examples, model)))
+        m["training"].update(training)
+        path = f"{args.work}/{name}.json"
+        json.dump(m, open(path, "w"))
+        r = run([args.embc, path, "--cuda", "-o", f"{args.work}/{name}.plan"],
+                capture_output=True)
+        if r.returncode != 0:
+            sys.exit(f"embc --cuda failed on {name}:\n{r.stderr}")
+        return f"{args.work}/{name}.plan"
+
+    def losses(records):
+        return [(r["event"], r["step"], r.get("loss", r.get("eval_loss")))
+                for r in records if r["event"] in ("train", "eval")]
+
+    for plan, steps in [(cuda_plan("dlrm_small.json", "dlrm"), 10),
+                        (cuda_plan("mf_movielens.json", "accum", batch_size=128,
+                                   grad_accumulation=2), 8)]:
+        name = os.path.basename(plan)
+        common = ["--steps", str(steps), "--report-every", "2", "--threads", "2"]
+        cpu, _ = train(args, plan, common + ["--device", "cpu"], f"{plan}.cpu.jsonl")
+        dev, _ = train(args, plan, common + ["--device", "emulated"], f"{plan}.dev.jsonl")
+        a, b = losses(cpu), losses(dev)
+        expect([x[:2] for x in a] == [x[:2] for x in b] and len(a) >= steps // 2,
+               f"{name}: the emulated device reports at the CPU's steps ({len(a)} reports)")
+        worst = max(abs(x[2] - y[2]) / max(1e-6, abs(x[2])) for x, y in zip(a, b))
+        expect(worst < 1e-5, f"{name}: its losses equal the CPU's (max rel. diff {worst:.1e})")
+        host = [r for r in dev if r["event"] == "host"]
+        expect(len(host) == 1 and host[0]["device_wait_ms_per_step"] >= 0,
+               f"{name}: the host record says what the steps waited for")
+
+    plan = f"{args.work}/dlrm.plan"
+    dev = ["--device", "emulated", "--threads", "2"]
+    train(args, plan, dev + ["--steps", "8", "--save", f"{args.work}/full"],
+          f"{args.work}/full.jsonl")
+    train(args, plan, dev + ["--steps", "4", "--save", f"{args.work}/half"],
+          f"{args.work}/h1.jsonl")
+    train(args, plan, dev + ["--steps", "4", "--resume", f"{args.work}/half", "--save",
+                             f"{args.work}/half"], f"{args.work}/h2.jsonl")
+    a = open(f"{args.work}/full/checkpoint.safetensors", "rb").read()
+    b = open(f"{args.work}/half/checkpoint.safetensors", "rb").read()
+    expect(a == b, "emulated device: 8 steps == 4 + resume + 4 (byte-identical checkpoints)")
+
+
 CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram, resume,
-                                  accumulation_clipping]}
+                                  accumulation_clipping, device_training]}
 
 
 def main():

@@ -125,18 +125,26 @@ public:
   void beginBatch(ExecState &) override {
     if (!plan_)
       return; // nothing bound yet
-    copy_ ^= 1;
-    InputCopy &c = copies_[copy_];
+    loading_ = copy_ ^ 1;
+    InputCopy &c = copies_[loading_];
+    flushUploads(c); // a batch loaded into it before and never run
     device_->hostWaits(c.uploaded); // its staging is free
-    device_->uploadsWait(c.read);   // the kernels of two batches ago are done with it
+    device_->uploadsWait(c.read);   // the kernels that last read it are done
     ranSinceBatch_ = false;
+    batchLoaded_ = true;
+  }
+
+  void useLoadedBatch() override {
+    if (batchLoaded_)
+      copy_ = loading_;
+    batchLoaded_ = false;
   }
 
   void loadInput(const ExecState &state, int32_t buffer, int64_t bytes) override {
     if (!isInput(buffer)) // nothing prefetched
       return Backend::loadInput(state, buffer, bytes);
-    InputCopy &c = copies_[copy_];
-    if (ranSinceBatch_) {
+    InputCopy &c = copies_[loading_];
+    if (ranSinceBatch_ && loading_ == copy_) {
       // A later micro-batch of a pipelined schedule: its slot may be the
       // one kernels just queued read, and its staging may still be in flight.
       device_->recordCompute(c.read);
@@ -149,14 +157,16 @@ public:
     int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
     std::byte *staging = c.staging + inputAt_[size_t(buffer)] + slot * b.bytes;
     std::memcpy(staging, state.data<std::byte>(buffer), size_t(bytes));
-    device_->uploadAsync(inputAddress(buffer, state.microBatch), staging, size_t(bytes));
+    device_->uploadAsync(inputAddress(buffer, state.microBatch, loading_), staging,
+                         size_t(bytes));
     if (b.dynamic) {
       int64_t cell = lengthBase_[size_t(buffer)] + state.microBatch % b.slots;
       std::byte *value = c.staging + stagingLengths_ + cell * int64_t(sizeof(int64_t));
       std::memcpy(value, &state.length[size_t(buffer)], sizeof(int64_t));
-      device_->uploadAsync(lengthCell(buffer, state.microBatch), value, sizeof(int64_t));
+      device_->uploadAsync(lengthCell(buffer, state.microBatch, loading_), value,
+                           sizeof(int64_t));
     }
-    uploadsPending_ = true;
+    c.unrecorded = c.unwaited = true;
   }
   void zero(ExecState &state, int32_t buffer) override {
     Backend::zero(state, buffer); // the host mirror agrees
@@ -167,10 +177,10 @@ public:
   void run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which, ExecState &state,
            int key, std::vector<KernelTiming> *timings) override {
     InputCopy &c = copies_[copy_];
-    if (uploadsPending_) {
-      device_->recordUploads(c.uploaded);
+    flushUploads(c);
+    if (c.unwaited) {
       device_->computeWaits(c.uploaded);
-      uploadsPending_ = false;
+      c.unwaited = false;
     }
     ranSinceBatch_ = true;
     runQueued(kernels, which, state, key, timings);
@@ -307,11 +317,12 @@ private:
     }
   }
 
-  /// Where input buffer `buffer`'s slot for `microBatch` lives in the copy in use.
-  std::byte *inputAddress(int32_t buffer, int32_t microBatch) const {
+  /// Where input buffer `buffer`'s slot for `microBatch` lives in input copy
+  /// `copy` (the one the kernels read when not given).
+  std::byte *inputAddress(int32_t buffer, int32_t microBatch, int copy = -1) const {
     const Buffer &b = plan_->buffers[size_t(buffer)];
     int64_t slot = b.slots > 1 ? int64_t(microBatch % b.slots) * b.bytes : 0;
-    if (copy_ == 0)
+    if ((copy < 0 ? copy_ : copy) == 0)
       return arena_ + b.offset + slot;
     return shadow_ + inputAt_[size_t(buffer)] + slot;
   }
@@ -373,9 +384,9 @@ private:
     return p;
   }
 
-  std::byte *lengthCell(int32_t buffer, int32_t microBatch) const {
+  std::byte *lengthCell(int32_t buffer, int32_t microBatch, int inputCopy = -1) const {
     const Buffer &b = plan_->buffers[size_t(buffer)];
-    int copy = isInput(buffer) ? copy_ : 0;
+    int copy = isInput(buffer) ? (inputCopy < 0 ? copy_ : inputCopy) : 0;
     return reinterpret_cast<std::byte *>(lengths_[copy] + lengthBase_[size_t(buffer)] +
                                          microBatch % b.slots);
   }
@@ -457,15 +468,26 @@ private:
   /// the shadow: inputAt_, then the length cells) and its events.
   struct InputCopy {
     std::byte *staging = nullptr;
-    int32_t uploaded = -1; ///< the uploads queued into this copy are done
-    int32_t read = -1;     ///< the kernels queued on this copy are done
+    int32_t uploaded = -1;   ///< the uploads queued into this copy are done
+    int32_t read = -1;       ///< the kernels queued on this copy are done
+    bool unrecorded = false; ///< uploads queued since `uploaded` was recorded
+    bool unwaited = false;   ///< uploads the compute stream has not waited for
   };
   InputCopy copies_[2];
-  int copy_ = 0;                     ///< the copy the current batch uses
+
+  /// Records the event after the uploads queued into `c` (once).
+  void flushUploads(InputCopy &c) {
+    if (!c.unrecorded)
+      return;
+    device_->recordUploads(c.uploaded);
+    c.unrecorded = false;
+  }
+  int copy_ = 0;             ///< the copy the kernels read (the batch in use)
+  int loading_ = 0;          ///< the copy loadInput fills
+  bool batchLoaded_ = false; ///< beginBatch since the last useLoadedBatch
   std::vector<int64_t> inputAt_; ///< per buffer: offset in the shadow, -1 if no input
   bool isInput(int32_t buffer) const { return inputAt_[size_t(buffer)] >= 0; }
   int64_t stagingLengths_ = 0;       ///< where the length cells start in staging
-  bool uploadsPending_ = false;      ///< uploads not yet waited for by compute
   bool ranSinceBatch_ = false;
 };
 

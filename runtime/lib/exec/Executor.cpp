@@ -267,6 +267,8 @@ void Executor::copyStateFrom(const Executor &other) {
 void Executor::runKernelForTest(bool update, size_t index) {
   settleUpdate();
   std::vector<size_t> one{index};
+  if (!update)
+    backend_->useLoadedBatch();
   state_.inUpdate = update;
   backend_->run(update ? update_ : step_, &one, state_, -1, nullptr);
   backend_->finish(state_);
@@ -331,6 +333,7 @@ void Executor::zeroGradients() {
 
 float Executor::forward() {
   settleUpdate();
+  backend_->useLoadedBatch();
   if (plan_.config.pipelineRanks() > 1)
     return forwardOnRanks();
   backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
@@ -346,8 +349,23 @@ void Executor::beginStep(int64_t step, double lrScale) {
 }
 
 float Executor::forwardBackward() {
+  startForwardBackward();
+  return finishForwardBackward();
+}
+
+void Executor::startForwardBackward() {
   settleUpdate();
+  if (stepPending_)
+    throw std::logic_error("startForwardBackward: the last one was not finished");
+  backend_->useLoadedBatch();
   backend_->run(step_, nullptr, state_, kStepKey, profiling_ ? &stepTimings_ : nullptr);
+  stepPending_ = true;
+}
+
+float Executor::finishForwardBackward() {
+  if (!stepPending_)
+    throw std::logic_error("finishForwardBackward: no forward and backward was started");
+  stepPending_ = false;
   backend_->finish(state_);
   fetchOutputs();
   return *data<float>(plan_.lossBuffer);

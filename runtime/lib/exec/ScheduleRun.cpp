@@ -72,6 +72,7 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
   std::vector<comm::Request> sends;
   std::vector<std::vector<std::byte>> staged;
   backend_->beginBatch(state_);
+  backend_->useLoadedBatch(); // its micro-batches load between the runs
   for (const ScheduleOp &op : plan_.schedule) {
     if (op.kind == "reduce" || op.kind == "step" || !mineStage(op.stage))
       continue; // the update is update(); another rank runs that stage

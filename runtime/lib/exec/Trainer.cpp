@@ -23,8 +23,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <optional>
+#include <utility>
 
 using namespace embc::runtime;
 namespace data = embc::runtime::data;
@@ -37,6 +39,26 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+/// Where the training loop's host time goes, for the summary record: what
+/// a device waits for when the host is slower than its kernels.
+struct HostTimes {
+  int64_t steps = 0;
+  double data = 0;    ///< waiting for the data stream's next batch
+  double load = 0;    ///< copying batches into the input buffers (and to a device)
+  double wait = 0;    ///< waiting for a device's forward and backward
+  double metrics = 0; ///< the train metrics of each report
+  void addTo(std::map<std::string, double> &values, bool device) const {
+    if (steps == 0)
+      return;
+    auto perStep = [&](double s) { return 1e3 * s / double(steps); };
+    values["host_data_ms_per_step"] = perStep(data);
+    values["host_load_ms_per_step"] = perStep(load);
+    values["host_metrics_ms_per_step"] = perStep(metrics);
+    if (device)
+      values["device_wait_ms_per_step"] = perStep(wait);
+  }
+};
 
 /// Index of the label feature among the specs, or -1.
 int labelIndex(const std::vector<data::FeatureSpec> &specs) {
@@ -342,8 +364,10 @@ private:
   void exportEmbeddings(const std::string &path) const;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
-  /// This rank's examples of a global batch (itself on one rank).
-  const data::Batch &localBatch(const data::Batch &global);
+  /// This rank's examples of a global batch (itself on one rank), in
+  /// slice_[which] (two batches are in use when the next one is loaded
+  /// ahead).
+  const data::Batch &localBatch(const data::Batch &global, int which = 0);
   /// Adds a forward pass's predictions, labels and mean loss over `rows`
   /// examples of `batch` (this rank's) to `outcomes`.
   void record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss);
@@ -368,15 +392,16 @@ private:
   int ranks_ = 1, rank_ = 0; ///< the job's ranks (data-parallel or pipeline), this one
   int dataRanks_ = 1;        ///< ranks that split each global batch (data_parallel)
   bool sharded_ = false; ///< some table is sharded: the forward exchanges rows
-  data::Batch slice_;
+  data::Batch slice_[2]; ///< this rank's part of the batch in use and of the next
 };
 
-const data::Batch &Trainer::localBatch(const data::Batch &global) {
+const data::Batch &Trainer::localBatch(const data::Batch &global, int which) {
   if (dataRanks_ == 1)
     return global;
   int64_t local = plan_.config.batchSize;
-  data::sliceBatch(global, int64_t(rank_) * local, local, slice_);
-  return slice_;
+  data::Batch &slice = slice_[which];
+  data::sliceBatch(global, int64_t(rank_) * local, local, slice);
+  return slice;
 }
 
 void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
@@ -646,19 +671,47 @@ TrainSummary Trainer::run() {
   double trainSeconds = 0;
   int64_t examplesRun = 0;
   int64_t profiledSteps = 0;
-  data::Batch batch;
   std::vector<data::Batch> micro; // the batch's micro-batches (-emb-pipeline)
+  // On a device the host reads the next batch and copies it there while
+  // the kernels of this one run (they wait for nothing on the host):
+  // batches[current] runs, batches[current ^ 1] is the one loaded ahead.
+  const bool loadAhead = executor_.runsAsynchronously() && !executor_.hasSchedule();
+  data::Batch batches[2];
+  int current = 0;
+  bool loadedAhead = false;
+  std::exception_ptr aheadError; // thrown when that batch's turn comes, as before
+  HostTimes host;
+  auto fetch = [&](int which) {
+    auto t = Clock::now();
+    stream->next(batches[which]);
+    host.data += secondsSince(t);
+    if (executor_.hasSchedule())
+      return; // loaded micro-batch by micro-batch
+    t = Clock::now();
+    executor_.loadBatch(localBatch(batches[which], which));
+    host.load += secondsSince(t);
+  };
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
     const auto stepStart = Clock::now();
+    const bool last = i + 1 == steps;
+    // An evaluation loads its own batches: none is loaded ahead of it.
+    const bool evaluatesAfter =
+        evaluates && ((options_.evalEvery && (step_ + 1) % options_.evalEvery == 0) || last);
     double stepLoss = 0;
     for (int64_t a = 0; a < config.gradAccumulation; ++a) {
-      stream->next(batch);
-      const data::Batch &mine = localBatch(batch);
-      // The batch is loaded before the last step's update is waited for:
-      // on a GPU its inputs travel while that update runs.
-      if (!executor_.hasSchedule())
-        executor_.loadBatch(mine);
+      if (loadedAhead) {
+        current ^= 1;
+        loadedAhead = false;
+        if (aheadError)
+          std::rethrow_exception(std::exchange(aheadError, nullptr));
+      } else {
+        // Loaded before the last step's update is waited for: on a GPU its
+        // inputs travel while that update runs.
+        fetch(current);
+      }
+      const data::Batch &batch = batches[current];
+      const data::Batch &mine = localBatch(batch, current);
       if (a == 0) {
         executor_.zeroGradients();
         executor_.beginStep(step_ + 1, learningRateScale(config, step_));
@@ -671,7 +724,18 @@ TrainSummary Trainer::run() {
           record(interval, micro[size_t(mb)], micro[size_t(mb)].size, loss);
         });
       } else {
-        double loss = executor_.forwardBackward();
+        executor_.startForwardBackward();
+        if (loadAhead && (a + 1 < config.gradAccumulation || !(last || evaluatesAfter))) {
+          try {
+            fetch(current ^ 1);
+          } catch (...) {
+            aheadError = std::current_exception();
+          }
+          loadedAhead = true;
+        }
+        auto t = Clock::now();
+        double loss = executor_.finishForwardBackward();
+        host.wait += secondsSince(t);
         stepLoss += loss;
         record(interval, mine, mine.size, loss);
       }
@@ -684,6 +748,7 @@ TrainSummary Trainer::run() {
                                "or clip gradients)");
     executor_.queueUpdate(step_ + 1, learningRateScale(config, step_));
     ++step_;
+    ++host.steps;
     // The CPU backend sizes its team by the step times (TeamTuner.h); a
     // profile keeps one size so its per-kernel times stay comparable.
     if (!options_.profile) {
@@ -705,11 +770,12 @@ TrainSummary Trainer::run() {
     else
       ++profiledSteps;
 
-    bool last = i + 1 == steps;
     if ((i + 1) % reportEvery == 0 || last) {
       executor_.settleUpdate(); // the loss scale it reports, the time it took
       trainSeconds += secondsSince(t0);
+      auto t = Clock::now();
       lastTrain = metrics(interval, "");
+      host.metrics += secondsSince(t);
       ReportRecord r{"train", step_,
                      double(position_) / double(stream->examplesPerEpoch()),
                      lastTrain};
@@ -770,6 +836,10 @@ TrainSummary Trainer::run() {
     r.values["loss_scale"] = executor_.lossScale().scale;
     r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);
   }
+  // Logged (--log), not printed: what the steps waited for on the host.
+  ReportRecord times{"host", step_, 0, {}};
+  host.addTo(times.values, executor_.runsAsynchronously());
+  reporter_.record(times);
   reporter_.summary(r);
   if (options_.profile)
     reportProfile(profiledSteps);

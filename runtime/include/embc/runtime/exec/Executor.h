@@ -133,10 +133,15 @@ public:
     (void)state, (void)buffer;
   }
   /// A new batch's inputs follow (loadInput for each). A device backend may
-  /// switch to a second copy of the input buffers, so the new batch travels
-  /// while work queued for the previous one still runs; work queued after
-  /// this call reads the new copy.
+  /// fill a second copy of the input buffers, so the new batch travels
+  /// while work queued for the previous one (its forward and backward, its
+  /// update) still runs.
   virtual void beginBatch(ExecState &state) { (void)state; }
+  /// The batch loaded since the last call (if any) becomes the one the
+  /// kernels read: the executor calls it before a forward (and backward),
+  /// never before an update, so an update queued after the next batch was
+  /// loaded still reads the batch its gradients came from.
+  virtual void useLoadedBatch() {}
   /// Makes the device see input buffer `buffer`'s first `bytes` bytes and its
   /// length, as the host arena holds them, for the selected micro-batch.
   virtual void loadInput(const ExecState &state, int32_t buffer, int64_t bytes);
@@ -231,6 +236,17 @@ public:
   float forward();
   /// Runs forward and backward (accumulating gradients); returns the loss.
   float forwardBackward();
+  /// forwardBackward() in two halves, so the host can prepare and load the
+  /// next batch (loadBatch) while a device runs this one: start queues the
+  /// kernels, finish waits for them and returns the loss. Nothing else may
+  /// run kernels in between; queueUpdate() after finish still updates with
+  /// this batch (Backend::useLoadedBatch).
+  void startForwardBackward();
+  float finishForwardBackward();
+  /// Whether kernels run asynchronously to the host (a device backend), so
+  /// that loading the next batch between startForwardBackward() and
+  /// finishForwardBackward() overlaps the step.
+  bool runsAsynchronously() const { return backend_->deviceArena(); }
   /// Runs the optimizer update as step `step` (1-based) at `lrScale`.
   /// Returns false when loss scaling skipped it (a gradient was not finite):
   /// then no parameter, table or optimizer state changed. Optimizers see
@@ -342,6 +358,7 @@ private:
   std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
   bool profiling_ = false;
   bool updatePending_ = false;
+  bool stepPending_ = false; ///< startForwardBackward() without its finish
   std::vector<KernelTiming> stepTimings_, updateTimings_;
 };
 
