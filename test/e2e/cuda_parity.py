@@ -59,6 +59,27 @@ def hot_rows(examples):
 HOT_BATCH = 100000
 
 
+def interaction_variant(model, features=None, dim=None, self_pairs=False):
+    """dlrm_small with the interaction's first `features` inputs (the bottom
+    MLP and features - 1 tables), tables and bottom output `dim` wide, and
+    self pairs."""
+    m = copy.deepcopy(model)
+    inter = next(l for l in m["layers"] if l["type"] == "dot_interaction")
+    if features:
+        dropped = set(inter["inputs"][features:])
+        inter["inputs"] = inter["inputs"][:features]
+        tables = {f["table"] for f in m["features"] if f["name"] in dropped}
+        m["features"] = [f for f in m["features"] if f["name"] not in dropped]
+        m["embeddings"] = [t for t in m["embeddings"] if t["name"] not in tables]
+    if dim:
+        for t in m["embeddings"]:
+            t["dim"] = dim
+        bottom = next(l for l in m["layers"] if l["name"] == inter["inputs"][0])
+        bottom["sizes"][-1] = dim
+    inter["self_interaction"] = self_pairs
+    return m
+
+
 def variants(examples, models):
     """(name, model dict, embc flags, float tolerance) for every case."""
     if "mf_movielens.json" in models:
@@ -91,6 +112,11 @@ def variants(examples, models):
         m = copy.deepcopy(model)
         m["training"]["grad_clip_norm"] = 0.5
         yield stem + "-clip", m, [], 1e-5
+        # The interaction's other forms: self pairs on 24 features (F a
+        # multiple of 4 in the tiled gradient), and rows of 6 (D % 4 != 0:
+        # the scalar kernels).
+        yield stem + "-f24-self", interaction_variant(model, features=24, self_pairs=True), [], 1e-5
+        yield stem + "-d6", interaction_variant(model, dim=6), [], 1e-5
         # The runtime's input prefetch and deferred update across batches of
         # one step, micro-batch schedules and a learning rate that moves.
         m = copy.deepcopy(model)

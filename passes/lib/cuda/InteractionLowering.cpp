@@ -129,6 +129,57 @@ std::string dotCodeVec4(const Spec &s) {
          "    const float dot = ((l0 + l1) + l2) + l3;\n";
 }
 
+/// Copies the block's samples' F features into shared memory `xs` (rows
+/// `stride` floats apart, sample s's feature i at row s * F + i), rounded by
+/// `rnd` (""). One flat loop so every thread has work whatever D and the
+/// block's samples; consecutive threads read consecutive addresses. With
+/// `vec`, 16-byte loads and stores (D % 4 == 0, the x operands and the rows
+/// 16-byte aligned).
+std::string stagingCode(const Spec &s, int64_t spb, int64_t stride, bool vec,
+                        const std::string &rnd) {
+  auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
+  const int64_t per = vec ? s.D / 4 : s.D; // items per row
+  std::string code =
+      "  for (int e = threadIdx.x; e < " + lit(s.F * spb * per) + "; e += blockDim.x) {\n"
+      "    const int i = e / " + lit(spb * per) + ", r = e - i * " + lit(spb * per) + ", s = r / " +
+      lit(per) + ", q = r - s * " + lit(per) + ";\n"
+      "    if (s >= ns) continue;\n";
+  if (vec)
+    code += "    float4 v = emb_vload<float4>(xp[i] + (emb_i64)(b0 + s) * " + lit(s.D) +
+            " + 4 * q);\n"
+            "    v.x = " + R("v.x") + "; v.y = " + R("v.y") + "; v.z = " + R("v.z") +
+            "; v.w = " + R("v.w") + ";\n"
+            "    emb_vstore<float4>(xs + (s * " + lit(s.F) + " + i) * " + lit(stride) +
+            " + 4 * q, v);\n";
+  else
+    code += "    xs[(s * " + lit(s.F) + " + i) * " + lit(stride) + " + q] = " +
+            R("xp[i][(emb_i64)(b0 + s) * " + lit(s.D) + " + q]") + ";\n";
+  return code + "  }\n";
+}
+
+/// (i, j) of pair p of the row-major upper triangle, row i holding
+/// F - i - off pairs: row i starts at i (T - i) / 2 with T = 2F - 2off + 1,
+/// so i is the root of that quadratic, corrected for float rounding.
+std::string pairIndexCode(const Spec &s) {
+  const int64_t off = s.self ? 0 : 1, T = 2 * s.F - 2 * off + 1;
+  const std::string t = lit(T);
+  return "    int i = (int)((" + t + ".0f - sqrtf((float)(" + lit(T * T) +
+         " - 8 * p))) * 0.5f);\n"
+         "    i = i < 0 ? 0 : (i > " + lit(s.F - 1) + " ? " + lit(s.F - 1) + " : i);\n"
+         "    while (i > 0 && i * (" + t + " - i) / 2 > p) --i;\n"
+         "    while ((i + 1) * (" + t + " - i - 1) / 2 <= p) ++i;\n"
+         "    const int j = i + " + lit(off) + " + (p - i * (" + t + " - i) / 2);\n";
+}
+
+/// Whether every arg in [first, first + n) is 16-byte aligned.
+bool allAligned16(const CudaEmitter &em, const std::vector<rt::CudaArg> &args, int64_t first,
+                  int64_t n) {
+  for (int64_t i = first; i < first + n; ++i)
+    if (!aligned16(em, args[size_t(i)]))
+      return false;
+  return true;
+}
+
 /// The round-to-compute device function of a kernel ("" for f32).
 std::string roundFunction(const Spec &s, const std::string &name) {
   if (s.compute == "f32")
@@ -164,8 +215,7 @@ void emitForward(CudaEmitter &em, const Spec &s, const std::string &hint,
             {"OFF", s.self ? "0" : "1"}, {"CW", lit(CW)},
             {"XP", pointerTable("const float", "xp", xArgs)},
             {"CP", pointerTable("const float", "cp", cArgs)},
-            {"ROUNDFN", roundFunction(s, rnd)},
-            {"LOADX", rnd.empty() ? "src[e]" : rnd + "(src[e])"}};
+            {"ROUNDFN", roundFunction(s, rnd)}};
 
   std::string body = R"CUDA(
 // $NAME: pairwise dots of $F features of width $D ($SPB samples a block).
@@ -181,22 +231,11 @@ $XP$CP)CUDA";
   const int ns = $B - b0 < $SPB ? $B - b0 : $SPB;
 )CUDA";
   if (smem)
-    body += R"CUDA(  for (int i = 0; i < $F; ++i) {
-    const float *src = xp[i] + (emb_i64)b0 * $D;
-    for (int e = threadIdx.x; e < ns * $D; e += blockDim.x) {
-      const int s = e / $D, k = e - s * $D;
-      xs[(s * $F + i) * $S + k] = $LOADX;
-    }
-  }
-  __syncthreads();
-)CUDA";
+    body += stagingCode(s, spb, S, vec4 && allAligned16(em, args, s.C, s.F), rnd) +
+            "  __syncthreads();\n";
   body += R"CUDA(  for (int t = threadIdx.x; t < ns * $P; t += blockDim.x) {
     const int s = t / $P, p = t - s * $P;
-    // Pair p of the row-major upper triangle: row i holds $F - i - $OFF pairs.
-    int i = 0, q = p;
-    while (q >= $F - i - $OFF) { q -= $F - i - $OFF; ++i; }
-    const int j = i + $OFF + q;
-)CUDA";
+)CUDA" + pairIndexCode(s);
   if (smem)
     body += "    const float *u = xs + (s * $F + i) * $S, *v = xs + (s * $F + j) * $S;\n" +
             (vec4 ? dotCodeVec4(s) : dotCode(s, ""));
@@ -235,10 +274,176 @@ $XP$CP)CUDA";
 
 // --- Backward ----------------------------------------------------------------------------
 
+/// The code that copies dy's columns of the copies that are not added into
+/// an x (dcp[slot]) for samples b0 .. b0 + ns of the block.
+std::string copyOutCode(const Spec &s) {
+  int64_t CW = 0;
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] < 0)
+      CW += s.widths[size_t(j)];
+  if (CW == 0)
+    return "";
+  std::ostringstream c;
+  c << "  for (int t = threadIdx.x; t < ns * " << CW << "; t += blockDim.x) {\n"
+    << "    const int s = t / " << CW << ", c = t - s * " << CW << ";\n"
+    << "    const emb_i64 b = b0 + s;\n";
+  int64_t start = 0, o = 0;
+  bool first = true;
+  for (int64_t j = 0; j < s.C; ++j) {
+    if (s.copyInto[size_t(j)] >= 0)
+      continue;
+    const int64_t w = s.widths[size_t(j)];
+    const int64_t slot = o++;
+    if (w == 0)
+      continue;
+    c << "    " << (first ? "" : "else ") << "if (c < " << start + w << ") dcp[" << slot
+      << "][b * " << w << " + (c - " << start << ")] = dy[b * $WDY + " << s.copyColumn(j)
+      << " + (c - " << start << ")];\n";
+    start += w;
+    first = false;
+  }
+  c << "  }\n";
+  return c.str();
+}
+
+/// Shared-memory floats a sample takes in the tiled gradient: its F x D
+/// features and the F x F4 coefficient matrix.
+int64_t tiledGradFloats(const Spec &s) { return s.F * s.D + s.F * ((s.F + 3) / 4 * 4); }
+
+/// Whether the tiled gradient applies: rows of 16-byte vectors (D % 4 == 0,
+/// every x and dx 16-byte aligned) and a sample's operands in shared memory.
+bool tiledGradFits(const CudaEmitter &em, const Spec &s, const std::vector<rt::CudaArg> &args) {
+  if (s.D % 4 != 0 || tiledGradFloats(s) > kSmemFloats)
+    return false;
+  for (int64_t i = 1; i <= 2 * s.F; ++i) // x (F), then dx (F)
+    if (!aligned16(em, args[size_t(i)]))
+      return false;
+  return true;
+}
+
+/// The gradient as dx = (G + G^T) x per sample, G the F x F matrix of the
+/// pairs' dy (the diagonal twice dy for `self`): the block first writes
+/// G + G^T transposed (gt[l][m], the coefficient of x_l in dx_m; F4
+/// columns, zero past F) and the features to shared memory; then each
+/// thread owns 4 consecutive m and 4 consecutive k, and per l reads one
+/// float4 of coefficients (a broadcast: a warp shares m) and one of x_l,
+/// for 16 FMAs. Each dx_m[k] still sums its terms in ascending l, the order
+/// of the pairs holding m (the non-self diagonal is skipped, not added as
+/// zero), then the copies into x_m: the same sums as the scalar form.
+void emitGradTiled(CudaEmitter &em, const Spec &s, const std::string &hint,
+                   std::vector<rt::CudaArg> args, rt::CudaKernel &out) {
+  const int64_t F4 = (s.F + 3) / 4 * 4, MG = F4 / 4, KG = s.D / 4;
+  auto [spb, threads] = blockShape(s, MG * KG, tiledGradFloats(s));
+  const std::string name = em.entryName(hint);
+  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+  auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
+
+  std::vector<int64_t> xArgs, dxArgs, dcArgs;
+  for (int64_t i = 0; i < s.F; ++i) {
+    xArgs.push_back(1 + i);
+    dxArgs.push_back(1 + s.F + i);
+  }
+  int64_t outCopies = 0;
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] < 0)
+      dcArgs.push_back(1 + 2 * s.F + outCopies++);
+  const int64_t Wdy = s.C == 0 ? s.P : s.W;
+
+  Vars v = {{"NAME", name},       {"F", lit(s.F)},     {"D", lit(s.D)},   {"F4", lit(F4)},
+            {"MG", lit(MG)},      {"KG", lit(KG)},     {"B", lit(s.B)},   {"WDY", lit(Wdy)},
+            {"AT", lit(s.at)},    {"SPB", lit(spb)},   {"FO", lit(s.F - (s.self ? 0 : 1))},
+            {"OFF", s.self ? "0" : "1"},
+            {"XP", pointerTable("const float", "xp", xArgs)},
+            {"DXP", pointerTable("float", "dxp", dxArgs)},
+            {"DCP", pointerTable("float", "dcp", dcArgs)},
+            {"ROUNDFN", roundFunction(s, rnd)},
+            {"STAGE", "  float *xs = (float *)xs4;\n" + stagingCode(s, spb, s.D, true, rnd)},
+            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + lo * " +
+                        lit(s.F - (s.self ? 0 : 1)) + " - lo * (lo - 1) / 2 + (hi - lo - " +
+                        (s.self ? "0" : "1") + ")]")}};
+
+  std::string body = R"CUDA(
+// $NAME: gradient of the pairwise dots of $F features of width $D, as
+// (G + G^T) x: 4 m x 4 k a thread, $SPB samples a block.
+${ROUNDFN}extern "C" __global__ void $NAME(EmbArgs a) {
+$XP$DXP$DCP  __shared__ float4 xs4[$SPB * $F * $KG]; // [s][l][k / 4]
+  __shared__ float4 gt4[$SPB * $F * $MG]; // [s][l][m / 4]: x_l's coefficient in dx_m
+  __syncthreads();
+  const float *dy = (const float *)a.p[0];
+  const int b0 = blockIdx.x * $SPB;
+  const int ns = $B - b0 < $SPB ? $B - b0 : $SPB;
+$STAGE  float *gt = (float *)gt4;
+  for (int e = threadIdx.x; e < ns * $F * $F4; e += blockDim.x) {
+    const int s = e / ($F * $F4), r = e - s * ($F * $F4), l = r / $F4, m = r - l * $F4;
+    float c = 0.0f;
+    if (m < $F && (l != m || $OFF == 0)) {
+      const int lo = l < m ? l : m, hi = l < m ? m : l;
+      c = $LOADG;
+      if (l == m)
+        c = 2.0f * c;
+    }
+    gt[e] = c;
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < ns * $MG * $KG; t += blockDim.x) {
+    const int s = t / ($MG * $KG), r = t - s * ($MG * $KG), mg = r / $KG, q = r - mg * $KG;
+    const int m0 = 4 * mg;
+    const float4 *x = xs4 + s * $F * $KG + q;
+    const float4 *g = gt4 + s * $F * $MG + mg;
+    float4 acc0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+)CUDA";
+  // acc_i += g_i * x_l, component by component; `skip` leaves out i == l - m0.
+  auto step = [](bool skip) {
+    std::string c = "      const float4 xv = x[l * $KG], gv = g[l * $MG];\n";
+    const char *gc[4] = {"gv.x", "gv.y", "gv.z", "gv.w"};
+    for (int i = 0; i < 4; ++i) {
+      std::string a = "acc" + std::to_string(i), g = gc[i];
+      std::string line = a + ".x += " + g + " * xv.x; " + a + ".y += " + g + " * xv.y; " + a +
+                         ".z += " + g + " * xv.z; " + a + ".w += " + g + " * xv.w;";
+      c += skip ? "      if (l != m0 + " + std::to_string(i) + ") { " + line + " }\n"
+                : "      " + line + "\n";
+    }
+    return c;
+  };
+  if (s.self) {
+    body += "    for (int l = 0; l < $F; ++l) {\n" + step(false) + "    }\n";
+  } else {
+    body += "    for (int l = 0; l < m0; ++l) {\n" + step(false) + "    }\n"
+            "    const int mEnd = m0 + 4 < $F ? m0 + 4 : $F;\n"
+            "    for (int l = m0; l < mEnd; ++l) {\n" + step(true) + "    }\n"
+            "    for (int l = m0 + 4; l < $F; ++l) {\n" + step(false) + "    }\n";
+  }
+  // Copies that are x_m (DLRM's bottom MLP output): their dy columns, after
+  // the interaction's terms (interactionConcatGrad).
+  body += "    const emb_i64 b = b0 + s;\n";
+  for (int64_t j = 0; j < s.C; ++j) {
+    const int64_t into = s.copyInto[size_t(j)];
+    if (into < 0)
+      continue;
+    const std::string acc = "acc" + std::to_string(into % 4);
+    const std::string col = "b * $WDY + " + lit(s.copyColumn(j)) + " + 4 * q";
+    body += "    if (m0 == " + lit(into / 4 * 4) + ") { " + acc + ".x += dy[" + col + "]; " + acc +
+            ".y += dy[" + col + " + 1]; " + acc + ".z += dy[" + col + " + 2]; " + acc +
+            ".w += dy[" + col + " + 3]; }\n";
+  }
+  body += R"CUDA(    emb_vstore<float4>(dxp[m0] + b * $D + 4 * q, acc0);
+    if (m0 + 1 < $F) emb_vstore<float4>(dxp[m0 + 1] + b * $D + 4 * q, acc1);
+    if (m0 + 2 < $F) emb_vstore<float4>(dxp[m0 + 2] + b * $D + 4 * q, acc2);
+    if (m0 + 3 < $F) emb_vstore<float4>(dxp[m0 + 3] + b * $D + 4 * q, acc3);
+  }
+)CUDA";
+  body += copyOutCode(s) + "}\n";
+  em.append(subst(body, v));
+  const int64_t grid = (s.B + spb - 1) / spb;
+  out.launches.push_back(CudaEmitter::kernelLaunch(name, std::move(args), grid, threads));
+}
+
 /// interaction_grad (C == 0) and interaction_concat_grad. Args: dy, x (F),
 /// dx (F), then the gradients of the copies with copyInto == -1.
 void emitGrad(CudaEmitter &em, const Spec &s, const std::string &hint,
               std::vector<rt::CudaArg> args, rt::CudaKernel &out) {
+  if (tiledGradFits(em, s, args))
+    return emitGradTiled(em, s, hint, std::move(args), out);
   const int64_t S = s.stride();
   const int64_t perSample = s.F * S + s.P;
   const bool smem = perSample <= kSmemFloats;
@@ -267,7 +472,6 @@ void emitGrad(CudaEmitter &em, const Spec &s, const std::string &hint,
             {"DXP", pointerTable("float", "dxp", dxArgs)},
             {"DCP", pointerTable("float", "dcp", dcArgs)},
             {"ROUNDFN", roundFunction(s, rnd)},
-            {"LOADX", R("src[e]")},
             {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + p]")}};
 
   std::string body = R"CUDA(
@@ -282,14 +486,7 @@ $XP$DXP$DCP)CUDA";
   const int ns = $B - b0 < $SPB ? $B - b0 : $SPB;
 )CUDA";
   if (smem)
-    body += R"CUDA(  for (int i = 0; i < $F; ++i) {
-    const float *src = xp[i] + (emb_i64)b0 * $D;
-    for (int e = threadIdx.x; e < ns * $D; e += blockDim.x) {
-      const int s = e / $D, k = e - s * $D;
-      xs[(s * $F + i) * $S + k] = $LOADX;
-    }
-  }
-  for (int e = threadIdx.x; e < ns * $P; e += blockDim.x) {
+    body += stagingCode(s, spb, S, false, rnd) + R"CUDA(  for (int e = threadIdx.x; e < ns * $P; e += blockDim.x) {
     const int s = e / $P, p = e - s * $P;
     gs[e] = $LOADG;
   }
@@ -331,33 +528,7 @@ $XP$DXP$DCP)CUDA";
   body += "    dxp[m][(emb_i64)(b0 + s) * $D + k] = acc;\n  }\n";
 
   // The other copies' gradients: dy's columns, copied out.
-  int64_t CW = 0;
-  for (int64_t j = 0; j < s.C; ++j)
-    if (s.copyInto[size_t(j)] < 0)
-      CW += s.widths[size_t(j)];
-  if (CW > 0) {
-    std::ostringstream c;
-    c << "  for (int t = threadIdx.x; t < ns * " << CW << "; t += blockDim.x) {\n"
-      << "    const int s = t / " << CW << ", c = t - s * " << CW << ";\n"
-      << "    const emb_i64 b = b0 + s;\n";
-    int64_t start = 0, o = 0;
-    bool first = true;
-    for (int64_t j = 0; j < s.C; ++j) {
-      if (s.copyInto[size_t(j)] >= 0)
-        continue;
-      const int64_t w = s.widths[size_t(j)];
-      const int64_t slot = o++;
-      if (w == 0)
-        continue;
-      c << "    " << (first ? "" : "else ") << "if (c < " << start + w << ") dcp[" << slot
-        << "][b * " << w << " + (c - " << start << ")] = dy[b * $WDY + " << s.copyColumn(j)
-        << " + (c - " << start << ")];\n";
-      start += w;
-      first = false;
-    }
-    c << "  }\n";
-    body += c.str();
-  }
+  body += copyOutCode(s);
   body += "}\n";
   em.append(subst(body, v));
   const int64_t grid = (s.B + spb - 1) / spb;
