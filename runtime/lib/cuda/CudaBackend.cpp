@@ -9,11 +9,13 @@
 // changes per step is in the EmbStep, uploaded before each sequence, so a
 // sequence captured once as a CUDA graph replays exactly.
 //
-// Input prefetch: the input buffers have two copies, the arena's and a
-// shadow one after the EmbStep. Batches alternate between them
-// (beginBatch), and a batch's inputs travel on the device's upload stream
-// from page-locked staging, so they are copied while the previous batch's
-// work (its optimizer update, typically) still runs. Events keep order:
+// Input prefetch: the input buffers have two copies after the EmbStep (the
+// arena's own bytes for them are left to the buffers the memory plan
+// overlaps with them). Batches alternate between the copies (beginBatch),
+// and a batch's inputs travel on the device's upload stream from
+// page-locked staging, so they are copied while the previous batch's step
+// and update still run (useLoadedBatch switches the kernels over when the
+// next forward starts). Events keep order:
 // compute waits for its batch's uploads; an upload into a copy waits for
 // the compute that last read it; the host reuses a staging area only after
 // its uploads are done. Graphs are captured per copy.
@@ -91,17 +93,18 @@ public:
     };
   }
 
-  // Whole-arena copies (initialisation, resume, checkpoints) see the
-  // input buffers of the batch in use, wherever its copy is. A copy of part
-  // of the arena is one buffer's slot that is not an input (the loss, a
-  // pipeline boundary): an input the memory plan overlaps it with lives
-  // elsewhere or not at all, and must not be copied over it.
+  // A whole-arena copy to the device (initialisation, resume, a test's
+  // state) also fills the input copy in use from the host's input buffers.
+  // Back to the host, the arena alone: its bytes at an input's offset belong
+  // to whatever buffer the memory plan overlaps with it, and nothing reads
+  // a batch back. A copy of part of the arena is one buffer's slot that is
+  // not an input (the loss, a pipeline boundary).
   void toDevice(const ExecState &state, int64_t offset, int64_t bytes) override {
     if (bytes <= 0)
       return;
     device_->toDevice(arena_ + offset, state.arena + offset, size_t(bytes));
     if (offset == 0 && bytes >= plan_->arenaBytes)
-      forShadowedInputs(state, [&](int64_t at, int64_t n, std::byte *shadow) {
+      forInputsInUse(state, [&](int64_t at, int64_t n, std::byte *shadow) {
         device_->toDevice(shadow, state.arena + at, size_t(n));
       });
   }
@@ -109,10 +112,6 @@ public:
     if (bytes <= 0)
       return;
     device_->toHost(state.arena + offset, arena_ + offset, size_t(bytes));
-    if (offset == 0 && bytes >= plan_->arenaBytes)
-      forShadowedInputs(state, [&](int64_t at, int64_t n, std::byte *shadow) {
-        device_->toHost(state.arena + at, shadow, size_t(n));
-      });
   }
   void setLength(const ExecState &state, int32_t buffer) override {
     const Buffer &b = plan_->buffers[size_t(buffer)];
@@ -289,8 +288,11 @@ private:
     int64_t scratchAt = align(plan.arenaBytes);
     int64_t lengthsAt = scratchAt + align(plan.cuda.scratchBytes);
     int64_t stepAt = lengthsAt + align(cells * int64_t(sizeof(int64_t)));
-    // The shadow copy of the input buffers, then of all length cells (only
-    // the inputs' are used; one index for both keeps lengthCell simple).
+    // Two copies of the input buffers outside the arena, then the second
+    // copy of all length cells (only the inputs' are used; one index for
+    // both keeps lengthCell simple). Not the arena's own input buffers: the
+    // memory plan lets later buffers of a step reuse their bytes, and the
+    // next batch is uploaded while this one's step runs.
     int64_t inputBytes = 0;
     inputAt_.assign(plan.buffers.size(), -1);
     for (const Input &in : plan.inputs)
@@ -301,14 +303,15 @@ private:
       }
     stagingLengths_ = inputBytes;
     int64_t shadowAt = stepAt + align(sizeof(EmbStep));
-    int64_t shadowLengthsAt = shadowAt + inputBytes;
+    int64_t shadowLengthsAt = shadowAt + 2 * inputBytes;
     int64_t total = shadowLengthsAt + align(cells * int64_t(sizeof(int64_t)));
     arena_ = device_->allocate(size_t(total));
     scratch_ = arena_ + scratchAt;
     lengths_[0] = reinterpret_cast<int64_t *>(arena_ + lengthsAt);
     lengths_[1] = reinterpret_cast<int64_t *>(arena_ + shadowLengthsAt);
     step_ = reinterpret_cast<EmbStep *>(arena_ + stepAt);
-    shadow_ = arena_ + shadowAt;
+    shadow_[0] = arena_ + shadowAt;
+    shadow_[1] = shadow_[0] + inputBytes;
     size_t stagingBytes = size_t(inputBytes + cells * int64_t(sizeof(int64_t)));
     for (InputCopy &c : copies_) {
       c.staging = device_->allocateHost(stagingBytes);
@@ -322,23 +325,18 @@ private:
   std::byte *inputAddress(int32_t buffer, int32_t microBatch, int copy = -1) const {
     const Buffer &b = plan_->buffers[size_t(buffer)];
     int64_t slot = b.slots > 1 ? int64_t(microBatch % b.slots) * b.bytes : 0;
-    if ((copy < 0 ? copy_ : copy) == 0)
-      return arena_ + b.offset + slot;
-    return shadow_ + inputAt_[size_t(buffer)] + slot;
+    return shadow_[copy < 0 ? copy_ : copy] + inputAt_[size_t(buffer)] + slot;
   }
 
-  /// Calls f(offset, bytes, shadow address) for each input buffer of this
-  /// rank (another rank's are never loaded here) when the shadow copy is
-  /// in use.
-  template <class F> void forShadowedInputs(const ExecState &state, F &&f) const {
-    if (copy_ == 0)
-      return;
+  /// Calls f(offset, bytes, device address) for each input buffer of this
+  /// rank (another rank's are never loaded here) in the copy in use.
+  template <class F> void forInputsInUse(const ExecState &state, F &&f) const {
     for (size_t buffer = 0; buffer < inputAt_.size(); ++buffer) {
       int64_t at = inputAt_[buffer];
       const Buffer &b = plan_->buffers[buffer];
       if (at < 0 || (b.rank >= 0 && b.rank != state.rank()))
         continue;
-      f(b.offset, b.bytes * b.slots, shadow_ + at);
+      f(b.offset, b.bytes * b.slots, shadow_[copy_] + at);
     }
   }
 
@@ -456,7 +454,8 @@ private:
   bool hostSynchronises_ = false; ///< the program has collectives: no graphs
   const Plan *plan_ = nullptr;
   std::vector<std::byte> host_;
-  std::byte *arena_ = nullptr, *scratch_ = nullptr, *shadow_ = nullptr;
+  std::byte *arena_ = nullptr, *scratch_ = nullptr;
+  std::byte *shadow_[2] = {nullptr, nullptr}; ///< the two copies of the input buffers
   int64_t *lengths_[2] = {nullptr, nullptr}; ///< per input copy (others use [0])
   EmbStep *step_ = nullptr;
   std::vector<int64_t> lengthBase_;
