@@ -139,9 +139,11 @@ public:
     batchLoaded_ = false;
   }
 
-  void loadInput(const ExecState &state, int32_t buffer, int64_t bytes) override {
+  using Backend::loadInput;
+  void loadInput(const ExecState &state, int32_t buffer, const void *values,
+                 int64_t bytes) override {
     if (!isInput(buffer)) // nothing prefetched
-      return Backend::loadInput(state, buffer, bytes);
+      return Backend::loadInput(state, buffer, values, bytes);
     InputCopy &c = copies_[loading_];
     if (ranSinceBatch_ && loading_ == copy_) {
       // A later micro-batch of a pipelined schedule: its slot may be the
@@ -155,7 +157,7 @@ public:
     const Buffer &b = plan_->buffers[size_t(buffer)];
     int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
     std::byte *staging = c.staging + inputAt_[size_t(buffer)] + slot * b.bytes;
-    std::memcpy(staging, state.data<std::byte>(buffer), size_t(bytes));
+    std::memcpy(staging, values, size_t(bytes)); // the only host copy of the batch
     device_->uploadAsync(inputAddress(buffer, state.microBatch, loading_), staging,
                          size_t(bytes));
     if (b.dynamic) {

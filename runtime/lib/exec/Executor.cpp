@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 using namespace embc::runtime;
 namespace data = embc::runtime::data;
@@ -100,6 +101,13 @@ void Backend::zero(ExecState &state, int32_t buffer) {
 void Backend::loadInput(const ExecState &state, int32_t buffer, int64_t bytes) {
   toDevice(state, state.data<std::byte>(buffer) - state.arena, bytes);
   setLength(state, buffer);
+}
+
+void Backend::loadInput(const ExecState &state, int32_t buffer, const void *values,
+                        int64_t bytes) {
+  std::memcpy(const_cast<ExecState &>(state).data<std::byte>(buffer), values, size_t(bytes));
+  if (deviceArena())
+    loadInput(state, buffer, bytes);
 }
 
 void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
@@ -297,11 +305,13 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
                               ") has " + std::to_string(values.size()) +
                               " values; its buffer holds " +
                               std::to_string(capacity));
-      std::copy(values.begin(), values.end(), dst);
       state_.length[in.buffer] =
           buf.dynamic ? int64_t(values.size()) : buf.shape[0];
-      if (backend_->deviceArena())
-        backend_->loadInput(state_, in.buffer, int64_t(values.size() * sizeof(*dst)));
+      static_assert(std::is_same_v<std::decay_t<decltype(values[0])>,
+                                   std::remove_pointer_t<decltype(dst)>>,
+                    "the batch's values have the input buffer's type");
+      backend_->loadInput(state_, in.buffer, values.data(),
+                          int64_t(values.size() * sizeof(*dst)));
     };
     if (in.role == "dense")
       copy(fb.dense, data<float>(in.buffer));

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <utility>
 
@@ -374,6 +375,9 @@ private:
   /// The metrics of `outcomes` over every rank's examples: each rank's are
   /// gathered here, once per report, not once per step.
   std::map<std::string, double> metrics(Outcomes &outcomes, const std::string &prefix);
+  /// Every rank's examples of `outcomes` into each rank's (collectives; one
+  /// rank: nothing).
+  void gather(Outcomes &outcomes);
 
   const Plan &plan_;
   const RunOptions &options_;
@@ -414,6 +418,11 @@ void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
 }
 
 std::map<std::string, double> Trainer::metrics(Outcomes &outcomes, const std::string &prefix) {
+  gather(outcomes);
+  return outcomes.metrics(labelKind_, prefix);
+}
+
+void Trainer::gather(Outcomes &outcomes) {
   if (ranks_ > 1) {
     // Every rank reports at the same steps, so these collectives match.
     comm_->allReduce(&outcomes.lossSum, 1, comm::DType::F64, comm::ReduceOp::Sum);
@@ -431,7 +440,6 @@ std::map<std::string, double> Trainer::metrics(Outcomes &outcomes, const std::st
     outcomes.scores = std::move(scores);
     outcomes.labels = std::move(labels);
   }
-  return outcomes.metrics(labelKind_, prefix);
 }
 
 std::vector<std::byte> Trainer::wholeTensor(const CheckpointTensor &tensor) const {
@@ -681,6 +689,28 @@ TrainSummary Trainer::run() {
   bool loadedAhead = false;
   std::exception_ptr aheadError; // thrown when that batch's turn comes, as before
   HostTimes host;
+  // A train report's metrics (an AUC over every prediction since the last
+  // report: ~90 ms for 1.3M) are computed beside the next steps on a
+  // device, where the host would otherwise leave it idle; the report is
+  // printed and logged when they are ready, before anything else is.
+  struct PendingReport {
+    ReportRecord record;
+    std::future<std::map<std::string, double>> values;
+  };
+  std::optional<PendingReport> pendingReport;
+  auto publishReport = [&](bool wait) {
+    if (!pendingReport || (!wait && pendingReport->values.wait_for(std::chrono::seconds(0)) !=
+                                        std::future_status::ready))
+      return;
+    auto t = Clock::now();
+    lastTrain = pendingReport->values.get();
+    host.metrics += secondsSince(t);
+    for (const auto &[key, value] : lastTrain)
+      pendingReport->record.values[key] = value;
+    reporter_.progress(pendingReport->record);
+    reporter_.record(pendingReport->record);
+    pendingReport.reset();
+  };
   auto fetch = [&](int which) {
     auto t = Clock::now();
     stream->next(batches[which]);
@@ -733,6 +763,7 @@ TrainSummary Trainer::run() {
           }
           loadedAhead = true;
         }
+        publishReport(false);
         auto t = Clock::now();
         double loss = executor_.finishForwardBackward();
         host.wait += secondsSince(t);
@@ -773,25 +804,32 @@ TrainSummary Trainer::run() {
     if ((i + 1) % reportEvery == 0 || last) {
       executor_.settleUpdate(); // the loss scale it reports, the time it took
       trainSeconds += secondsSince(t0);
-      auto t = Clock::now();
-      lastTrain = metrics(interval, "");
-      host.metrics += secondsSince(t);
       ReportRecord r{"train", step_,
-                     double(position_) / double(stream->examplesPerEpoch()),
-                     lastTrain};
+                     double(position_) / double(stream->examplesPerEpoch()), {}};
       r.values["samples_per_s"] = double(examplesRun) / trainSeconds;
       r.values["lr_scale"] = learningRateScale(config, step_ - 1);
       if (config.lossScaling.enabled) {
         r.values["loss_scale"] = executor_.lossScale().scale;
         r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);
       }
-      reporter_.progress(r);
-      reporter_.record(r);
+      auto t = Clock::now();
+      gather(interval);
+      host.metrics += secondsSince(t);
+      publishReport(true); // the last one first
+      const bool beside = executor_.runsAsynchronously();
+      pendingReport.emplace(PendingReport{
+          std::move(r), std::async(beside ? std::launch::async : std::launch::deferred,
+                                   [this, outcomes = std::move(interval)] {
+                                     return outcomes.metrics(labelKind_, "");
+                                   })});
+      if (!beside)
+        publishReport(true);
       interval = Outcomes();
       t0 = Clock::now();
     }
     if (evaluates && ((options_.evalEvery && step_ % options_.evalEvery == 0) ||
                       last)) {
+      publishReport(true);
       trainSeconds += secondsSince(t0);
       lastEval = evaluate();
       ReportRecord r{"eval", step_, 0, lastEval};
@@ -801,10 +839,12 @@ TrainSummary Trainer::run() {
     }
     if (!options_.saveDir.empty() && options_.saveEvery &&
         step_ % options_.saveEvery == 0 && !last) {
+      publishReport(true);
       executor_.syncToHost();
       save(options_.saveDir);
     }
   }
+  publishReport(true);
   if (!options_.saveDir.empty() || !options_.exportEmbeddings.empty())
     executor_.syncToHost();
   if (!options_.saveDir.empty())
