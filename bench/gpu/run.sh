@@ -20,6 +20,9 @@
 #            vs PyTorch eager and torch.compile, lookup / fused backward+update
 #            / packed update bandwidth as a fraction of a device copy.
 #   profile  ncu on the three slowest kernels of the benchmark plan.
+#   timeline nsys over embrun on the benchmark plan: the GPU's busy fraction
+#            in the steady state and its idle gaps by neighbouring operations
+#            (gpu_timeline.py; not part of `all`).
 #   --quick  fewer benchmark steps (a smoke run).
 #   --rehearse  everything but the hardware: the emulated device, the small
 #            plans of bench/gpu/.cache/rehearsal, no PyTorch parts, no ncu.
@@ -55,8 +58,8 @@ for a in "$@"; do
     --quick) quick=(--quick) ;;
     --rehearse) device=emulated; quick=(--steps 10); plans="$cache/rehearsal" ;;
     all) stages+=(build test parity bench profile) ;;
-    build|test|parity|bench|profile) stages+=("$a") ;;
-    -h|--help) sed -n 2,37p "$0"; exit 0 ;;
+    build|test|parity|bench|profile|timeline) stages+=("$a") ;;
+    -h|--help) sed -n 2,40p "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -201,9 +204,24 @@ stage_profile() {
   return $rc
 }
 
+stage_timeline() {
+  use_deps_at_run_time
+  if [[ $device != cuda ]]; then
+    echo "timeline: nsys needs a GPU (skipped on the $device device)" | tee -a "$summary"
+    return 0
+  fi
+  log "nsys timeline of embrun"
+  PYTHONUNBUFFERED=1 python3 "$here/gpu_timeline.py" --embrun "$build/bin/embrun" \
+    --plan "$plans/dlrm.plan" --work "$logs/timeline" > "$logs/timeline.log" 2>&1
+  local rc=$?
+  tee -a "$summary" < "$logs/timeline.log" | tail -30
+  return $rc
+}
+
 for s in "${stages[@]}"; do
   case "$s" in
     build) d=240 ;; test) d=150 ;; parity) d=180 ;; bench) d=300 ;; profile) d=90 ;;
+    timeline) d=150 ;;
   esac
   lim=$(limit_of "$s" "$d")
   start=$SECONDS
