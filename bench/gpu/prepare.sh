@@ -38,6 +38,10 @@ fi
 [[ -x "$embc" ]] || { echo "prepare.sh: no embc found; pass --embc PATH" >&2; exit 1; }
 
 mkdir -p "$cache/plans"
+# What run.sh reports as the tree's commit (a lent machine's copy of the
+# tree may carry older git metadata).
+{ git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'; } | tr -d '\n' > "$cache/commit"
+git -C "$root" diff --quiet HEAD 2>/dev/null || echo -n "+uncommitted changes" >> "$cache/commit"
 model="$here/dlrm_mlperf_gpu.json"
 echo "== plans (embc: $embc)"
 # --cuda: the plans carry their CUDA program (embrun --device cuda needs it).

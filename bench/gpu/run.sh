@@ -92,7 +92,9 @@ log "machine"
     2>&1 || echo "(no nvidia-smi)"
   nvcc --version 2>&1 | tail -1 || echo "(no nvcc)"
   cmake --version 2>&1 | head -1
-  echo "cores: $jobs; device: $device; commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  # The device's copy of the tree may carry older git metadata: the commit
+  # prepare.sh recorded is the one the tree and the plans are from.
+  echo "cores: $jobs; device: $device; prepared at commit: $(cat "$cache/commit" 2>/dev/null || echo '?')"
 } | tee -a "$summary"
 
 # NCCL: the toolkit's, else the one PyTorch's wheel ships (include/ and lib/).
