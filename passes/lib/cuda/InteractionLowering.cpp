@@ -306,6 +306,34 @@ std::string copyOutCode(const Spec &s) {
   return c.str();
 }
 
+/// The placeholders both gradient kernels use: sizes, dy's row width (WDY)
+/// and where the interaction's columns start in it (AT), the pair-row
+/// constants (FO, OFF), the pointer tables of x (args 1..F), dx (F + 1..2F)
+/// and the copied-out gradients, and the rounding function.
+Vars gradVars(const Spec &s, const std::string &name, const std::string &rnd) {
+  std::vector<int64_t> xArgs, dxArgs, dcArgs;
+  for (int64_t i = 0; i < s.F; ++i) {
+    xArgs.push_back(1 + i);
+    dxArgs.push_back(1 + s.F + i);
+  }
+  int64_t outCopies = 0;
+  for (int64_t j = 0; j < s.C; ++j)
+    if (s.copyInto[size_t(j)] < 0)
+      dcArgs.push_back(1 + 2 * s.F + outCopies++);
+  return {{"NAME", name},
+          {"F", lit(s.F)},
+          {"D", lit(s.D)},
+          {"B", lit(s.B)},
+          {"WDY", lit(s.C == 0 ? s.P : s.W)},
+          {"AT", lit(s.at)},
+          {"FO", lit(s.F - (s.self ? 0 : 1))},
+          {"OFF", s.self ? "0" : "1"},
+          {"XP", pointerTable("const float", "xp", xArgs)},
+          {"DXP", pointerTable("float", "dxp", dxArgs)},
+          {"DCP", pointerTable("float", "dcp", dcArgs)},
+          {"ROUNDFN", roundFunction(s, rnd)}};
+}
+
 /// Shared-memory floats a sample takes in the tiled gradient: its F x D
 /// features and the F x F4 coefficient matrix.
 int64_t tiledGradFloats(const Spec &s) { return s.F * s.D + s.F * ((s.F + 3) / 4 * 4); }
@@ -337,30 +365,13 @@ void emitGradTiled(CudaEmitter &em, const Spec &s, const std::string &hint,
   const std::string name = em.entryName(hint);
   const std::string rnd = s.compute == "f32" ? "" : name + "_round";
   auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
-
-  std::vector<int64_t> xArgs, dxArgs, dcArgs;
-  for (int64_t i = 0; i < s.F; ++i) {
-    xArgs.push_back(1 + i);
-    dxArgs.push_back(1 + s.F + i);
-  }
-  int64_t outCopies = 0;
-  for (int64_t j = 0; j < s.C; ++j)
-    if (s.copyInto[size_t(j)] < 0)
-      dcArgs.push_back(1 + 2 * s.F + outCopies++);
   const int64_t Wdy = s.C == 0 ? s.P : s.W;
-
-  Vars v = {{"NAME", name},       {"F", lit(s.F)},     {"D", lit(s.D)},   {"F4", lit(F4)},
-            {"MG", lit(MG)},      {"KG", lit(KG)},     {"B", lit(s.B)},   {"WDY", lit(Wdy)},
-            {"AT", lit(s.at)},    {"SPB", lit(spb)},   {"FO", lit(s.F - (s.self ? 0 : 1))},
-            {"OFF", s.self ? "0" : "1"},
-            {"XP", pointerTable("const float", "xp", xArgs)},
-            {"DXP", pointerTable("float", "dxp", dxArgs)},
-            {"DCP", pointerTable("float", "dcp", dcArgs)},
-            {"ROUNDFN", roundFunction(s, rnd)},
+  Vars v = gradVars(s, name, rnd);
+  v.insert({{"F4", lit(F4)}, {"MG", lit(MG)}, {"KG", lit(KG)}, {"SPB", lit(spb)},
             {"STAGE", "  float *xs = (float *)xs4;\n" + stagingCode(s, spb, s.D, true, rnd)},
             {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + lo * " +
                         lit(s.F - (s.self ? 0 : 1)) + " - lo * (lo - 1) / 2 + (hi - lo - " +
-                        (s.self ? "0" : "1") + ")]")}};
+                        (s.self ? "0" : "1") + ")]")}});
 
   std::string body = R"CUDA(
 // $NAME: gradient of the pairwise dots of $F features of width $D, as
@@ -451,28 +462,10 @@ void emitGrad(CudaEmitter &em, const Spec &s, const std::string &hint,
   const std::string name = em.entryName(hint);
   const std::string rnd = s.compute == "f32" ? "" : name + "_round";
   auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
-
-  std::vector<int64_t> xArgs, dxArgs, dcArgs;
-  for (int64_t i = 0; i < s.F; ++i) {
-    xArgs.push_back(1 + i);
-    dxArgs.push_back(1 + s.F + i);
-  }
-  int64_t outCopies = 0;
-  for (int64_t j = 0; j < s.C; ++j)
-    if (s.copyInto[size_t(j)] < 0)
-      dcArgs.push_back(1 + 2 * s.F + outCopies++);
   const int64_t Wdy = s.C == 0 ? s.P : s.W;
-
-  Vars v = {{"NAME", name},    {"F", lit(s.F)},     {"D", lit(s.D)},   {"S", lit(S)},
-            {"P", lit(s.P)},   {"B", lit(s.B)},     {"WDY", lit(Wdy)}, {"AT", lit(s.at)},
-            {"SPB", lit(spb)}, {"FD", lit(s.F * s.D)},
-            {"FO", lit(s.F - (s.self ? 0 : 1))},
-            {"OFF", s.self ? "0" : "1"},
-            {"XP", pointerTable("const float", "xp", xArgs)},
-            {"DXP", pointerTable("float", "dxp", dxArgs)},
-            {"DCP", pointerTable("float", "dcp", dcArgs)},
-            {"ROUNDFN", roundFunction(s, rnd)},
-            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + p]")}};
+  Vars v = gradVars(s, name, rnd);
+  v.insert({{"S", lit(S)}, {"P", lit(s.P)}, {"SPB", lit(spb)}, {"FD", lit(s.F * s.D)},
+            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + p]")}});
 
   std::string body = R"CUDA(
 // $NAME: gradient of the pairwise dots of $F features of width $D.
