@@ -18,12 +18,17 @@ gradient (the stronger baseline); --tables separate has one per table.
 --mode compile runs the dense part (MLPs, interaction, loss) through
 torch.compile; the embedding bags stay eager (sparse gradients).
 
-Batches: a pool of pre-generated batches on the GPU (ids uniform in each
-table, dense N(0, 1), labels 0/1); generating them is not timed.
+Batches: a pool of pre-generated batches on the GPU (dense N(0, 1),
+labels 0/1); generating them is not timed. --ids synthetic (default) draws
+each feature's ids as embrun's synthetic data does (runtime/lib/data/
+Synthetic.cpp: one of 16 topics, then a Zipf-like rank r within the
+topic's ids with P(r) ~ log((r + 2) / (r + 1)), id = 16 r + topic), so both
+update the same number of rows with the same hot rows; --ids uniform draws
+them uniformly (fewer repeats: the easier update).
 
 Usage:
   dlrm_torch.py --model M.json [--mode eager|compile] [--tables concat|separate]
-                [--steps N] [--warmup W]        prints one JSON line
+                [--ids synthetic|uniform] [--steps N] [--warmup W]   prints one JSON line
   dlrm_torch.py --copy [--bytes B]              device-to-device copy GB/s
 """
 import argparse
@@ -45,6 +50,7 @@ class Dlrm(nn.Module):
         bottom, inter, top = layers["bottom"], layers["interaction"], layers["top"]
         self.sparse = inter["inputs"][1:]
         self.rows = [tables[feats[s]["table"]]["rows"] for s in self.sparse]
+        self.vocab = [feats[s].get("vocab", r) for s, r in zip(self.sparse, self.rows)]
         self.dim = tables[feats[self.sparse[0]]["table"]]["dim"]
         self.dense_dim = feats[bottom["input"]]["dim"]
         self.bottom = self.mlp(self.dense_dim, bottom["sizes"],
@@ -119,12 +125,32 @@ class RowwiseAdagrad:
             w.index_add_(0, rows, (-scale.unsqueeze(1) * values).to(w.dtype))
 
 
-def batches(net, batch, count, device, gen):
+SYNTHETIC_TOPICS = 16  # SyntheticGenerator::kTopics
+
+
+def synthetic_ids(vocab, rows, batch, device, gen):
+    """`batch` ids of a feature with `vocab` ids in a table of `rows`, drawn
+    by embrun's synthetic law (SyntheticGenerator::sparseBag): a topic t,
+    then r = floor(exp(u log(n_t + 1))) - 1 among the topic's n_t ids."""
+    topics = min(SYNTHETIC_TOPICS, vocab)
+    t = torch.randint(0, topics, (batch,), device=device, generator=gen)
+    n = (vocab - t + topics - 1) // topics
+    u = torch.rand(batch, device=device, generator=gen, dtype=torch.float64)
+    r = torch.exp(u * torch.log(n.double() + 1.0)).floor().long() - 1
+    r = torch.minimum(r.clamp(min=0), n - 1)
+    return (r * topics + t) % rows
+
+
+def batches(net, batch, count, device, gen, law):
     pool = []
     for _ in range(count):
         dense = torch.randn(batch, net.dense_dim, device=device, generator=gen)
-        ids = torch.stack([torch.randint(0, r, (batch,), device=device, generator=gen)
-                           for r in net.rows], dim=1)
+        if law == "synthetic":
+            ids = torch.stack([synthetic_ids(v, r, batch, device, gen)
+                               for v, r in zip(net.vocab, net.rows)], dim=1)
+        else:
+            ids = torch.stack([torch.randint(0, r, (batch,), device=device, generator=gen)
+                               for r in net.rows], dim=1)
         label = torch.randint(0, 2, (batch,), device=device, generator=gen).float()
         pool.append((dense, ids, label))
     return pool
@@ -149,7 +175,7 @@ def train(args):
         dense_fn = torch.compile(dense_part)
     gen = torch.Generator(device=device)
     gen.manual_seed(1)
-    pool = batches(net, batch, 4, device, gen)
+    pool = batches(net, batch, 4, device, gen, args.ids)
 
     def step(i):
         dense, ids, label = pool[i % len(pool)]
@@ -171,7 +197,8 @@ def train(args):
         loss = step(i)
     torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    result = {"mode": args.mode, "tables": args.tables, "batch": batch, "steps": args.steps,
+    result = {"mode": args.mode, "tables": args.tables, "ids": args.ids, "batch": batch,
+              "steps": args.steps,
               "step_ms": 1e3 * seconds / args.steps,
               "samples_per_s": batch * args.steps / seconds,
               "warmup_s": warm_s, "final_loss": float(loss),
@@ -206,6 +233,7 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--mode", choices=["eager", "compile"], default="eager")
     ap.add_argument("--tables", choices=["concat", "separate"], default="concat")
+    ap.add_argument("--ids", choices=["synthetic", "uniform"], default="synthetic")
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--batch", type=int, default=0, help="overrides the model's batch size")

@@ -12,7 +12,7 @@ failing part reports and the next still runs:
      and the update time packed vs embc --no-pack (one kernel per param).
 
 Usage: gpu_bench.py --embrun PATH --plans DIR [--out DIR] [--steps N] [--quick]
-                    [--skip busy,nopack,nofuse,eager,compile]  (or EMBC_GPU_BENCH_SKIP)
+                    [--skip busy,uniform,profile,nopack,nofuse,eager,compile]  (or EMBC_GPU_BENCH_SKIP)
 Prints a summary table last and writes DIR/gpu_bench.json (DIR: --out, else
 $OUT, else the current directory).
 """
@@ -81,7 +81,8 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
     ap.add_argument("--skip", default=os.environ.get("EMBC_GPU_BENCH_SKIP", ""),
-                    help="comma-separated parts to leave out: busy, nopack, nofuse, eager, compile")
+                    help="comma-separated parts to leave out: busy, uniform, profile, nopack, nofuse, "
+                         "eager, compile")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--device", default="cuda", choices=["cuda", "emulated"],
                     help="emulated: run.sh --rehearse (small plans, no GPU)")
@@ -134,9 +135,9 @@ def main():
             f.write(r.stdout + r.stderr)
         return records(log), r.stdout + r.stderr
 
-    def torch_run(mode, tables="concat"):
+    def torch_run(mode, tables="concat", ids="synthetic"):
         r = run([args.python, os.path.join(HERE, "dlrm_torch.py"), "--model",
-                 model_path, "--mode", mode, "--tables", tables,
+                 model_path, "--mode", mode, "--tables", tables, "--ids", ids,
                  "--steps", str(max(steps // 4, 10)), "--warmup", "10" if mode == "eager" else "15"],
                 timeout=540)
         return json.loads(r.stdout.strip().splitlines()[-1])
@@ -179,6 +180,11 @@ def main():
         results[f"torch_{mode}"] = torch_run(mode)
     part("(a) PyTorch eager", lambda: a_torch("eager"), needs_torch=True, key="eager")
 
+    def a_uniform():
+        results["torch_eager_uniform_ids"] = torch_run("eager", ids="uniform")
+    part("(a) PyTorch eager, uniform ids (the easier update)", a_uniform, needs_torch=True,
+         key="uniform")
+
     # --- (b) and (c): profiles ----------------------------------------------
     n_prof = max(steps // 4, 10)
 
@@ -199,7 +205,8 @@ def main():
             results[key] = {"ms_per_step": ms, "bytes_per_step": moved, "gb_per_s": gbs,
                             "fraction_of_copy": gbs / copy_gbs if copy_gbs and gbs else None}
         results["update_ms_packed"] = prof.get("update_ms")
-    part("(b) embrun --profile (lookup, fused backward + update, packed update)", b_profile)
+    part("(b) embrun --profile (lookup, fused backward + update, packed update)", b_profile,
+         key="profile")
 
     def c_nopack():
         recs, _ = embrun("c_nopack", os.path.join(args.plans, "dlrm_nopack.plan"), n_prof,
@@ -254,6 +261,10 @@ def main():
         t = results.get(f"torch_{mode}", {})
         lines.append(f"    PyTorch {mode:<8}            {fmt(t.get('samples_per_s'), '{:,.0f}')} "
                      f"samples/s; embc / PyTorch = {fmt(results.get(f'speedup_vs_torch_{mode}'), '{:.2f}')}x")
+    if results.get("torch_eager_uniform_ids"):
+        lines.append(f"    PyTorch eager, uniform ids   "
+                     f"{fmt(results['torch_eager_uniform_ids'].get('samples_per_s'), '{:,.0f}')} "
+                     "samples/s (the rows above: embrun's id distribution)")
     if results.get("embrun_nofuse_samples_per_s"):
         lines.append(f"    embrun --no-fuse plan        {fmt(results['embrun_nofuse_samples_per_s'], '{:,.0f}')} samples/s")
     for key, label in (("lookup", "(b) embedding lookup         "),
