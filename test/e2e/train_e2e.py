@@ -213,8 +213,11 @@ def device_training(args):
         worst = max(abs(x[2] - y[2]) / max(1e-6, abs(x[2])) for x, y in zip(a, b))
         expect(worst < 1e-5, f"{name}: its losses equal the CPU's (max rel. diff {worst:.1e})")
         host = [r for r in dev if r["event"] == "host"]
-        expect(len(host) == 1 and host[0]["device_wait_ms_per_step"] >= 0,
-               f"{name}: the host record says what the steps waited for")
+        expect(len(host) == 1 and host[0]["device_wait_ms_per_step"] >= 0 and
+               host[0]["device_step_ms_per_step"] > 0 and
+               host[0]["device_update_ms_per_step"] >= 0,
+               f"{name}: the host record says what the steps waited for and what the "
+               "device spent")
 
     plan = f"{args.work}/dlrm.plan"
     dev = ["--device", "emulated", "--threads", "2"]

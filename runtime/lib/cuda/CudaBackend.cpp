@@ -181,13 +181,22 @@ public:
            int key, std::vector<KernelTiming> *timings) override {
     InputCopy &c = copies_[copy_];
     flushUploads(c);
+    Timer timer = startTimer(key);
     if (c.unwaited) {
       device_->computeWaits(c.uploaded);
       c.unwaited = false;
     }
+    device_->recordCompute(timer.start);
     ranSinceBatch_ = true;
     runQueued(kernels, which, state, key, timings);
+    device_->recordCompute(timer.end);
     device_->recordCompute(c.read);
+    runningTimers_.push_back(timer);
+  }
+
+  std::optional<DeviceTimes> deviceTimes(int key) const override {
+    auto it = deviceTimes_.find(key);
+    return it == deviceTimes_.end() ? DeviceTimes{} : it->second;
   }
 
   void runQueued(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
@@ -231,6 +240,7 @@ public:
 
   void finish(ExecState &state) override {
     device_->synchronize();
+    settleTimers(0);
     EmbStep step{};
     device_->toHost(&step, reinterpret_cast<std::byte *>(step_), sizeof step);
     if (step.error != 0) {
@@ -477,6 +487,46 @@ private:
     bool unwaited = false;   ///< uploads the compute stream has not waited for
   };
   InputCopy copies_[2];
+
+  /// Three timing events around one run() (before the wait for its uploads,
+  /// before its first kernel, after its last) and the run's key.
+  struct Timer {
+    int key = 0;
+    int32_t queued = -1, start = -1, end = -1;
+  };
+  std::vector<Timer> freeTimers_, runningTimers_;
+  std::map<int, DeviceTimes> deviceTimes_;
+
+  Timer startTimer(int key) {
+    if (freeTimers_.empty() && runningTimers_.size() >= 8)
+      settleTimers(runningTimers_.size() / 2); // a caller that never finishes
+    Timer t;
+    if (!freeTimers_.empty()) {
+      t = freeTimers_.back();
+      freeTimers_.pop_back();
+    } else {
+      t.queued = device_->createTimingEvent();
+      t.start = device_->createTimingEvent();
+      t.end = device_->createTimingEvent();
+    }
+    t.key = key;
+    device_->recordCompute(t.queued);
+    return t;
+  }
+
+  /// Adds the times of all but the last `keep` runs (waiting for them).
+  void settleTimers(size_t keep) {
+    size_t n = runningTimers_.size() > keep ? runningTimers_.size() - keep : 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Timer &t = runningTimers_[i];
+      DeviceTimes &d = deviceTimes_[t.key];
+      d.runs += 1;
+      d.inputWaitSeconds += device_->secondsBetween(t.queued, t.start);
+      d.seconds += device_->secondsBetween(t.start, t.end);
+      freeTimers_.push_back(t);
+    }
+    runningTimers_.erase(runningTimers_.begin(), runningTimers_.begin() + long(n));
+  }
 
   /// Records the event after the uploads queued into `c` (once).
   void flushUploads(InputCopy &c) {

@@ -102,7 +102,9 @@ public:
   void synchronize() override;
 
   void uploadAsync(std::byte *dst, const std::byte *src, size_t bytes) override;
-  int32_t createEvent() override;
+  int32_t createEvent() override { return newEvent(cudaEventDisableTiming); }
+  int32_t createTimingEvent() override { return newEvent(cudaEventDefault); }
+  double secondsBetween(int32_t start, int32_t end) override;
   void recordCompute(int32_t event) override { record(event, stream_, "compute"); }
   void recordUploads(int32_t event) override { record(event, uploadStream_, "upload"); }
   void computeWaits(int32_t event) override { wait(stream_, event, "compute"); }
@@ -161,6 +163,7 @@ private:
       throw DeviceError("no CUDA event " + std::to_string(e));
     return events_[size_t(e)];
   }
+  int32_t newEvent(unsigned flags);
   void record(int32_t e, cudaStream_t stream, const char *which);
   void wait(cudaStream_t stream, int32_t e, const char *which);
   void syncIfDebugging(const std::string &what) {
@@ -591,12 +594,21 @@ void CudaDevice::uploadAsync(std::byte *dst, const std::byte *src, size_t bytes)
                  "prefetching " + bytesText(bytes) + " of inputs to " + description_);
 }
 
-int32_t CudaDevice::createEvent() {
+int32_t CudaDevice::newEvent(unsigned flags) {
   use();
   cudaEvent_t e = nullptr;
-  EMB_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+  EMB_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags), "creating a CUDA event");
   events_.push_back(e);
   return int32_t(events_.size() - 1);
+}
+
+double CudaDevice::secondsBetween(int32_t start, int32_t end) {
+  use();
+  EMB_CUDA_CHECK(cudaEventSynchronize(event(end)), "waiting for a CUDA event");
+  float ms = 0;
+  EMB_CUDA_CHECK(cudaEventElapsedTime(&ms, event(start), event(end)),
+                 "reading the time between two CUDA events");
+  return double(ms) * 1e-3;
 }
 
 void CudaDevice::record(int32_t e, cudaStream_t stream, const char *which) {

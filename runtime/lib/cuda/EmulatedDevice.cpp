@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -500,9 +501,21 @@ public:
   }
   int32_t createEvent() override {
     eventUploads_.push_back(0);
+    eventTimes_.emplace_back();
     return int32_t(eventUploads_.size() - 1);
   }
-  void recordCompute(int32_t event) override { eventAt(event) = 0; }
+  int32_t createTimingEvent() override { return createEvent(); }
+  // Compute has run by the time a call returns: an event fires when it is
+  // recorded, and the time between two is the host's.
+  double secondsBetween(int32_t start, int32_t end) override {
+    eventAt(start), eventAt(end);
+    return std::chrono::duration<double>(eventTimes_[size_t(end)] - eventTimes_[size_t(start)])
+        .count();
+  }
+  void recordCompute(int32_t event) override {
+    eventAt(event) = 0;
+    eventTimes_[size_t(event)] = std::chrono::steady_clock::now();
+  }
   void recordUploads(int32_t event) override { eventAt(event) = uploadsQueued(); }
   void computeWaits(int32_t event) override { runUploads(eventAt(event)); }
   void uploadsWait(int32_t event) override { eventAt(event); } // compute is never behind
@@ -588,6 +601,7 @@ private:
   std::deque<std::function<void()>> uploads_; ///< queued, not yet run
   int64_t uploadsDone_ = 0;
   std::vector<int64_t> eventUploads_; ///< per event: uploads queued at its record
+  std::vector<std::chrono::steady_clock::time_point> eventTimes_; ///< when recorded (compute)
 };
 
 } // namespace

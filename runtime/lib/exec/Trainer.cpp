@@ -49,15 +49,24 @@ struct HostTimes {
   double load = 0;    ///< copying batches into the input buffers (and to a device)
   double wait = 0;    ///< waiting for a device's forward and backward
   double metrics = 0; ///< the train metrics of each report
-  void addTo(std::map<std::string, double> &values, bool device) const {
+  void addTo(std::map<std::string, double> &values, const Executor &executor) const {
     if (steps == 0)
       return;
     auto perStep = [&](double s) { return 1e3 * s / double(steps); };
     values["host_data_ms_per_step"] = perStep(data);
     values["host_load_ms_per_step"] = perStep(load);
     values["host_metrics_ms_per_step"] = perStep(metrics);
-    if (device)
-      values["device_wait_ms_per_step"] = perStep(wait);
+    if (!executor.runsAsynchronously())
+      return;
+    values["device_wait_ms_per_step"] = perStep(wait);
+    // The device's own clock: the step's kernels, their wait for the
+    // inputs' upload, and the update's kernels (evaluation not included).
+    if (auto step = executor.deviceTimes(false)) {
+      values["device_step_ms_per_step"] = perStep(step->seconds);
+      values["device_input_wait_ms_per_step"] = perStep(step->inputWaitSeconds);
+    }
+    if (auto update = executor.deviceTimes(true))
+      values["device_update_ms_per_step"] = perStep(update->seconds);
   }
 };
 
@@ -878,7 +887,7 @@ TrainSummary Trainer::run() {
   }
   // Logged (--log), not printed: what the steps waited for on the host.
   ReportRecord times{"host", step_, 0, {}};
-  host.addTo(times.values, executor_.runsAsynchronously());
+  host.addTo(times.values, executor_);
   reporter_.record(times);
   reporter_.summary(r);
   if (options_.profile)

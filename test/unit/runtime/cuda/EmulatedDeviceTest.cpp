@@ -14,10 +14,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 
 using namespace embc::runtime::cuda;
 
@@ -459,6 +461,17 @@ TEST_F(EmulatedDeviceTest, UploadsLandWhenAnEventIsWaitedFor) {
   std::memcpy(&seen, target, sizeof seen);
   EXPECT_EQ(seen, 7);
   EXPECT_THROW(dev->computeWaits(99), DeviceError);
+}
+
+TEST_F(EmulatedDeviceTest, TimingEventsMeasureTheWorkBetweenThem) {
+  int32_t start = dev->createTimingEvent(), end = dev->createTimingEvent();
+  dev->recordCompute(start);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20)); // the emulation's "kernels"
+  dev->recordCompute(end);
+  const double seconds = dev->secondsBetween(start, end);
+  EXPECT_GE(seconds, 0.019);
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_THROW(dev->secondsBetween(start, 99), DeviceError);
 }
 
 TEST_F(EmulatedDeviceTest, GemmTranspositionsStridesAndScalars) {

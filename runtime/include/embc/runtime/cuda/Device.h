@@ -160,6 +160,11 @@ public:
   virtual void uploadsWait(int32_t event) = 0;
   /// Blocks the calling thread until the event has fired.
   virtual void hostWaits(int32_t event) = 0;
+  /// An event as createEvent's that also keeps when it fired (recorded with
+  /// recordCompute), for secondsBetween.
+  virtual int32_t createTimingEvent() = 0;
+  /// Device time between two timing events' firing; waits for `end`.
+  virtual double secondsBetween(int32_t start, int32_t end) = 0;
 
   /// Graphs: everything queued between beginCapture and endCapture is
   /// recorded instead of run (and not run); replay(g) runs it again with the

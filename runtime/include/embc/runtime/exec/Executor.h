@@ -184,6 +184,19 @@ public:
   }
   /// CPU threads the kernels use now (0: not a CPU backend).
   virtual int threads() const { return 0; }
+
+  /// What a device spent on the sequences run() ran under one key, measured
+  /// on the device (events around each run): their kernels, and before them
+  /// the wait for their inputs' uploads. Settled by finish().
+  struct DeviceTimes {
+    int64_t runs = 0;
+    double seconds = 0, inputWaitSeconds = 0;
+  };
+  /// Nothing for a backend without a device.
+  virtual std::optional<DeviceTimes> deviceTimes(int key) const {
+    (void)key;
+    return std::nullopt;
+  }
 };
 
 /// The CPU backend (one team of threads, cpu/Parallel.h; libxsmm/BLAS GEMMs).
@@ -250,6 +263,11 @@ public:
   /// this batch (Backend::useLoadedBatch).
   void startForwardBackward();
   float finishForwardBackward();
+  /// The device's own time for the forward-backward sequences (update:
+  /// the optimizer updates) run so far; nothing on the CPU.
+  std::optional<Backend::DeviceTimes> deviceTimes(bool update) const {
+    return backend_->deviceTimes(update ? kUpdateKey : kStepKey);
+  }
   /// Whether kernels run asynchronously to the host (a device backend), so
   /// that loading the next batch between startForwardBackward() and
   /// finishForwardBackward() overlaps the step.
