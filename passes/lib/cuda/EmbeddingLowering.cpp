@@ -114,11 +114,21 @@ Layout emb::groupLayout(int64_t D, int64_t maxV) {
   return l;
 }
 
-Layout emb::warpLayout(int64_t D, int64_t maxV) {
-  Layout l = groupLayout(D, maxV);
-  l.L = 32;
-  l.CH = (l.NV + 31) / 32;
-  return l;
+std::string emb::groupLanes(const Layout &l, const std::string &thread) {
+  const std::string L = std::to_string(l.L);
+  if (l.L == 32)
+    return "  const int lane = (int)(" + thread + " & 31);\n"
+           "  const unsigned emb_gm = 0xffffffffu;\n";
+  return "  const int lane = (int)(" + thread + " & " + std::to_string(l.L - 1) + ");\n"
+         "  const unsigned emb_gm = ((1u << " + L + ") - 1u) << ((" + thread + " & 31) & ~" +
+         std::to_string(l.L - 1) + "u);\n";
+}
+
+int emb::groupShift(const Layout &l) {
+  int s = 0;
+  while ((int64_t(1) << s) < l.L)
+    ++s;
+  return s;
 }
 
 std::string emb::forValues(const Layout &l, const std::string &body) {
@@ -508,25 +518,26 @@ std::string emb::hyperCode(const OptSpec &o, const std::string &gradScale) {
   return code;
 }
 
-/// A loop over the values of a warp's row in row order (j = 0 .. D - 1),
-/// each broadcast to every lane: the CPU's sequential reductions, with the
-/// same order and therefore the same rounding. `arr` is a lane's K values
-/// of type `type`; BODY sees `x`.
+/// A loop over the values of a group's row in row order (j = 0 .. D - 1),
+/// each broadcast to every lane of the group: the CPU's sequential
+/// reductions, with the same order and therefore the same rounding. `arr`
+/// is a lane's K values of type `type`; BODY sees `x`.
 static std::string orderedLoop(const Layout &l, const std::string &type, const std::string &arr,
                                const std::string &body) {
   return subst(R"(
 #pragma unroll
     for (int c = 0; c < $CH; ++c)
-      for (int l = 0; l < 32; ++l)
-        if (c * 32 + l < $NV) {
+      for (int l = 0; l < $L; ++l)
+        if (c * $L + l < $NV) {
 #pragma unroll
           for (int e = 0; e < $V; ++e) {
-            const $TYPE x = __shfl_sync(0xffffffffu, $ARR[c * $V + e], l);
+            const $TYPE x = __shfl_sync(emb_gm, $ARR[c * $V + e], l, $L);
             $BODY
           }
         }
 )",
                {{"CH", std::to_string(l.CH)},
+                {"L", std::to_string(l.L)},
                 {"NV", std::to_string(l.NV)},
                 {"V", std::to_string(l.V)},
                 {"TYPE", type},
@@ -642,7 +653,8 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
   const bool int4 = t.storage.name == "int4";
   const int code_ = em.errorCode("table '" + t.name + "': an updated row holds a non-finite value; " +
                                  t.storage.name + " storage cannot represent it (row)");
-  code += "  float lo = __shfl_sync(0xffffffffu, w[0], 0), hi = lo;\n  bool finite = true;\n";
+  code += "  float lo = __shfl_sync(emb_gm, w[0], 0, " + std::to_string(l.L) +
+          "), hi = lo;\n  bool finite = true;\n";
   code += orderedLoop(l, "float", "w",
                       "finite = finite && isfinite(x); lo = x < lo ? x : lo; hi = hi < x ? x : hi;");
   code += "  if (!finite) {\n    if (lane == 0) emb_set_error(a.step, " + std::to_string(code_) +

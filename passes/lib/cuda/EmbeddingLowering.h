@@ -48,14 +48,17 @@ struct Layout {
   /// Values per lane (register array length).
   int64_t K() const { return CH * V; }
 };
-/// Sub-warp groups for kernels without cross-lane reductions (lookups,
-/// gathers, gradient rows): L = the power of two >= D / V, at most 32, so a
-/// 16-wide row uses 4 lanes and a warp serves 8 rows at once.
-/// V is the widest of 4, 2, 1 that divides D and is at most maxV.
+/// Sub-warp groups: L = the power of two >= D / V, at most 32, so a 16-wide
+/// row uses 4 lanes and a warp serves 8 rows at once. V is the widest of 4,
+/// 2, 1 that divides D and is at most maxV. Kernels that shuffle within a
+/// group declare its lanes with groupLanes().
 Layout groupLayout(int64_t D, int64_t maxV = 4);
-/// One full warp per row (the update kernels, which reduce over the row
-/// with shuffles that need all 32 lanes).
-Layout warpLayout(int64_t D, int64_t maxV = 4);
+/// `lane` (this thread's lane in its group of l.L) and `emb_gm` (the mask of
+/// the group's lanes, for the group's shuffles with width l.L), declared at
+/// the start of a kernel whose thread x belongs to group x / l.L.
+std::string groupLanes(const Layout &l, const std::string &thread = "threadIdx.x");
+/// log2 of l.L (a group's index is the thread's >> this).
+int groupShift(const Layout &l);
 
 /// A row-addressed operand of a kernel (row r at its base + r D values)
 /// and the bits of one value (32 f32, 16 f16/bf16, 8 int8, 4 int4).
@@ -199,12 +202,13 @@ OptSpec optSpec(const Target &t);
 /// from a.step and `gradScale` (a double expression), as makeHyper.
 std::string hyperCode(const OptSpec &o, const std::string &gradScale);
 
-/// The body of a warp-per-row update: the row `r` (emb_i64, in range),
-/// its summed gradient in `float g[K]` (lanes of a full warp, warpLayout),
+/// The body of a group-per-row update: the row `r` (emb_i64, in range),
+/// its summed gradient in `float g[K]` (the l.L lanes of a group, with
+/// `lane` and `emb_gm` declared by groupLanes),
 /// table/state pointers named TBL, QP, S0, S1. Loads the row and its state,
 /// takes tableRowStep's step and stores them; quantised rows are requantised
 /// with stochastic rounding keyed (seed, member, row in member, step, j).
-/// Every lane of the warp must run it (it shuffles).
+/// Every lane of the group must run it (it shuffles).
 std::string rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &o,
                           const Layout &l);
 

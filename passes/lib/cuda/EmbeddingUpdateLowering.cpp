@@ -2,7 +2,7 @@
 //
 // The sparse optimizer step of a table or table batch:
 //
-//  - update_table: one warp per coalesced row (distinct, ascending, from
+//  - update_table: one group of lanes per coalesced row (distinct, ascending, from
 //    coalesce_rows) takes OptimizerRow.h's tableRowStep (quantised rows:
 //    dequantise, f32 step, stochastic requantisation keyed like the CPU),
 //    after a global-decay pass over every row when the optimizer has one.
@@ -11,7 +11,7 @@
 //    update_table: every per-id contribution becomes a (row + row_offset,
 //    position) pair (positions laid out by source capacity, so position
 //    order is (source, position) order), `sort_pairs` sorts them stably by
-//    row, and one warp per run head rebuilds the row's gradient from dy (or
+//    row, and one group of lanes per run head rebuilds the row's gradient from dy (or
 //    the values) in sorted order, from a copy of the first contribution, and
 //    steps the row in registers. No per-id rows are written, no float
 //    atomics; each row has one writer.
@@ -74,8 +74,10 @@ std::string targetPointers(Args &args, const rt::Kernel &k, const Target &t, con
   return code;
 }
 
-/// The warp layout of an update of `t`: vectors as wide as the table's rows,
-/// its optimizer state rows and the gradient rows (`grads`) allow.
+/// The group layout of an update of `t`: vectors as wide as the table's
+/// rows, its optimizer state rows and the gradient rows (`grads`) allow,
+/// and as many lanes as a row has vectors (a 16-wide f32 row: 4 lanes, 8
+/// rows a warp).
 Layout updateLayout(const CudaEmitter &em, const Target &t, const OptSpec &o,
                     const std::vector<int32_t> &grads) {
   std::vector<RowOperand> rows = {{CudaEmitter::buf(t.buffer), storageBits(t.storage)}};
@@ -84,7 +86,7 @@ Layout updateLayout(const CudaEmitter &em, const Target &t, const OptSpec &o,
       rows.push_back({CudaEmitter::buf(s), 32});
   for (int32_t g : grads)
     rows.push_back({CudaEmitter::buf(g), 32});
-  return warpLayout(t.dim, vectorWidthFor(em, t.dim, rows));
+  return groupLayout(t.dim, vectorWidthFor(em, t.dim, rows));
 }
 
 // --- update_table -------------------------------------------------------------------
@@ -118,12 +120,12 @@ void lowerUpdateTable(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
   const std::string pointers = targetPointers(args, k, t, o);
   const std::string entry = em.entryName("update_table_" + t.name);
   em.append(subst(R"(
-// update_table of '$TNAME' ($STORAGE, $OPT, D $DIM): one warp per coalesced row.
+// update_table of '$TNAME' ($STORAGE, $OPT, D $DIM): a group of $L lanes per
+// coalesced row.
 extern "C" __global__ void $ENTRY(EmbArgs a) {
   if (a.step->skip) return;
-  const emb_i64 k = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const int lane = (int)(threadIdx.x & 31);
-  if (k >= $LEN) return;
+  const emb_i64 k = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> $SHIFT;
+$LANES  if (k >= $LEN) return;
   const emb_i64 r = $ROWS[k];
   if (r < 0 || r >= $R) return; // coalesce_rows drops such rows; never write outside
   $GSDECL
@@ -146,17 +148,20 @@ $ROWUPDATE
                    {"HYPER", hyperCode(o, "emb_gs")},
                    {"POINTERS", pointers},
                    {"K", std::to_string(l.K())},
+                   {"L", std::to_string(l.L)},
+                   {"SHIFT", std::to_string(groupShift(l))},
+                   {"LANES", groupLanes(l)},
                    {"LOADG", loadF32(l, values + " + k * " + lit(t.dim), "g")},
                    {"ROWUPDATE", rowUpdateCode(em, t, o, l)}}));
-  out.launches.push_back(
-      CudaEmitter::kernelLaunch(entry, args.list, std::max<int64_t>((C * 32 + kBlock - 1) / kBlock, 1), kBlock));
+  out.launches.push_back(CudaEmitter::kernelLaunch(
+      entry, args.list, std::max<int64_t>((C * l.L + kBlock - 1) / kBlock, 1), kBlock));
 }
 
 // --- embedding_update ---------------------------------------------------------------
 
 /// Runs (one row's contributions) longer than this get a block of their own.
 constexpr int64_t kLongRun = 64;
-/// Gradient rows a warp loads before adding them (4: the sm_80 build of the
+/// Gradient rows a group loads before adding them (4: the sm_80 build of the
 /// quantised-table kernels spills at 8), and a long run's thread its values.
 constexpr int kRowsInFlight = 4, kLongRowsInFlight = 8;
 
@@ -432,31 +437,33 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
       {"RE", re}, {"RC", rc}, {"LL", ll}, {"LN", ln}, {"GSDECL", gsDecl},
       {"HYPER", hyperCode(o, "emb_gs")}, {"POINTERS", pointers}, {"K", std::to_string(l.K())},
       {"META", meta}, {"ROWUPDATE", rowUpdate}, {"LONG", lit(kLongRun)},
-      {"IN_FLIGHT", std::to_string(kRowsInFlight)}, {"LONG_IN_FLIGHT", std::to_string(kLongRowsInFlight)}};
+      {"IN_FLIGHT", std::to_string(kRowsInFlight)}, {"LONG_IN_FLIGHT", std::to_string(kLongRowsInFlight)},
+      {"L", std::to_string(l.L)}, {"LM", std::to_string(l.L - 1)},
+      {"SHIFT", std::to_string(groupShift(l))}, {"LANES", groupLanes(l)}};
 
-  // 5a. Runs of at most kLongRun: one warp each. Lane j computes the META of
-  //     the j-th contribution of each group of 32; the warp then loads
-  //     kRowsInFlight rows (a lane its V-wide vectors) before adding them.
-  //     A longer run is listed for 5b.
+  // 5a. Runs of at most kLongRun: one group of L lanes each (a warp for rows
+  //     of 32 vectors or more, 8 groups a warp for 16-wide f32 rows). Lane j
+  //     computes the META of the j-th contribution of each chunk of L; the
+  //     group then loads kRowsInFlight rows (a lane its V-wide vectors)
+  //     before adding them. A longer run is listed for 5b.
   const std::string shortEntry = em.entryName("embedding_update_" + t.name);
   std::map<std::string, std::string> v = common;
   v["ENTRY"] = shortEntry;
   v["LOADX"] = loadF32(l, "emb_rp", "x[jj]");
   v["ADDX"] = forValues(l, "const float prod = sj * x[jj][t]; g[t] = firstC ? prod : g[t] + prod;");
   em.append(subst(R"(
-// embedding_update of '$TNAME' ($STORAGE, $OPT, D $DIM): a warp per run of at
-// most $LONG contributions, warps looping over the runs (longer runs: the
-// _long kernel).
+// embedding_update of '$TNAME' ($STORAGE, $OPT, D $DIM): a group of $L lanes per
+// run of at most $LONG contributions, groups looping over the runs (longer
+// runs: the _long kernel).
 extern "C" __global__ void $ENTRY(EmbArgs a) {
   // A bad id (or uncovered ids) found by the key pass: nothing is written.
   if (a.step->skip || a.step->error) return;
-  const int lane = (int)(threadIdx.x & 31);
-  const emb_i64 runs = *$RC, warps = ((emb_i64)gridDim.x * blockDim.x) >> 5;
+$LANES  const emb_i64 runs = *$RC, groups = ((emb_i64)gridDim.x * blockDim.x) >> $SHIFT;
   $GSDECL
 $HYPER
 $POINTERS
-  for (emb_i64 run = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; run < runs;
-       run += warps) {
+  for (emb_i64 run = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) >> $SHIFT; run < runs;
+       run += groups) {
   const int start = $RS[run], end = $RE[run];
   if (end - start > $LONG) {
     if (lane == 0) $LL[atomicAdd($LN, 1)] = (int)run;
@@ -465,8 +472,8 @@ $POINTERS
   float g[$K];
 #pragma unroll
   for (int t = 0; t < $K; ++t) g[t] = 0.0f;
-  for (int base = start; base < end; base += 32) {
-    const int cnt = end - base < 32 ? end - base : 32;
+  for (int base = start; base < end; base += $L) {
+    const int cnt = end - base < $L ? end - base : $L;
     const float *mp = 0;
     float msc = 0.0f;
     if (lane < cnt) {
@@ -476,14 +483,14 @@ $POINTERS
       float x[$IN_FLIGHT][$K];
 #pragma unroll
       for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
-        const float *emb_rp = (const float *)__shfl_sync(0xffffffffu, (unsigned long long)mp, (j0 + jj) & 31);
+        const float *emb_rp = (const float *)__shfl_sync(emb_gm, (unsigned long long)mp, (j0 + jj) & $LM, $L);
         if (j0 + jj < cnt) {
 $LOADX
         }
       }
 #pragma unroll
       for (int jj = 0; jj < $IN_FLIGHT; ++jj) {
-        const float sj = __shfl_sync(0xffffffffu, msc, (j0 + jj) & 31);
+        const float sj = __shfl_sync(emb_gm, msc, (j0 + jj) & $LM, $L);
         const bool firstC = base == start && j0 + jj == 0;
         if (j0 + jj < cnt) {
 $ADDX
@@ -500,15 +507,15 @@ $ROWUPDATE
   // Its registers: the rows in flight, the row step's state (rowwise
   // Adagrad's doubles): up to ~100 a thread, so two blocks of 256 an SM.
   em.setMinBlocks(shortEntry, 2);
-  // Warps loop over the runs: at most 8 blocks of kBlock per SM of an H200.
+  // Groups loop over the runs: at most 8 blocks of kBlock per SM of an H200.
   out.launches.push_back(CudaEmitter::kernelLaunch(
-      shortEntry, args.list, std::min<int64_t>((P * 32 + kBlock - 1) / kBlock, 1056), kBlock));
+      shortEntry, args.list, std::min<int64_t>((P * l.L + kBlock - 1) / kBlock, 1056), kBlock));
 
   // 5b. Long runs (a hot row of a skewed id distribution: tens of thousands
   //     of contributions): one block each, a thread per column, so every
   //     column still sums in order while the block keeps many rows in
   //     flight; the META of a chunk of contributions is computed by the
-  //     block into shared memory. Warp 0 then steps the row.
+  //     block into shared memory. The first group then steps the row.
   const int64_t threads = std::min<int64_t>(std::max<int64_t>((D + 31) / 32 * 32, 32), 1024);
   const int64_t columnsPerThread = (D + threads - 1) / threads;
   if (D * 4 + threads * 12 > 48 * 1024)
@@ -528,8 +535,8 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   __shared__ const float *emb_mp[$BT];
   __shared__ float emb_ms[$BT];
   __shared__ float emb_gs_row[$D];
-  const int tid = (int)threadIdx.x, lane = tid & 31;
-  const int n = *$LN;
+  const int tid = (int)threadIdx.x;
+$LANES  const int n = *$LN;
   $GSDECL
 $HYPER
 $POINTERS
@@ -576,7 +583,7 @@ $POINTERS
     for (int k = 0; k < $NC; ++k)
       if (tid + k * $BT < $D) emb_gs_row[tid + k * $BT] = gc[k];
     __syncthreads();
-    if (tid < 32) {
+    if (tid < $L) { // the first group steps the row
       float g[$K];
 #pragma unroll
       for (int t = 0; t < $K; ++t) g[t] = 0.0f;

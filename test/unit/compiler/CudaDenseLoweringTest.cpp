@@ -343,4 +343,46 @@ TEST(CudaEmbeddingLowering, VectorWidthFollowsTheOperandsAlignment) {
   }
 }
 
+// The sparse update of a 16-wide f32 table gives each row a group of 4
+// lanes (4 float4 vectors), 8 rows a warp, its shuffles masked to the group
+// and 4 wide; a 128-wide table keeps a full warp a row.
+TEST(CudaEmbeddingLowering, UpdateGroupsAreAsWideAsTheRow) {
+  for (int64_t dim : {16, 128}) {
+    PlanBuilder p;
+    int32_t table = p.buffer("table", {100, dim});
+    int32_t accumulator = p.buffer("accumulator", {100});
+    int32_t rows = p.buffer("grad_rows", {32}), values = p.buffer("grad_values", {32, dim});
+    p.plan.buffers[size_t(rows)].dtype = rt::DType::I64;
+    p.plan.buffers[size_t(rows)].dynamic = true;
+    p.plan.buffers[size_t(values)].dynamic = true;
+    rt::Table t;
+    t.name = "t";
+    t.rows = 100;
+    t.dim = dim;
+    t.buffer = table;
+    t.state = {accumulator};
+    t.optimizer.kind = "rowwise_adagrad";
+    p.plan.tables.push_back(t);
+    p.kernel("update_table", {rows, values}, {table, accumulator},
+             {{"table", 0}, {"grad_scale", 1.0}});
+    const auto &launches = p.lower();
+    p.expectEntriesDefined();
+    const std::string &src = p.plan.cuda.source;
+    const int64_t lanes = dim == 16 ? 4 : 32;
+    EXPECT_EQ(src.find("a group of " + std::to_string(lanes) + " lanes per") != std::string::npos,
+              true)
+        << src;
+    if (lanes == 4) {
+      EXPECT_NE(src.find("const unsigned emb_gm = ((1u << 4) - 1u)"), std::string::npos);
+      // rowwise Adagrad's mean of g^2 in row order, over the group's lanes
+      EXPECT_NE(src.find("__shfl_sync(emb_gm, sq[c * 4 + e], l, 4)"), std::string::npos);
+    } else {
+      EXPECT_NE(src.find("const unsigned emb_gm = 0xffffffffu"), std::string::npos);
+    }
+    // A group a row: 32 rows of `lanes` threads.
+    const rt::CudaLaunch &l = launches.back();
+    EXPECT_EQ(l.grid[0] * l.block, std::max<int64_t>(32 * lanes, l.block));
+  }
+}
+
 } // namespace
