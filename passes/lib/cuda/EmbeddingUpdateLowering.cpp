@@ -2,19 +2,21 @@
 //
 // The sparse optimizer step of a table or table batch:
 //
-//  - update_table: one group of lanes per coalesced row (distinct, ascending, from
-//    coalesce_rows) takes OptimizerRow.h's tableRowStep (quantised rows:
-//    dequantise, f32 step, stochastic requantisation keyed like the CPU),
-//    after a global-decay pass over every row when the optimizer has one.
+//  - update_table: a group of lanes per coalesced row (distinct, ascending,
+//    from coalesce_rows) takes OptimizerRow.h's tableRowStep (quantised
+//    rows: dequantise, f32 step, stochastic requantisation keyed like the
+//    CPU), after a global-decay pass over every row when the optimizer has
+//    one.
 //  - embedding_update: the backward fused with that step, deterministic and
 //    bit-identical to lookup_grad + accumulate_rows + coalesce_rows +
 //    update_table: every per-id contribution becomes a (row + row_offset,
 //    position) pair (positions laid out by source capacity, so position
 //    order is (source, position) order), `sort_pairs` sorts them stably by
-//    row, and one group of lanes per run head rebuilds the row's gradient from dy (or
-//    the values) in sorted order, from a copy of the first contribution, and
-//    steps the row in registers. No per-id rows are written, no float
-//    atomics; each row has one writer.
+//    row, and a group of lanes per run head rebuilds the row's gradient
+//    from dy (or the values) in sorted order, from a copy of the first
+//    contribution, and steps the row in registers. No per-id rows are
+//    written, no float atomics; each row has one writer. A group has as many
+//    lanes as the row has vectors (groupLayout), up to a warp.
 //
 // Per-step values (optimizer step, learning-rate factor, the clip scale)
 // are read from a.step and the args, so a captured graph replays correctly;
