@@ -171,6 +171,15 @@ std::string pairIndexCode(const Spec &s) {
          "    const int j = i + " + lit(off) + " + (p - i * (" + t + " - i) / 2);\n";
 }
 
+/// The index of pair (lo, hi), lo <= hi (lo < hi without self pairs), in
+/// the row-major upper triangle: row lo starts at lo FO - lo (lo - 1) / 2,
+/// FO = F - 1 pairs in row 0 (F with self pairs).
+std::string pairIndex(const Spec &s, const std::string &lo, const std::string &hi) {
+  const int64_t off = s.self ? 0 : 1;
+  return lo + " * " + lit(s.F - off) + " - " + lo + " * (" + lo + " - 1) / 2 + (" + hi + " - " +
+         lo + " - " + lit(off) + ")";
+}
+
 /// Whether every arg in [first, first + n) is 16-byte aligned.
 bool allAligned16(const CudaEmitter &em, const std::vector<rt::CudaArg> &args, int64_t first,
                   int64_t n) {
@@ -212,7 +221,7 @@ void emitForward(CudaEmitter &em, const Spec &s, const std::string &hint,
   Vars v = {{"NAME", name},         {"F", lit(s.F)},   {"D", lit(s.D)},   {"S", lit(S)},
             {"P", lit(s.P)},        {"B", lit(s.B)},   {"W", lit(s.W)},   {"AT", lit(s.at)},
             {"SPB", lit(spb)},      {"YARG", lit(s.C + s.F)},
-            {"OFF", s.self ? "0" : "1"}, {"CW", lit(CW)},
+            {"CW", lit(CW)},
             {"XP", pointerTable("const float", "xp", xArgs)},
             {"CP", pointerTable("const float", "cp", cArgs)},
             {"ROUNDFN", roundFunction(s, rnd)}};
@@ -307,9 +316,9 @@ std::string copyOutCode(const Spec &s) {
 }
 
 /// The placeholders both gradient kernels use: sizes, dy's row width (WDY)
-/// and where the interaction's columns start in it (AT), the pair-row
-/// constants (FO, OFF), the pointer tables of x (args 1..F), dx (F + 1..2F)
-/// and the copied-out gradients, and the rounding function.
+/// and where the interaction's columns start in it (AT), whether pairs
+/// include self pairs (SELF), the pointer tables of x (args 1..F), dx
+/// (F + 1..2F) and the copied-out gradients, and the rounding function.
 Vars gradVars(const Spec &s, const std::string &name, const std::string &rnd) {
   std::vector<int64_t> xArgs, dxArgs, dcArgs;
   for (int64_t i = 0; i < s.F; ++i) {
@@ -326,8 +335,7 @@ Vars gradVars(const Spec &s, const std::string &name, const std::string &rnd) {
           {"B", lit(s.B)},
           {"WDY", lit(s.C == 0 ? s.P : s.W)},
           {"AT", lit(s.at)},
-          {"FO", lit(s.F - (s.self ? 0 : 1))},
-          {"OFF", s.self ? "0" : "1"},
+          {"SELF", s.self ? "true" : "false"},
           {"XP", pointerTable("const float", "xp", xArgs)},
           {"DXP", pointerTable("float", "dxp", dxArgs)},
           {"DCP", pointerTable("float", "dcp", dcArgs)},
@@ -369,9 +377,8 @@ void emitGradTiled(CudaEmitter &em, const Spec &s, const std::string &hint,
   Vars v = gradVars(s, name, rnd);
   v.insert({{"F4", lit(F4)}, {"MG", lit(MG)}, {"KG", lit(KG)}, {"SPB", lit(spb)},
             {"STAGE", "  float *xs = (float *)xs4;\n" + stagingCode(s, spb, s.D, true, rnd)},
-            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + lo * " +
-                        lit(s.F - (s.self ? 0 : 1)) + " - lo * (lo - 1) / 2 + (hi - lo - " +
-                        (s.self ? "0" : "1") + ")]")}});
+            {"LOADG", R("dy[(emb_i64)(b0 + s) * " + lit(Wdy) + " + " + lit(s.at) + " + " +
+                        pairIndex(s, "lo", "hi") + "]")}});
 
   std::string body = R"CUDA(
 // $NAME: gradient of the pairwise dots of $F features of width $D, as
@@ -387,7 +394,7 @@ $STAGE  float *gt = (float *)gt4;
   for (int e = threadIdx.x; e < ns * $F * $F4; e += blockDim.x) {
     const int s = e / ($F * $F4), r = e - s * ($F * $F4), l = r / $F4, m = r - l * $F4;
     float c = 0.0f;
-    if (m < $F && (l != m || $OFF == 0)) {
+    if (m < $F && (l != m || $SELF)) {
       const int lo = l < m ? l : m, hi = l < m ? m : l;
       c = $LOADG;
       if (l == m)
@@ -498,8 +505,7 @@ $XP$DXP$DCP)CUDA";
     g = R("g[$PIDX]");
     x = R("xp[$L][(emb_i64)(b0 + s) * $D + k]");
   }
-  // Pair (lo, hi), lo <= hi: row lo starts at lo * FO - lo (lo - 1) / 2.
-  const std::string gp = replaceAll(g, "$PIDX", "(lo * $FO - lo * (lo - 1) / 2 + (hi - lo - $OFF))");
+  const std::string gp = replaceAll(g, "$PIDX", "(" + pairIndex(s, "lo", "hi") + ")");
   std::string selfTerm;
   if (s.self)
     selfTerm = "        { const int lo = m, hi = m; acc += (2.0f * " + gp + ") * " +

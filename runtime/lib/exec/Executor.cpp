@@ -105,7 +105,7 @@ void Backend::loadInput(const ExecState &state, int32_t buffer, int64_t bytes) {
 
 void Backend::loadInput(const ExecState &state, int32_t buffer, const void *values,
                         int64_t bytes) {
-  std::memcpy(const_cast<ExecState &>(state).data<std::byte>(buffer), values, size_t(bytes));
+  std::memcpy(state.data<std::byte>(buffer), values, size_t(bytes));
   if (deviceArena())
     loadInput(state, buffer, bytes);
 }
