@@ -78,13 +78,21 @@ template <class T> void appendRows(const std::vector<T> &part, std::vector<T> &o
 } // namespace
 
 void embc::runtime::data::joinBatches(const std::vector<Batch> &parts, Batch &out) {
+  std::vector<const Batch *> pointers;
+  for (const Batch &part : parts)
+    pointers.push_back(&part);
+  joinBatches(pointers, out);
+}
+
+void embc::runtime::data::joinBatches(const std::vector<const Batch *> &parts, Batch &out) {
   out.size = 0;
-  out.features.resize(parts.empty() ? 0 : parts.front().features.size());
+  out.features.resize(parts.empty() ? 0 : parts.front()->features.size());
   for (FeatureBatch &o : out.features) {
     o.dense.clear(), o.negatives.clear(), o.label.clear();
     o.ids.clear(), o.weights.clear(), o.offsets.clear();
   }
-  for (const Batch &part : parts) {
+  for (const Batch *partPointer : parts) {
+    const Batch &part = *partPointer;
     if (part.features.size() != out.features.size())
       throw DataError("joinBatches: parts with " + std::to_string(part.features.size()) +
                       " and " + std::to_string(out.features.size()) + " features");

@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <optional>
+#include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 using namespace embc::runtime::data;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -25,10 +27,12 @@ namespace {
 /// compute team always gets a core first (a team thread preempted by a data
 /// thread stalls the whole region: dlrm_small at --threads 2 went from 104k
 /// to 170k samples/s with this, two_tower from 279k to 383k; measured in
-/// docs/performance.md, "One team of threads"). Starvation cannot stall
-/// training: when no worker has started the batch the trainer needs, the
-/// trainer builds it itself at its own priority (next()), and on the
-/// compute team: a batch on the critical path is built by every core.
+/// docs/performance.md, "One team of threads"). Such a thread gets almost no
+/// CPU while other processes keep the cores busy (skip-gram beside a
+/// two-job build: 13k pairs/s when the trainer waited for its workers, 105k
+/// at normal priority), so the trainer never waits for one longer than a
+/// short grace: it fills the parts nobody has claimed on the compute team
+/// and then fills again those a worker has not finished (complete()).
 /// EMBC_DATA_SCHED=normal (no change) or nice (nice +10) are for comparing.
 void lowerThisThreadsPriority() {
   const char *mode = std::getenv("EMBC_DATA_SCHED");
@@ -48,7 +52,42 @@ void lowerThisThreadsPriority() {
   sched_setscheduler(0, SCHED_IDLE, &param); // best effort: this thread only
 }
 
+/// At most this many parts a batch: small parts make a stalled worker cost
+/// little, and joining more of them costs more.
+constexpr int64_t kMaxParts = 32;
+
 } // namespace
+
+struct PrefetchStream::Build {
+  uint64_t number = 0;
+  bool end = false; ///< past the end of an evaluation stream
+  int64_t parts = 0;
+  std::atomic<int64_t> cursor{0}; ///< the next part to claim
+  std::unique_ptr<std::atomic<int>[]> state;
+  std::vector<Batch> pieces, refills;
+  std::vector<std::exception_ptr> pieceErrors, refillErrors;
+
+  explicit Build(int64_t partCount)
+      : parts(partCount), state(new std::atomic<int>[size_t(partCount)]),
+        pieces(size_t(partCount)), refills(size_t(partCount)),
+        pieceErrors(size_t(partCount)), refillErrors(size_t(partCount)) {}
+
+  void reset(uint64_t n) {
+    number = n, end = false;
+    cursor.store(0, std::memory_order_relaxed);
+    for (int64_t p = 0; p < parts; ++p) {
+      state[p].store(kFree, std::memory_order_relaxed);
+      pieceErrors[size_t(p)] = refillErrors[size_t(p)] = nullptr;
+    }
+  }
+  bool done(int64_t p) const { return state[p].load(std::memory_order_acquire) >= kFilled; }
+  bool allDone() const {
+    for (int64_t p = 0; p < parts; ++p)
+      if (!done(p))
+        return false;
+    return true;
+  }
+};
 
 PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
                                std::vector<FeatureSpec> features,
@@ -56,9 +95,11 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
       start_(startPosition), training_(options.training) {
-  // Every worker may hold a batch in the making, so at least one per worker.
+  // Every worker may be busy with a batch of its own, so at least one each.
   int workers = options.prefetch == 0 ? 0 : resolveThreads(options.threads);
   capacity_ = static_cast<uint64_t>(std::max(options.prefetch, workers));
+  partsPerBatch_ =
+      std::clamp<int64_t>(int64_t(batchSize_) / kMinRowsPerPart, 1, kMaxParts);
   for (int w = 0; w < workers; ++w)
     workers_.emplace_back([this] { work(); });
 }
@@ -73,120 +114,190 @@ PrefetchStream::~PrefetchStream() {
     worker.join();
 }
 
-bool PrefetchStream::assemble(uint64_t number, Batch &out, bool onTeam) const {
-  uint64_t examples = source_->size();
-  uint64_t first = start_ + number * batchSize_;
-  uint64_t valid = batchSize_;
-  if (!training_) {
-    if (first >= examples)
-      return false;
-    valid = std::min(batchSize_, examples - first);
-  }
-  bool shuffled = training_ && source_->shufflesEpochs();
-  std::vector<uint64_t> rows(batchSize_), positions(batchSize_);
-  std::optional<EpochPermutation> order; // of epoch orderEpoch
-  uint64_t orderEpoch = 0;
-  for (uint64_t r = 0; r < batchSize_; ++r) {
-    uint64_t position = first + std::min(r, valid - 1); // padding repeats the last example
-    positions[r] = position;
-    if (!shuffled) {
-      rows[r] = position;
-      continue;
-    }
-    uint64_t epoch = position / examples;
-    if (!order || epoch != orderEpoch) { // a batch may span epochs
-      order.emplace(examples, seed_, epoch);
-      orderEpoch = epoch;
-    }
-    rows[r] = (*order)(position % examples);
-  }
-  if (onTeam && cpu::teamSize() > 1 && batchSize_ >= 2 * kMinRowsPerPart) {
-    fillOnTeam(rows, positions, out);
+std::shared_ptr<PrefetchStream::Build> PrefetchStream::startBuild(uint64_t number) {
+  std::shared_ptr<Build> build;
+  // A spare still held by a worker that was too late with its part is not
+  // reused: that worker may still be writing into it.
+  auto reusable = std::find_if(spareBuilds_.begin(), spareBuilds_.end(),
+                               [](const auto &b) { return b.use_count() == 1; });
+  if (reusable != spareBuilds_.end()) {
+    build = std::move(*reusable);
+    spareBuilds_.erase(reusable);
   } else {
-    prepareBatch(features_, static_cast<int64_t>(batchSize_), out);
-    source_->fill(rows, positions, out);
+    build = std::make_shared<Build>(partsPerBatch_);
   }
-  out.size = static_cast<int64_t>(batchSize_);
-  out.valid = static_cast<int64_t>(valid);
-  out.position = first + valid;
-  return true;
-}
-
-void PrefetchStream::fillOnTeam(const std::vector<uint64_t> &rows,
-                                const std::vector<uint64_t> &positions, Batch &out) const {
-  // Rows are independent (each a pure function of its example and
-  // position), so parts filled side by side and joined are the batch one
-  // fill would make.
-  const int64_t total = int64_t(rows.size());
-  const int64_t partCount = std::min<int64_t>(total / kMinRowsPerPart, 2 * cpu::teamSize());
-  const int64_t per = (total + partCount - 1) / partCount;
-  // The trainer's thread only comes here. The tasks reach its pieces through
-  // `parts` (a thread_local named inside them would be each thread's own).
-  thread_local std::vector<Batch> pieces;
-  std::vector<Batch> &parts = pieces;
-  parts.resize(size_t(partCount));
-  cpu::parallelFor(partCount, true, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t begin = p * per, end = std::min(total, begin + per);
-      const std::vector<uint64_t> partRows(rows.begin() + begin, rows.begin() + end),
-          partPositions(positions.begin() + begin, positions.begin() + end);
-      prepareBatch(features_, end - begin, parts[size_t(p)]);
-      source_->fill(partRows, partPositions, parts[size_t(p)]);
-    }
-  });
-  joinBatches(parts, out);
-}
-
-void PrefetchStream::produce(uint64_t number, std::unique_lock<std::mutex> &lock,
-                             bool onTeam) {
-  Slot slot;
-  if (!spare_.empty()) {
-    slot.batch = std::move(spare_.back());
-    spare_.pop_back();
-  }
-  lock.unlock();
-  try {
-    slot.end = !assemble(number, slot.batch, onTeam);
-  } catch (...) {
-    slot.error = std::current_exception();
-  }
-  lock.lock();
-  if (slot.end || slot.error)
+  build->reset(number);
+  if (!training_ && start_ + number * batchSize_ >= source_->size()) {
+    build->end = true;
     lastClaimed_ = true;
-  ready_.emplace(number, std::move(slot));
+  }
+  building_.emplace(number, build);
+  return build;
+}
+
+void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
+                              std::exception_ptr &error) const {
+  const Clock::time_point began = Clock::now();
+  try {
+    const uint64_t examples = source_->size();
+    const uint64_t first = start_ + build.number * batchSize_;
+    const uint64_t valid = training_ ? batchSize_ : std::min(batchSize_, examples - first);
+    const bool shuffled = training_ && source_->shufflesEpochs();
+    const uint64_t per = (batchSize_ + uint64_t(build.parts) - 1) / uint64_t(build.parts);
+    const uint64_t begin = uint64_t(p) * per, end = std::min(batchSize_, begin + per);
+    thread_local std::vector<uint64_t> rows, positions;
+    rows.resize(end - begin), positions.resize(end - begin);
+    std::optional<EpochPermutation> order; // of epoch orderEpoch
+    uint64_t orderEpoch = 0;
+    for (uint64_t r = begin; r < end; ++r) {
+      const uint64_t position = first + std::min(r, valid - 1); // padding repeats the last
+      positions[r - begin] = position;
+      if (!shuffled) {
+        rows[r - begin] = position;
+        continue;
+      }
+      const uint64_t epoch = position / examples;
+      if (!order || epoch != orderEpoch) { // a batch may span epochs
+        order.emplace(examples, seed_, epoch);
+        orderEpoch = epoch;
+      }
+      rows[r - begin] = (*order)(position % examples);
+    }
+    prepareBatch(features_, int64_t(end - begin), into);
+    source_->fill(rows, positions, into);
+    into.size = int64_t(end - begin);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           Clock::now() - began).count();
+  const int64_t mean = partNanos_.load(std::memory_order_relaxed);
+  partNanos_.store(mean == 0 ? took : (7 * mean + took) / 8, std::memory_order_relaxed);
+}
+
+bool PrefetchStream::claimAndFill(Build &build, int64_t p) {
+  int expected = kFree;
+  if (!build.state[p].compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel))
+    return false; // the trainer refilled it already
+  fillPart(build, p, build.pieces[size_t(p)], build.pieceErrors[size_t(p)]);
+  expected = kClaimed;
+  build.state[p].compare_exchange_strong(expected, kFilled, std::memory_order_acq_rel);
+  return true; // (a refill that won meanwhile is used instead: the same rows)
 }
 
 void PrefetchStream::work() {
   lowerThisThreadsPriority();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
+    std::shared_ptr<Build> build;
     changed_.wait(lock, [&] {
-      return stopping_ || (!lastClaimed_ && nextToClaim_ < nextToDeliver_ + capacity_);
+      if (stopping_)
+        return true;
+      for (auto &[number, b] : building_) // the earliest batch first
+        if (!b->end && b->cursor.load(std::memory_order_relaxed) < b->parts) {
+          build = b;
+          return true;
+        }
+      if (!lastClaimed_ && !failed_ && nextToClaim_ < nextToDeliver_ + capacity_) {
+        build = startBuild(nextToClaim_++);
+        return !build->end;
+      }
+      return false;
     });
     if (stopping_)
       return;
-    produce(nextToClaim_++, lock, /*onTeam=*/false);
-    changed_.notify_all();
+    lock.unlock();
+    for (int64_t p; (p = build->cursor.fetch_add(1)) < build->parts;) {
+      claimAndFill(*build, p);
+      lock.lock(); // the trainer may be waiting for this part
+      lock.unlock();
+      changed_.notify_all();
+    }
+    build.reset();
+    lock.lock();
   }
+}
+
+void PrefetchStream::complete(Build &build, Batch &out) {
+  // The parts nobody has claimed, on the compute team (idle while the
+  // trainer waits for its batch).
+  cpu::parallelRegion(int(build.parts), [&](int, int) {
+    for (int64_t p; (p = build.cursor.fetch_add(1)) < build.parts;)
+      claimAndFill(build, p);
+  });
+  // Parts a worker is filling: a short grace, then fill them here as well.
+  if (!build.allDone()) {
+    const int64_t grace = std::max<int64_t>(50'000, 3 * partNanos_.load());
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_until(lock, Clock::now() + std::chrono::nanoseconds(grace),
+                        [&] { return build.allDone(); });
+  }
+  std::vector<int64_t> late;
+  for (int64_t p = 0; p < build.parts; ++p)
+    if (!build.done(p))
+      late.push_back(p);
+  if (!late.empty()) {
+    cpu::parallelFor(int64_t(late.size()), true, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const size_t p = size_t(late[size_t(i)]);
+        fillPart(build, int64_t(p), build.refills[p], build.refillErrors[p]);
+        int s = build.state[p].load(std::memory_order_acquire);
+        while (s < kFilled &&
+               !build.state[p].compare_exchange_weak(s, kRefilled, std::memory_order_acq_rel)) {
+        }
+      }
+    });
+    refilled_.fetch_add(late.size(), std::memory_order_relaxed);
+  }
+
+  std::vector<const Batch *> chosen(size_t(build.parts));
+  for (int64_t p = 0; p < build.parts; ++p) {
+    const bool refill = build.state[p].load(std::memory_order_acquire) == kRefilled;
+    const std::exception_ptr &error =
+        refill ? build.refillErrors[size_t(p)] : build.pieceErrors[size_t(p)];
+    if (error)
+      std::rethrow_exception(error); // the first part's in row order
+    chosen[size_t(p)] = refill ? &build.refills[size_t(p)] : &build.pieces[size_t(p)];
+  }
+  if (build.parts == 1 && chosen[0] == &build.pieces[0])
+    std::swap(out, build.pieces[0]);
+  else
+    joinBatches(chosen, out);
 }
 
 bool PrefetchStream::next(Batch &out) {
   std::unique_lock<std::mutex> lock(mutex_);
-  // No worker has started the batch the trainer needs: build it here, at the
-  // trainer's priority, rather than wait for a low-priority worker.
-  if (!ready_.count(nextToDeliver_) && nextToClaim_ == nextToDeliver_ && !lastClaimed_) {
-    produce(nextToClaim_++, lock, /*onTeam=*/true);
-    changed_.notify_all();
-  }
-  changed_.wait(lock, [&] { return ready_.count(nextToDeliver_) != 0; });
-  Slot &slot = ready_.at(nextToDeliver_);
-  if (slot.error)
-    std::rethrow_exception(slot.error); // kept: later calls fail the same way
-  if (slot.end)
+  if (failed_)
+    std::rethrow_exception(failed_);
+  if (ended_)
     return false;
-  std::swap(out, slot.batch);
-  spare_.push_back(std::move(slot.batch)); // the caller's previous batch, for reuse
-  ready_.erase(nextToDeliver_);
+  std::shared_ptr<Build> build;
+  if (auto it = building_.find(nextToDeliver_); it != building_.end())
+    build = it->second;
+  else
+    build = startBuild(nextToClaim_++); // no worker has started it
+  lock.unlock();
+
+  const uint64_t first = start_ + build->number * batchSize_;
+  try {
+    if (!build->end)
+      complete(*build, out);
+  } catch (...) {
+    lock.lock();
+    failed_ = std::current_exception();
+    lastClaimed_ = true;
+    throw;
+  }
+  lock.lock();
+  building_.erase(build->number);
+  if (build->end) {
+    ended_ = true;
+    return false;
+  }
+  out.size = int64_t(batchSize_);
+  out.valid = int64_t(training_ ? batchSize_ : std::min(batchSize_, source_->size() - first));
+  out.position = first + uint64_t(out.valid);
+  spareBuilds_.push_back(std::move(build));
   ++nextToDeliver_;
   lock.unlock();
   changed_.notify_all();

@@ -5,12 +5,17 @@
 // position q is example perm_e(q mod N) of epoch e = q / N (or q itself for
 // generated data); in evaluation it is example q, and the stream ends at N
 // with the last batch padded by repeating its last example. A batch is thus a
-// pure function of its number, so worker threads build batches
-// independently, up to max(prefetch, threads) ahead of the consumer, and
-// next() hands
-// them out in order: the batches do not depend on the thread count. The
-// workers run at a lower priority than the trainer and the trainer builds a
-// batch itself when no worker has started it (PrefetchStream.cpp says why).
+// pure function of its number, and so is every part of it: a batch is filled
+// in parts of consecutive rows that any thread may fill and that are joined in
+// order, so the batches do not depend on the thread count or on who filled
+// which part.
+//
+// Worker threads claim parts up to max(prefetch, threads) batches ahead of
+// the consumer, below the trainer's priority. The trainer never waits long for
+// a worker: next() fills the batch's unclaimed parts itself on the CPU team,
+// waits a short grace for parts a worker is filling, and then fills those
+// again itself (a worker starved by other processes on the machine must not
+// stall training; PrefetchStream.cpp says why the workers run that low).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +24,7 @@
 
 #include "ExampleSource.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -38,40 +44,48 @@ public:
   const DataStats &stats() const override { return source_->stats(); }
   const std::vector<std::string> *vocabulary() const override { return source_->vocabulary(); }
 
+  /// How many parts the trainer has filled again because the worker that
+  /// claimed them had not finished within the grace (for tests and logs).
+  uint64_t partsRefilled() const { return refilled_.load(std::memory_order_relaxed); }
+
 private:
-  /// Builds batch `number`; false when it lies past the end (evaluation).
-  /// `onTeam`: the rows are filled in parts on the CPU compute team (the
-  /// trainer's thread only: the team is idle while it waits for the batch).
-  bool assemble(uint64_t number, Batch &out, bool onTeam) const;
-  void fillOnTeam(const std::vector<uint64_t> &rows, const std::vector<uint64_t> &positions,
-                  Batch &out) const;
-  /// Builds batch `number` (already claimed) with `lock` released, then
-  /// files it under `lock`.
-  void produce(uint64_t number, std::unique_lock<std::mutex> &lock, bool onTeam);
-  /// Rows per part of a batch filled on the team: enough to pay for a task.
-  static constexpr int64_t kMinRowsPerPart = 64;
+  /// One batch in the making: its rows in parts, each part filled once into
+  /// `pieces` by whoever claimed it, or again into `refills` by the trainer.
+  struct Build;
+  enum PartState : int { kFree, kClaimed, kFilled, kRefilled };
+
+  /// A new Build of batch `number` (mutex held; cheap: no rows yet).
+  std::shared_ptr<Build> startBuild(uint64_t number);
+  /// Fills part `p` of `build` into `into`, recording an error in `error`.
+  void fillPart(const Build &build, int64_t p, Batch &into, std::exception_ptr &error) const;
+  /// Claims (free -> claimed) and fills part `p`; false if it was taken.
+  bool claimAndFill(Build &build, int64_t p);
   /// A worker thread: runs below the trainer's priority (PrefetchStream.cpp).
   void work();
+  /// The trainer's side of next(): completes `build` and joins it into `out`.
+  void complete(Build &build, Batch &out);
 
-  struct Slot {
-    Batch batch;
-    bool end = false;
-    std::exception_ptr error;
-  };
+  /// Rows per part: enough to pay for claiming a task.
+  static constexpr int64_t kMinRowsPerPart = 64;
 
   std::shared_ptr<const ExampleSource> source_;
   std::vector<FeatureSpec> features_;
   uint64_t batchSize_, seed_, start_;
   bool training_;
   uint64_t capacity_;
+  int64_t partsPerBatch_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
   uint64_t nextToClaim_ = 0, nextToDeliver_ = 0;
   bool stopping_ = false;
-  bool lastClaimed_ = false;  ///< a batch came back past the end or failed
-  std::map<uint64_t, Slot> ready_;
-  std::vector<Batch> spare_;  ///< batches handed back by next(), reused
+  bool lastClaimed_ = false;  ///< a batch lies past the end: claim no more
+  std::exception_ptr failed_; ///< kept: later calls fail the same way
+  bool ended_ = false;
+  std::map<uint64_t, std::shared_ptr<Build>> building_;
+  std::vector<std::shared_ptr<Build>> spareBuilds_; ///< reused for their buffers
+  mutable std::atomic<int64_t> partNanos_{0};      ///< running mean fill time of a part
+  std::atomic<uint64_t> refilled_{0};
   std::vector<std::thread> workers_;
 };
 

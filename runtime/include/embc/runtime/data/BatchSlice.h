@@ -30,6 +30,8 @@ void splitBatch(const Batch &batch, int64_t parts, std::vector<Batch> &out);
 /// the sum of the sizes; `valid` and `position` are left to the caller.
 /// Reuses `out`'s storage.
 void joinBatches(const std::vector<Batch> &parts, Batch &out);
+/// The same, for parts held elsewhere (in order).
+void joinBatches(const std::vector<const Batch *> &parts, Batch &out);
 
 } // namespace embc::runtime::data
 
