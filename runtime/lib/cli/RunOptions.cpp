@@ -52,6 +52,19 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   app.add_option("--data", data,
                  "Training data: synthetic (default), criteo:PATH, "
                  "movielens:PATH, text:PATH");
+  auto *windowOpt =
+      app.add_option("--text-window", o.textWindow,
+                     "Text data: the largest skip-gram window each side of a word")
+          ->check(CLI::Range(1, 65535));
+  auto *minCountOpt =
+      app.add_option("--text-min-count", o.textMinCount,
+                     "Text data: words seen fewer times leave the vocabulary")
+          ->check(CLI::PositiveNumber);
+  auto *sampleOpt =
+      app.add_option("--text-sample", o.textSample,
+                     "Text data: frequent-word subsampling threshold, as word2vec's "
+                     "-sample (1e-3 to 1e-5; 0: off)")
+          ->check(CLI::Range(0.0, 0.999999));
   auto *evalOpt =
       app.add_option("--eval", eval, "Evaluation data, KIND:PATH as --data");
   app.add_option("--eval-every", o.evalEvery, "Evaluate every N steps")
@@ -122,6 +135,12 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   if (!data.empty())
     if (auto err = parseDataSource(data, o.data))
       return {std::nullopt, "embrun: error: --data: " + *err + "\n", 2};
+  const bool textOption = windowOpt->count() || minCountOpt->count() || sampleOpt->count();
+  if (textOption && o.data.kind != "text")
+    return {std::nullopt,
+            "embrun: error: --text-window, --text-min-count and --text-sample apply to "
+            "text data (--data text:PATH), not to " + o.data.kind + "\n",
+            2};
   if (!eval.empty()) {
     DataSource source;
     if (auto err = parseDataSource(eval, source))

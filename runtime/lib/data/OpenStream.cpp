@@ -84,9 +84,15 @@ void checkOptions(const StreamOptions &options) {
   if (options.evalExamples < 0)
     throw DataError("data: evalExamples must be 0 (16 batches) or more, got " +
                     std::to_string(options.evalExamples));
-  if (options.textWindow < 1)
-    throw DataError("data: the text window must be at least 1, got " +
+  if (options.textWindow < 1 || options.textWindow > 65535)
+    throw DataError("data: the text window must be in [1, 65535], got " +
                     std::to_string(options.textWindow));
+  if (options.textMinCount < 1)
+    throw DataError("data: the text minimum count must be at least 1, got " +
+                    std::to_string(options.textMinCount));
+  if (!(options.textSample >= 0 && options.textSample < 1))
+    throw DataError("data: the text subsampling threshold must be in [0, 1), got " +
+                    std::to_string(options.textSample));
   if (options.kind != "synthetic" && options.path.empty())
     throw DataError("data: kind '" + options.kind + "' needs a file path");
 }

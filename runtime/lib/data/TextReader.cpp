@@ -4,15 +4,20 @@
 // (sentences: windows never cross a line end, as in word2vec) and counts the
 // words. The vocabulary is the words by descending count, ties by first
 // appearance, capped at the smallest nonzero `vocab` of the features that read
-// `center`, `context` or `negatives`; words outside it are dropped from the
-// text before windows are drawn (word2vec does the same with rare words).
-// There is no min-count and no frequent-word subsampling.
+// `center`, `context` or `negatives`, less the words seen fewer than
+// `textMinCount` times; words outside it are dropped from the text before
+// windows are drawn (word2vec does the same with rare words). With
+// `textSample` s > 0, frequent words are subsampled as in word2vec: an
+// occurrence of a word of frequency f (its share of the in-vocabulary words)
+// stays with probability (sqrt(f / s) + 1) s / f, drawn from (seed, its
+// place in the file) once for the run (word2vec draws again every epoch).
 //
 // Examples are (centre, context) pairs: centre word i sees the words up to
 // b_i places away on each side within its line, b_i in [1, window] drawn from
 // (seed, i), word2vec's shrinking window. The pairs are fixed for a seed and
-// numbered centre by centre; an example index finds its centre by binary
-// search in the running pair counts, so nothing per pair is stored.
+// numbered centre by centre; an example index finds its centre in the
+// running pair counts, between the centres of its block of 64 pairs, so a
+// pair costs a few cache lines and nothing per pair is stored.
 //
 // Negatives: `count` ids from unigram^power over the vocabulary (an alias
 // table), keyed by (seed, stream position, slot), so every epoch draws new
@@ -36,7 +41,9 @@ using namespace embc::runtime::data;
 
 namespace {
 
-enum Tag : uint64_t { kWindowTag = 101, kNegativeTag };
+enum Tag : uint64_t { kWindowTag = 101, kNegativeTag, kSubsampleTag };
+/// Pairs per block of the pair index (TextSource::pairAt).
+constexpr int kPairBlockBits = 6;
 constexpr int kNegativeAttempts = 8;
 
 bool isSpace(char c) {
@@ -89,7 +96,8 @@ void splitWords(std::string_view text, WordChunk &chunk) {
 class TextSource final : public ExampleSource {
 public:
   TextSource(const StreamOptions &options, const std::vector<FeatureSpec> &features)
-      : seed_(options.seed), window_(options.textWindow) {
+      : seed_(options.seed), window_(options.textWindow), minCount_(options.textMinCount),
+        sample_(options.textSample) {
     int64_t vocabCap = bind(options.path, features);
     read(options, vocabCap);
     countPairs();
@@ -214,6 +222,11 @@ private:
                                               : a.second.first < b.second.first;
     });
     size_t vocabSize = vocabCap > 0 ? std::min<size_t>(ranked.size(), vocabCap) : ranked.size();
+    while (vocabSize > 0 && ranked[vocabSize - 1].second.count < uint64_t(minCount_))
+      --vocabSize; // ranked by count: the rare words are last
+    if (vocabSize == 0)
+      throw DataError(path + ": no word occurs at least " + std::to_string(minCount_) +
+                      " times (the text minimum count)");
     std::unordered_map<std::string_view, uint32_t> ids;
     ids.reserve(vocabSize);
     std::vector<uint64_t> wordCounts;
@@ -234,17 +247,33 @@ private:
         mapped[c].push_back(it == ids.end() ? -1 : static_cast<int64_t>(it->second));
       }
     });
-    uint64_t dropped = 0;
+    // The keep probability of each word, for subsampling (1: keep all).
+    std::vector<double> keep;
+    if (sample_ > 0) {
+      uint64_t inVocabulary = 0;
+      for (uint64_t c : wordCounts_)
+        inVocabulary += c;
+      for (uint64_t c : wordCounts_) {
+        const double f = double(c) / double(inVocabulary);
+        keep.push_back(std::min(1.0, (std::sqrt(f / sample_) + 1) * sample_ / f));
+      }
+    }
+    uint64_t dropped = 0, subsampled = 0, place = 0;
     bool lineStartPending = false;
     lineStarts_.push_back(0);
     for (size_t c = 0; c < chunks.size(); ++c) {
       const std::vector<size_t> &starts = chunks[c].lineStarts;
       size_t next = 0;
-      for (size_t i = 0; i < mapped[c].size(); ++i) {
+      for (size_t i = 0; i < mapped[c].size(); ++i, ++place) {
         for (; next < starts.size() && starts[next] == i; ++next)
           lineStartPending = true;
         if (mapped[c][i] < 0) {
           ++dropped;
+          continue;
+        }
+        if (!keep.empty() && keep[size_t(mapped[c][i])] < 1 &&
+            uniform01(hashOf(seed_, kSubsampleTag, place)) >= keep[size_t(mapped[c][i])]) {
+          ++subsampled;
           continue;
         }
         if (lineStartPending && !tokens_.empty() && lineStarts_.back() != tokens_.size())
@@ -259,19 +288,17 @@ private:
                          std::to_string(ranked.size()) + " distinct, vocabulary " +
                          std::to_string(vocabSize) +
                          (vocabCap > 0 ? " (capped at " + std::to_string(vocabCap) + ")" : "") +
-                         ", " + std::to_string(dropped) + " out-of-vocabulary words dropped";
+                         (minCount_ > 1 ? ", min count " + std::to_string(minCount_) : "") +
+                         ", " + std::to_string(dropped) + " out-of-vocabulary words dropped" +
+                         (sample_ > 0 ? ", " + std::to_string(subsampled) +
+                                            " subsampled away (sample " +
+                                            std::to_string(sample_) + ")"
+                                      : "");
   }
 
   /// The window of centre i: b in [1, window_].
   uint64_t windowOf(uint64_t center) const {
     return 1 + hashOf(seed_, kWindowTag, center) % static_cast<uint64_t>(window_);
-  }
-
-  /// [begin, end) of the line holding token i.
-  std::pair<uint64_t, uint64_t> lineOf(uint64_t i) const {
-    auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), i);
-    uint64_t end = it == lineStarts_.end() ? tokens_.size() : *it;
-    return {*(it - 1), end};
   }
 
   /// First context position of centre i (its window clipped to its line).
@@ -282,6 +309,7 @@ private:
 
   void countPairs() {
     pairOffsets_.assign(tokens_.size() + 1, 0);
+    contextsBefore_.assign(tokens_.size(), 0);
     for (size_t line = 0; line < lineStarts_.size(); ++line) {
       uint64_t begin = lineStarts_[line];
       uint64_t end = line + 1 < lineStarts_.size() ? lineStarts_[line + 1] : tokens_.size();
@@ -290,15 +318,34 @@ private:
         uint64_t lo = firstContext(i, begin);
         uint64_t hi = std::min(end - 1, i + b);
         pairOffsets_[i + 1] = pairOffsets_[i] + (hi - lo);
+        contextsBefore_[i] = static_cast<uint16_t>(i - lo); // <= window <= 65535
       }
+    }
+    // blockCentre_[j]: the centre of pair j * 2^kPairBlockBits.
+    const uint64_t pairs = pairOffsets_.back();
+    blockCentre_.resize(size_t((pairs >> kPairBlockBits) + 1));
+    uint64_t i = 0;
+    for (uint64_t j = 0; j < blockCentre_.size(); ++j) {
+      const uint64_t k = j << kPairBlockBits;
+      while (i + 1 < pairOffsets_.size() && pairOffsets_[i + 1] <= k)
+        ++i;
+      blockCentre_[size_t(j)] = i;
     }
   }
 
-  /// The centre and context word ids of pair `k`.
+  /// The centre and context word ids of pair `k` (< the pair count): its
+  /// centre i has pairOffsets_[i] <= k < pairOffsets_[i + 1], and lies
+  /// between the centres of k's block and the next block's.
   void pairAt(uint64_t k, uint32_t &center, uint32_t &context) const {
-    uint64_t i = std::upper_bound(pairOffsets_.begin(), pairOffsets_.end(), k) -
-                 pairOffsets_.begin() - 1;
-    uint64_t position = firstContext(i, lineOf(i).first) + (k - pairOffsets_[i]);
+    const uint64_t block = k >> kPairBlockBits;
+    const uint64_t lo = blockCentre_[size_t(block)];
+    const uint64_t hi =
+        block + 1 < blockCentre_.size() ? blockCentre_[size_t(block + 1)] + 1 : tokens_.size();
+    const uint64_t i =
+        uint64_t(std::upper_bound(pairOffsets_.begin() + int64_t(lo) + 1,
+                                  pairOffsets_.begin() + int64_t(hi) + 1, k) -
+                 pairOffsets_.begin()) - 1;
+    uint64_t position = i - contextsBefore_[i] + (k - pairOffsets_[i]);
     if (position >= i)
       ++position; // skip the centre itself
     center = tokens_[i];
@@ -325,12 +372,16 @@ private:
 
   uint64_t seed_;
   int window_;
+  int64_t minCount_;
+  double sample_;
   std::vector<TextBinding> bindings_;
   std::vector<std::string> words_;      ///< id -> word
   std::vector<uint64_t> wordCounts_;    ///< id -> occurrences
   std::vector<uint32_t> tokens_;        ///< the in-vocabulary text, as ids
   std::vector<uint64_t> lineStarts_;    ///< first token of each line, ascending, [0] = 0
   std::vector<uint64_t> pairOffsets_;   ///< pairs of the centres before i; tokens + 1 entries
+  std::vector<uint16_t> contextsBefore_; ///< i - centre i's first context
+  std::vector<uint64_t> blockCentre_;   ///< the centre of pair j << kPairBlockBits
   std::vector<AliasTable> negativeTables_; ///< one per distinct power
   DataStats stats_;
 };

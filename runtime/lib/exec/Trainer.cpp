@@ -362,6 +362,9 @@ private:
     s.onBadData = options_.onBadData == "skip" ? data::BadDataPolicy::Skip
                                                : data::BadDataPolicy::Fail;
     s.threads = options_.threads;
+    s.textWindow = options_.textWindow;
+    s.textMinCount = options_.textMinCount;
+    s.textSample = options_.textSample;
     return s;
   }
   void resume();

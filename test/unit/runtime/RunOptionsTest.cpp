@@ -50,6 +50,22 @@ TEST(RunOptions, RejectsBadValues) {
   EXPECT_FALSE(parseRunOptions({}).options) << "the plan is required";
 }
 
+TEST(RunOptions, TextFlagsNeedTextData) {
+  ParseResult r = parseRunOptions({"m.plan", "--data", "text:c.txt", "--text-window", "8",
+                                   "--text-min-count", "5", "--text-sample", "1e-4"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->textWindow, 8);
+  EXPECT_EQ(r.options->textMinCount, 5);
+  EXPECT_DOUBLE_EQ(r.options->textSample, 1e-4);
+  ParseResult criteo = parseRunOptions({"m.plan", "--data", "criteo:t.tsv", "--text-sample", "1e-3"});
+  EXPECT_FALSE(criteo.options);
+  EXPECT_EQ(criteo.message, "embrun: error: --text-window, --text-min-count and --text-sample "
+                            "apply to text data (--data text:PATH), not to criteo\n");
+  EXPECT_FALSE(parseRunOptions({"m.plan", "--data", "text:c", "--text-sample", "1"}).options);
+  EXPECT_FALSE(parseRunOptions({"m.plan", "--data", "text:c", "--text-window", "0"}).options);
+  EXPECT_FALSE(parseRunOptions({"m.plan", "--data", "text:c", "--text-min-count", "0"}).options);
+}
+
 TEST(RunOptions, HelpAndVersionExitZero) {
   ParseResult help = parseRunOptions({"--help"});
   EXPECT_FALSE(help.options);

@@ -28,6 +28,11 @@ struct RunOptions {
   std::optional<int64_t> epochs;
   DataSource data;
   std::optional<DataSource> eval;
+  /// Text data (training and evaluation): the window, word2vec's min_count
+  /// and its frequent-word subsampling threshold (0: off).
+  int textWindow = 5;
+  int64_t textMinCount = 1;
+  double textSample = 0;
   int64_t evalEvery = 0;
   int64_t reportEvery = 0; ///< 0: about 20 reports per run
   int64_t saveEvery = 0;   ///< 0: checkpoint only at the end

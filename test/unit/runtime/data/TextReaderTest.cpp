@@ -178,3 +178,106 @@ TEST(TextReader, RefusesTextWithoutPairsAndBadBindings) {
             "feature 'negatives' is sparse but column 'negatives' of " + where +
                 " is negatives (sampled ids) (columns: center, context, negatives)");
 }
+
+TEST(TextReader, EveryPairIsFoundInLongTexts) {
+  // 3000 distinct words (id = position) over lines of 1 to 17 words, one-word
+  // lines giving centres without pairs: pair k of the evaluation pass must be
+  // the k-th pair of the centre-by-centre enumeration (the pair index looks
+  // centres up by blocks of 64 pairs), for windows up to 5 and up to 40.
+  std::string text;
+  std::vector<std::pair<int64_t, int64_t>> lines; // [begin, end) in words
+  for (int64_t word = 0, length = 1; word < 3000; length = length % 17 + 1) {
+    const int64_t end = std::min<int64_t>(3000, word + length);
+    lines.emplace_back(word, end);
+    for (; word < end; ++word)
+      text += "w" + std::to_string(word) + " ";
+    text += "\n";
+  }
+  TempFile file(text);
+  for (int window : {5, 40}) {
+    StreamOptions options = streamOptions("text", file.path(), 100, false);
+    options.textWindow = window;
+    auto stream = openStream(options, skipGramFeatures());
+    auto pairs = allPairs(*stream);
+    ASSERT_EQ(pairs.size(), stream->examplesPerEpoch());
+    size_t k = 0;
+    for (auto [begin, end] : lines)
+      for (int64_t center = begin; center < end; ++center) {
+        // The window b of this centre: the largest distance it reaches.
+        int64_t b = 0;
+        for (size_t j = k; j < pairs.size() && pairs[j].first == center; ++j)
+          b = std::max(b, std::abs(pairs[j].second - center));
+        if (end - begin == 1) {
+          EXPECT_EQ(b, 0) << "a one-word line has no pairs";
+          continue;
+        }
+        ASSERT_GE(b, 1) << "centre " << center;
+        ASSERT_LE(b, window);
+        for (int64_t context = std::max(begin, center - b);
+             context <= std::min(end - 1, center + b); ++context)
+          if (context != center) {
+            ASSERT_LT(k, pairs.size());
+            ASSERT_EQ(pairs[k], std::make_pair(center, context)) << "pair " << k;
+            ++k;
+          }
+      }
+    EXPECT_EQ(k, pairs.size()) << "window " << window;
+  }
+}
+
+TEST(TextReader, MinCountDropsRareWords) {
+  TempFile file("a b a c a b d\nb a e a\n");
+  StreamOptions options = streamOptions("text", file.path(), 8, false);
+  options.textMinCount = 2;
+  auto stream = openStream(options, skipGramFeatures());
+  EXPECT_EQ(*stream->vocabulary(), (std::vector<std::string>{"a", "b"}));
+  for (auto [center, context] : allPairs(*stream)) {
+    EXPECT_LT(center, 2);
+    EXPECT_LT(context, 2);
+  }
+  EXPECT_NE(stream->stats().description.find("min count 2, 3 out-of-vocabulary words dropped"),
+            std::string::npos)
+      << stream->stats().description;
+  options.textMinCount = 6;
+  EXPECT_EQ(dataErrorOf([&] { openStream(options, skipGramFeatures()); }),
+            file.path() + ": no word occurs at least 6 times (the text minimum count)");
+  options.textMinCount = 0;
+  EXPECT_EQ(dataErrorOf([&] { openStream(options, skipGramFeatures()); }),
+            "data: the text minimum count must be at least 1, got 0");
+}
+
+TEST(TextReader, SubsamplingThinsFrequentWordsOnly) {
+  // "the" is half of the 4000 words; the 2000 others occur once each. With
+  // sample 1e-3, an occurrence of "the" stays with probability
+  // (sqrt(0.5 / 1e-3) + 1) * 1e-3 / 0.5 = 0.0467, the rare words always.
+  std::string text;
+  for (int i = 0; i < 2000; ++i)
+    text += "the r" + std::to_string(i) + " ";
+  TempFile file(text + "\n");
+  auto centres = [&](uint64_t seed, double sample) {
+    StreamOptions options = streamOptions("text", file.path(), 64, false, seed);
+    options.textSample = sample;
+    auto stream = openStream(options, skipGramFeatures());
+    // Evaluation pairs come centre by centre: count each centre's run once
+    // (two kept "the" in a row would merge, but they are rare).
+    std::map<int64_t, int> runs;
+    int64_t previous = -1;
+    for (auto [center, context] : allPairs(*stream)) {
+      if (center != previous)
+        ++runs[center == 0 ? 0 : 1];
+      previous = center;
+    }
+    return std::make_pair(runs[0], runs[1]);
+  };
+  auto [theKept, rareKept] = centres(7, 1e-3);
+  EXPECT_EQ(rareKept, 2000);
+  EXPECT_GT(theKept, 93 - 40); // mean 93.4, sd 9.4
+  EXPECT_LT(theKept, 93 + 40);
+  EXPECT_EQ(centres(7, 1e-3), std::make_pair(theKept, rareKept)) << "same seed, same subsample";
+  EXPECT_EQ(centres(7, 0), std::make_pair(2000, 2000)) << "0: no subsampling";
+
+  StreamOptions bad = streamOptions("text", file.path(), 64, false);
+  bad.textSample = -0.1;
+  EXPECT_EQ(dataErrorOf([&] { openStream(bad, skipGramFeatures()); }),
+            "data: the text subsampling threshold must be in [0, 1), got -0.100000");
+}

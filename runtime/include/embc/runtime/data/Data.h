@@ -115,6 +115,10 @@ struct StreamOptions {
   int64_t evalExamples = 0;
   /// Text: the largest skip-gram window on each side of the centre word.
   int textWindow = 5;
+  /// Text: words seen fewer times leave the vocabulary (word2vec's min_count).
+  int64_t textMinCount = 1;
+  /// Text: frequent-word subsampling threshold (word2vec's -sample; 0: off).
+  double textSample = 0;
 };
 
 /// Batches of one data source. next() is called from one thread.
