@@ -154,7 +154,8 @@ TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t batchSize, OptimizerAttr denseOptimizer,
                      Precision precision, Real gradClipNorm,
                      int64_t gradAccumulation, int64_t warmupSteps,
-                     LrSchedule lrSchedule, int64_t decaySteps, int64_t seed) {
+                     LrSchedule lrSchedule, int64_t decaySteps, int64_t seed,
+                     EmbeddingUpdates embeddingUpdates) {
   if (batchSize <= 0)
     return emitError() << "'batch_size' must be positive, got " << batchSize;
   if (!denseOptimizer)

@@ -162,6 +162,9 @@ bool allowedIn(FusionKind kind, Operation *op) {
     return isa<SliceOp, InteractionGradOp, AddOp>(op);
   case FusionKind::embedding_update:
     return isa<LookupGradOp, AccumulateRowsOp, CoalesceRowsOp, UpdateOp>(op);
+  case FusionKind::skipgram:
+    return isa<LookupOp, GatherOp, DotOp, LossOp, LossGradOp, DotGradOp, AddOp, LookupGradOp,
+               AccumulateRowsOp, CoalesceRowsOp, UpdateOp>(op);
   }
   return false;
 }

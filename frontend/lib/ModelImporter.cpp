@@ -98,7 +98,7 @@ private:
         symbolizeOrDie(symbolizePrecision(t.precision)), Real{t.gradClipNorm},
         t.gradAccumulation, t.warmupSteps,
         symbolizeOrDie(symbolizeLrSchedule(t.lrSchedule)), t.decaySteps,
-        t.seed);
+        t.seed, symbolizeOrDie(symbolizeEmbeddingUpdates(t.embeddingUpdates)));
   }
 
   PlanAttr planAttr() {

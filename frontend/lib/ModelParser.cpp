@@ -405,7 +405,8 @@ Layer readLayer(const JsonNode &node) {
 Training readTraining(const JsonNode &node) {
   node.expectObject("'training'", {"batch_size", "precision", "grad_clip_norm",
                                    "grad_accumulation", "warmup_steps",
-                                   "lr_schedule", "decay_steps", "seed"});
+                                   "lr_schedule", "decay_steps", "seed",
+                                   "embedding_updates"});
   Training t;
   t.batchSize = node.getInt("batch_size", 1, kMaxBatch);
   t.precision = node.getEnum("precision", {"fp32", "bf16", "fp16"}, "fp32");
@@ -421,6 +422,8 @@ Training readTraining(const JsonNode &node) {
     node.failAt("lr_schedule", "'lr_schedule' '" + t.lrSchedule +
                                    "' needs 'decay_steps' > 0");
   t.seed = node.getInt("seed", 0, INT64_MAX, 0);
+  t.embeddingUpdates =
+      node.getEnum("embedding_updates", {"batch", "per_example", "hogwild"}, "batch");
   return t;
 }
 

@@ -6,7 +6,8 @@
 // reordering anything it depends on: at its last op (when nothing outside
 // uses its values earlier) or at its first (when all it reads exists by
 // then). The embedding_update group also moves its table's coalesce and
-// update from @update into the step.
+// update from @update into the step. A skip-gram model trained with
+// per-example updates becomes one `skipgram` group (the whole step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,9 @@ private:
   void lookups(Block *block);
   void embeddingUpdates(ModuleOp module, Block *block, func::FuncOp update);
   void elementwiseChains(Block *block);
+  /// The skipgram group; false (after an error) when the model asks for
+  /// per-example updates that its step cannot have.
+  bool skipgram(ModuleOp module, Block *block, func::FuncOp update, bool &formed);
 };
 
 /// activation_grad(dy, z) -> activation_grad(dy, f(z)) from_output, so the
@@ -386,6 +390,104 @@ void FusePass::elementwiseChains(Block *block) {
   }
 }
 
+/// With embedding_updates = per_example or hogwild: the whole step of a
+/// skip-gram model as one group. The step must be exactly that model: a
+/// neg_sampling loss of dot(centre, context) and dot(centre, negatives),
+/// the centre and context sum-pooled lookups of unhashed ids, the negatives
+/// a gather, the autodiff's backward of these, and one update of the table
+/// (or table batch) holding all three tables, with nothing else to train.
+bool FusePass::skipgram(ModuleOp module, Block *block, func::FuncOp update, bool &formed) {
+  formed = false;
+  auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
+  if (!training || training.getEmbeddingUpdates() == EmbeddingUpdates::batch)
+    return true;
+  const std::string mode = stringifyEmbeddingUpdates(training.getEmbeddingUpdates()).str();
+  auto refuse = [&](Location loc, const Twine &why) {
+    emitError(loc) << "embedding_updates = " << mode
+                   << " needs a skip-gram step (a neg_sampling loss of dot(centre, context) and "
+                      "dot(centre, negatives) and nothing else to train): "
+                   << why;
+    return false;
+  };
+  if (training.getGradAccumulation() != 1 || training.getGradClipNorm() != 0.0 ||
+      training.getPrecision() != Precision::fp32)
+    return refuse(module.getLoc(), "per-example updates take no gradient accumulation, "
+                                   "clipping or 16-bit compute");
+  if (auto step = block->getParentOp(); step && step->hasAttr(pipeline::kMicroBatchesAttrName))
+    return refuse(module.getLoc(), "per-example updates take no micro-batches");
+
+  SmallVector<LossOp> losses(block->getOps<LossOp>());
+  if (losses.size() != 1 || losses.front().getKind() != LossKind::neg_sampling)
+    return refuse(module.getLoc(), "the step's loss is not one neg_sampling loss");
+  LossOp loss = losses.front();
+  auto pos = loss.getInput().getDefiningOp<DotOp>();
+  auto neg = loss.getTarget().getDefiningOp<DotOp>();
+  if (!pos || !neg || pos.getLhs() != neg.getLhs())
+    return refuse(loss.getLoc(), "its scores are not dots of one centre vector");
+  auto center = pos.getLhs().getDefiningOp<LookupOp>();
+  auto context = pos.getRhs().getDefiningOp<LookupOp>();
+  auto negatives = neg.getRhs().getDefiningOp<GatherOp>();
+  if (!center || !context || !negatives)
+    return refuse(pos.getLoc(), "the centre and context are not lookups, or the negatives "
+                                "not a gather");
+  for (LookupOp lookup : {center, context})
+    if (lookup.getPooling() != Pooling::sum || lookup.getWeights() ||
+        !isa<BlockArgument>(lookup.getIds()) || !isa<BlockArgument>(lookup.getOffsets()))
+      return refuse(lookup.getLoc(), "its lookups must be sum-pooled, unweighted and of the "
+                                     "step's own ids (no hashing)");
+  if (!isa<BlockArgument>(negatives.getIds()))
+    return refuse(negatives.getLoc(), "the negatives must be the step's own ids");
+
+  SymbolTableCollection symbols;
+  for (FlatSymbolRefAttr table :
+       {center.getTableAttr(), context.getTableAttr(), negatives.getTableAttr()}) {
+    auto op = symbols.lookupNearestSymbolFrom<TableOp>(module, table);
+    if (!op || op.getStorage() != StorageType::f32 || op.getSharding() != Sharding::none)
+      return refuse(module.getLoc(), "table '" + table.getValue() +
+                                         "' must be f32 and unsharded (not quantised)");
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : block->without_terminator()) {
+    if (!isa<LookupOp, GatherOp, DotOp, LossOp, LossGradOp, DotGradOp, AddOp, LookupGradOp,
+             AccumulateRowsOp>(op))
+      return refuse(op.getLoc(), "the step also runs '" + op.getName().getStringRef() + "'");
+    ops.push_back(&op);
+  }
+  // @update: the tables' coalesce and step only, one target for all three.
+  SmallVector<Operation *> updates;
+  for (Operation &op : update.getBody().front().without_terminator()) {
+    if (!isa<CoalesceRowsOp, UpdateOp>(op))
+      return refuse(op.getLoc(), "the update also runs '" + op.getName().getStringRef() + "'");
+    updates.push_back(&op);
+  }
+  SmallVector<UpdateOp> steps(update.getOps<UpdateOp>());
+  if (steps.size() != 1 || steps.front().getScale())
+    return refuse(module.getLoc(),
+                  "its tables must take one unscaled update: pack them into one table batch "
+                  "(-emb-pack-params does when they share dim, storage and optimizer)");
+  Operation *target = symbols.lookupNearestSymbolFrom(module, steps.front().getTargetAttr());
+  SmallVector<Attribute> members;
+  if (isa_and_nonnull<TableOp>(target))
+    members.push_back(steps.front().getTargetAttr());
+  else if (auto batch = dyn_cast_or_null<TableBatchOp>(target))
+    members.append(batch.getMembers().begin(), batch.getMembers().end());
+  for (FlatSymbolRefAttr table :
+       {center.getTableAttr(), context.getTableAttr(), negatives.getTableAttr()})
+    if (!llvm::is_contained(members, table))
+      return refuse(module.getLoc(), "table '" + table.getValue() +
+                                         "' is not in the one table (batch) the update steps");
+  for (Operation *op : updates)
+    op->moveBefore(block->getTerminator());
+  ops.append(updates.begin(), updates.end());
+  FusedOp fused = formGroup(ops, FusionKind::skipgram);
+  if (!fused)
+    return refuse(module.getLoc(), "its ops cannot form one group");
+  ++numGroups;
+  numFusedOps += ops.size();
+  formed = true;
+  return true;
+}
+
 void FusePass::runOnOperation() {
   ModuleOp module = getOperation();
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
@@ -400,6 +502,11 @@ void FusePass::runOnOperation() {
     return signalPassFailure();
   }
   Block *block = &step.getBody().front();
+  bool skipgramFormed = false;
+  if (!skipgram(module, block, update, skipgramFormed))
+    return signalPassFailure();
+  if (skipgramFormed)
+    return; // the whole step is one group
   gradientsFromOutputs(block);
   denseActivations(block);
   denseBackward(block);

@@ -192,6 +192,7 @@ private:
   FailureOr<rt::Kernel> lowerInteractionConcat(FusedOp fused);
   FailureOr<rt::Kernel> lowerInteractionConcatGrad(FusedOp fused);
   FailureOr<rt::Kernel> lowerEmbeddingUpdate(FusedOp fused);
+  FailureOr<rt::Kernel> lowerSkipgram(FusedOp fused);
   /// The buffer of a value read by a group (defined outside it, or yielded).
   int32_t read(Value v) { return bufferOf.lookup(v); }
   /// Buffers for the group's results, mapped to the yielded inner values.

@@ -61,6 +61,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerFused(FusedOp fused) {
     return lowerInteractionConcatGrad(fused);
   case FusionKind::embedding_update:
     return lowerEmbeddingUpdate(fused);
+  case FusionKind::skipgram:
+    return lowerSkipgram(fused);
   }
   return fused.emitOpError("has no kernel for this kind");
 }
@@ -331,5 +333,72 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
     sources.push_back(std::move(source));
   }
   k.attrs["sources"] = std::move(sources);
+  return k;
+}
+
+/// The update target's buffer and state (a table batch or a lone table) as
+/// the kernel's outputs, and its index as the attribute `batch` or `table`.
+static void updateTarget(rt::Plan &plan, const llvm::StringMap<int32_t> &batchIndex,
+                         const llvm::StringMap<int32_t> &tableIndex, UpdateOp update,
+                         rt::Kernel &k) {
+  if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
+    const rt::TableBatch &b = plan.tableBatches[batch->second];
+    k.attrs["batch"] = batch->second;
+    k.outputs.push_back(b.buffer);
+    k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
+  } else {
+    const int32_t t = tableIndex.lookup(update.getTarget());
+    k.attrs["table"] = t;
+    k.outputs.push_back(plan.tables[t].buffer);
+    k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());
+  }
+}
+
+FailureOr<rt::Kernel> PlanBuilder::lowerSkipgram(FusedOp fused) {
+  // -emb-fuse formed the group only for this exact step (Fuse.cpp).
+  auto loss = firstOf<LossOp>(fused);
+  auto update = firstOf<UpdateOp>(fused);
+  if (!loss || !update)
+    return fused.emitOpError("skipgram group without its loss or update");
+  auto pos = loss.getInput().getDefiningOp<DotOp>();
+  auto neg = loss.getTarget().getDefiningOp<DotOp>();
+  auto center = pos ? pos.getLhs().getDefiningOp<LookupOp>() : LookupOp();
+  auto context = pos ? pos.getRhs().getDefiningOp<LookupOp>() : LookupOp();
+  auto negatives = neg ? neg.getRhs().getDefiningOp<GatherOp>() : GatherOp();
+  if (!center || !context || !negatives)
+    return fused.emitOpError("skipgram group whose loss is not neg_sampling of dots of "
+                             "lookups and a gather");
+  auto training = fused->getParentOfType<ModuleOp>()->getAttrOfType<TrainingAttr>(
+      kTrainingAttrName);
+  rt::Kernel k;
+  k.op = "skipgram_step";
+  k.attrs["mode"] = stringifyEmbeddingUpdates(training.getEmbeddingUpdates()).str();
+  k.inputs = {read(center.getIds()), read(center.getOffsets()), read(context.getIds()),
+              read(context.getOffsets()), read(negatives.getIds())};
+  // The loss and the positive scores, where the group yields them (the
+  // step returns both); a value nobody reads still gets a buffer.
+  auto yield = cast<YieldOp>(fused.getBody().front().getTerminator());
+  for (Value inner : {loss.getResult(), pos.getResult()}) {
+    int32_t buffer = -1;
+    for (auto [value, result] : llvm::zip(yield.getValues(), fused.getResults()))
+      if (value == inner)
+        buffer = bufferOf.lookup(result);
+    if (buffer < 0) {
+      FailureOr<int32_t> scratch = valueBuffer(fused, inner, rt::BufferRole::Activation,
+                                               scratchName(plan, "skipgram"));
+      if (failed(scratch))
+        return failure();
+      buffer = *scratch;
+    }
+    k.outputs.push_back(buffer);
+  }
+  updateTarget(plan, batchIndex, tableIndex, update, k);
+  auto rowsOf = [&](FlatSymbolRefAttr table) {
+    return nlohmann::json{{"row_offset", batchOfTable.lookup(table.getValue()).second},
+                          {"rows", plan.tables[tableIndex.lookup(table.getValue())].rows}};
+  };
+  k.attrs["center"] = rowsOf(center.getTableAttr());
+  k.attrs["context"] = rowsOf(context.getTableAttr());
+  k.attrs["negatives"] = rowsOf(negatives.getTableAttr());
   return k;
 }

@@ -179,7 +179,8 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     // A table whose backward -emb-fuse merged with its update never
     // materialises its sparse gradient: its buffers keep one row.
     auto group = acc->getParentOfType<FusedOp>();
-    if (group && group.getKind() == FusionKind::embedding_update)
+    if (group && (group.getKind() == FusionKind::embedding_update ||
+                  group.getKind() == FusionKind::skipgram))
       return WalkResult::advance();
     int64_t ids = idCapacity(acc.getIds());
     if (ids < 0) {
@@ -572,6 +573,16 @@ void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
       in += m.value("weighted", false) ? 3 : 2;
     }
   }
+  if (kernel.op == "skipgram_step" && kernel.inputs.size() == 5 &&
+      kernel.attrs.contains("center")) {
+    // Every example reads and writes its centre, context and negatives rows.
+    const int64_t rows = numel(kernel.inputs[0]) + numel(kernel.inputs[2]) +
+                         numel(kernel.inputs[4]);
+    const rt::Buffer &values = plan.buffers[kernel.outputs.size() > 2 ? kernel.outputs[2] : 0];
+    const int64_t rowBytesOfTarget = values.shape.size() == 2 ? values.bytes / values.shape[0] : 0;
+    rowsRead += rows * rowBytesOfTarget;
+    rowsTouched = rows;
+  }
   if (kernel.op == "embedding_update" && kernel.attrs.contains("sources")) {
     int64_t distinct = 0;
     size_t in = 0;
@@ -638,6 +649,17 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   step.walk([&](LossOp loss) {
     config.loss = stringifyLossKind(loss.getKind()).str();
   });
+  // Per-example updates exist only as -emb-fuse's skipgram kernel: without
+  // it (embc --no-fuse) the plan would silently train with batch updates.
+  if (training.getEmbeddingUpdates() != EmbeddingUpdates::batch &&
+      !step.walk([](FusedOp f) {
+             return f.getKind() == FusionKind::skipgram ? WalkResult::interrupt()
+                                                        : WalkResult::advance();
+           }).wasInterrupted())
+    return module.emitError("embedding_updates = ")
+           << stringifyEmbeddingUpdates(training.getEmbeddingUpdates())
+           << " runs as -emb-fuse's skipgram kernel, and the step has none: run -emb-fuse "
+              "(embc without --no-fuse)";
   if (failed(checkPrecision(step, update)))
     return failure();
 

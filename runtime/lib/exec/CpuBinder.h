@@ -213,6 +213,8 @@ BoundKernel bindPacked(const Binder &b);
 BoundKernel bindFusedDense(const Binder &b);
 /// Fused embedding kernels (-emb-fuse): fused_lookup, embedding_update.
 BoundKernel bindFusedEmbedding(const Binder &b);
+/// skipgram_step (SkipgramBindings.cpp).
+BoundKernel bindSkipgram(const Binder &b);
 /// fp16 dynamic loss scaling (-emb-quantize): unscale_grads.
 BoundKernel bindLossScaling(const Binder &b);
 

@@ -344,6 +344,7 @@ void Executor::zeroGradients() {
 float Executor::forward() {
   settleUpdate();
   backend_->useLoadedBatch();
+  state_.training = false;
   if (plan_.config.pipelineRanks() > 1)
     return forwardOnRanks();
   backend_->run(step_, &forwardList_, state_, kForwardKey, nullptr);
@@ -368,6 +369,7 @@ void Executor::startForwardBackward() {
   if (stepPending_)
     throw std::logic_error("startForwardBackward: the last one was not finished");
   backend_->useLoadedBatch();
+  state_.training = true;
   backend_->run(step_, nullptr, state_, kStepKey, profiling_ ? &stepTimings_ : nullptr);
   stepPending_ = true;
 }

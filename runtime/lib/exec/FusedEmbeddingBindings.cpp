@@ -395,5 +395,7 @@ BoundKernel embc::runtime::bindFusedEmbedding(const Binder &b) {
     return bindFusedLookup(b);
   if (b.k.op == "embedding_update")
     return bindEmbeddingUpdate(b);
+  if (b.k.op == "skipgram_step")
+    return bindSkipgram(b);
   return nullptr;
 }

@@ -13,7 +13,8 @@ target_link_libraries(CpuKernelTests PRIVATE EmbCpuKernels ${XXHASH_LIBRARY})
 # kernels it replaces, and gradient checks in double.
 emb_unit_test(FusedDenseKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FusedDenseKernelTest.cpp)
 target_link_libraries(FusedDenseKernelTests PRIVATE EmbCpuKernels)
-emb_unit_test(FusedEmbeddingKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FusedEmbeddingKernelTest.cpp)
+emb_unit_test(FusedEmbeddingKernelTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FusedEmbeddingKernelTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/SkipgramKernelTest.cpp)
 target_include_directories(FusedEmbeddingKernelTests PRIVATE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(FusedEmbeddingKernelTests PRIVATE EmbCpuKernels ${XXHASH_LIBRARY})
 

@@ -68,7 +68,12 @@ def Emb_TrainingAttr : Emb_Attr<"Training", "training"> {
   let description = [{
     Batch size, dense compute precision, the dense optimizer and its
     learning-rate schedule, gradient clipping (global norm; 0 disables),
-    gradient accumulation and the seed of every random choice.
+    gradient accumulation, the seed of every random choice, and when the
+    embedding tables step: once per batch with the batch's summed gradient
+    (`batch`), or after every example with its own gradient, in example
+    order (`per_example`) or by threads side by side without locks
+    (`hogwild`); the last two exist for skip-gram models (-emb-fuse's
+    `skipgram` group).
 
     ```mlir
     module attributes {emb.training = #emb.training<batch_size = 128,
@@ -86,7 +91,9 @@ def Emb_TrainingAttr : Emb_Attr<"Training", "training"> {
     DefaultValuedParameter<"::embc::emb::LrSchedule",
         "::embc::emb::LrSchedule::constant">:$lr_schedule,
     DefaultValuedParameter<"int64_t", "0">:$decay_steps,
-    DefaultValuedParameter<"int64_t", "0">:$seed);
+    DefaultValuedParameter<"int64_t", "0">:$seed,
+    DefaultValuedParameter<"::embc::emb::EmbeddingUpdates",
+        "::embc::emb::EmbeddingUpdates::batch">:$embedding_updates);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

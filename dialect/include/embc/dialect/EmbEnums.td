@@ -62,6 +62,14 @@ def Emb_WeightDecayMode : I32EnumAttr<"WeightDecayMode",
   let genSpecializedAttr = 0;
 }
 
+def Emb_EmbeddingUpdates : I32EnumAttr<"EmbeddingUpdates",
+    "when the embedding tables take their optimizer step", [
+    I32EnumAttrCase<"batch", 0>, I32EnumAttrCase<"per_example", 1>,
+    I32EnumAttrCase<"hogwild", 2>]> {
+  let cppNamespace = "::embc::emb";
+  let genSpecializedAttr = 0;
+}
+
 def Emb_LrSchedule : I32EnumAttr<"LrSchedule", "learning-rate decay after warmup", [
     I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"linear", 1>,
     I32EnumAttrCase<"cosine", 2>]> {
@@ -102,7 +110,7 @@ def Emb_FusionKind : I32EnumAttr<"FusionKind", "what an emb.fused group runs as"
     I32EnumAttrCase<"dense_act_grad", 2>, I32EnumAttrCase<"elementwise", 3>,
     I32EnumAttrCase<"interaction_concat", 4>,
     I32EnumAttrCase<"interaction_concat_grad", 5>,
-    I32EnumAttrCase<"embedding_update", 6>]> {
+    I32EnumAttrCase<"embedding_update", 6>, I32EnumAttrCase<"skipgram", 7>]> {
   let cppNamespace = "::embc::emb";
   let genSpecializedAttr = 0;
 }

@@ -83,7 +83,12 @@ def Emb_FusedOp : Emb_Op<"fused", [RecursiveMemoryEffects]> {
     - `interaction_concat` / `interaction_concat_grad`: the interaction
       written into its concatenation, and the backward of both;
     - `embedding_update`: a table's backward (lookup_grad, accumulate_rows)
-      with its coalesce and optimizer update, no gradient rows materialised.
+      with its coalesce and optimizer update, no gradient rows materialised;
+    - `skipgram`: a whole skip-gram step (centre and context lookups,
+      gathered negatives, their dots, the neg_sampling loss, its backward
+      and the tables' update), run example by example with each example's
+      own gradient applied before the next (training attribute
+      `embedding_updates` = `per_example` or `hogwild`).
 
     ```mlir
     %y = emb.fused dense_act -> tensor<8x4xf32> {

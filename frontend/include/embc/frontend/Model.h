@@ -87,6 +87,7 @@ struct Training {
   double gradClipNorm = 0;
   int64_t gradAccumulation = 1, warmupSteps = 0, decaySteps = 0, seed = 0;
   std::string lrSchedule = "constant";
+  std::string embeddingUpdates = "batch"; ///< batch, per_example, hogwild
 };
 
 struct PlanKnobs {

@@ -272,7 +272,18 @@ def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
       gradient rows are materialised. Only when the update follows every
       step (no gradient accumulation) and nothing needs all gradients first
       (no clipping), for sum and mean pooling;
-    - `elementwise`: remaining chains of adds and activations.
+    - `elementwise`: remaining chains of adds and activations;
+    - `skipgram`: only when the model's training asks for
+      `embedding_updates` = `per_example` or `hogwild`: the whole step of a
+      skip-gram model (sum-pooled centre and context lookups, gathered
+      negatives, their dots, a neg_sampling loss, its backward and the one
+      update of the table batch holding the three tables), which the kernel
+      runs example by example, each example's gradient applied before the
+      next example reads the rows (word2vec's scheme; a new training mode,
+      not a rewrite: it does not equal the batch update). Refused with an
+      error for any other step (more layers, dense parameters, quantised or
+      sharded tables, tables in several updates, accumulation, clipping,
+      16-bit compute, micro-batches), and nothing else is fused then.
 
     Numerics: the contract is agreement with an unfused run within 1e-5
     relative (fp32); the CPU kernels make the plain kernels' GEMM calls and

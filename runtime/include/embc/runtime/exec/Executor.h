@@ -60,6 +60,10 @@ struct ExecState {
   /// Set while the optimizer update runs (a device backend's finish() then
   /// applies loss scaling's verdict).
   bool inUpdate = false;
+  /// True while a training step runs, false for an evaluation's forward: a
+  /// step kernel that also updates its tables (skipgram_step) then only
+  /// computes its outputs.
+  bool training = false;
 
   /// The micro-batch being run (-emb-pipeline): a buffer with several
   /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).

@@ -1,0 +1,68 @@
+//===- SkipgramKernel.h - skip-gram steps with per-example updates -*- C++ -*-===//
+//
+// The kernel of -emb-fuse's `skipgram` group (plan kernel `skipgram_step`):
+// word2vec's scheme. For each example b: c = the sum of its centre rows, x =
+// the sum of its context rows, n_j its negatives' rows; the scores are
+// pos = <c, x> and neg_j = <c, n_j>; the loss softplus(-pos) + sum_j
+// softplus(neg_j). Training, each example's own gradient (no 1/B) is applied
+// before the next example reads the rows: every negative row, then every
+// context row, then every centre row takes the table optimizer's row step,
+// with gradients computed from the rows as they were when the example began
+// (g_j = sigmoid(neg_j) c, g_x = (sigmoid(pos) - 1) c, g_c = (sigmoid(pos) -
+// 1) x + sum_j sigmoid(neg_j) n_j, summed in that order).
+//
+//  - per_example: the examples in order on the calling thread: the result
+//    is the same for any thread count, bit for bit.
+//  - hogwild: the examples split over the CPU team, each thread applying its
+//    examples' steps without locks (word2vec's and gensim's races on shared
+//    rows: results vary from run to run; ThreadSanitizer reports them).
+//  - evaluation (update = false): scores and loss only, nothing written.
+//
+// All ids are checked before any row changes. The loss written is the mean
+// over the batch of the examples' losses (summed in example order).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_CPU_SKIPGRAMKERNEL_H
+#define EMBC_RUNTIME_CPU_SKIPGRAMKERNEL_H
+
+#include "embc/runtime/cpu/FusedEmbeddingKernels.h"
+#include "embc/runtime/cpu/Kernels.h"
+
+#include <cstdint>
+
+namespace embc::runtime::cpu {
+
+enum class SkipgramMode { PerExample, Hogwild };
+
+/// The rows [rowOffset, rowOffset + rows) of the target one role reads.
+struct SkipgramRole {
+  int64_t rowOffset = 0, rows = 0;
+};
+
+struct SkipgramStep {
+  const int64_t *centerIds = nullptr, *centerOffsets = nullptr; ///< bags, offsets B + 1
+  const int64_t *contextIds = nullptr, *contextOffsets = nullptr;
+  const int64_t *negatives = nullptr; ///< B x K
+  int64_t centerIdCount = 0, contextIdCount = 0; ///< lengths of the id buffers
+  int64_t B = 0, K = 0, D = 0;
+  SkipgramRole center, context, negative;
+  float *table = nullptr;              ///< targetRows x D
+  int64_t targetRows = 0;
+  float *state0 = nullptr, *state1 = nullptr; ///< the optimizer's (tableRowStep)
+  OptimizerParams optimizer;
+  int64_t optimizerStep = 1;
+  double lrScale = 1;
+  SkipgramMode mode = SkipgramMode::PerExample;
+  bool update = true;
+  float *loss = nullptr;   ///< 1 value
+  float *scores = nullptr; ///< B values: pos
+};
+
+/// Throws IdOutOfRange (operand 0: centre ids, 2: context ids, 4:
+/// negatives) before changing anything, std::invalid_argument for bad bags.
+void skipgramStep(const SkipgramStep &s);
+
+} // namespace embc::runtime::cpu
+
+#endif // EMBC_RUNTIME_CPU_SKIPGRAMKERNEL_H
