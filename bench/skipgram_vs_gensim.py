@@ -5,13 +5,19 @@ Both train on ../shared/data/text-gutenberg/gutenberg7_normalized.txt (relative
 to the repository; skipped cleanly when absent) with the model file's
 settings: sg=1, vector_size = the tables' dim, window 5 (embc's text reader
 and gensim both shrink it to a random b in [1, 5] per centre word), negative
-= the negatives' count, ns_exponent = their power, no frequent-word
-subsampling (sample=0: embc has none) and min_count=1 (embc has no
-min-count; its vocabulary is the words by count, capped at the features'
-vocab; when the corpus has more distinct words than that, gensim gets
-max_final_vocab = the cap), the same epochs, workers = threads. The
-optimizers differ and are each side's own: embc uses the model's Adagrad
-(lr 0.2) on the tables, gensim its linearly decaying SGD (alpha 0.025).
+= the negatives' count, ns_exponent = their power, the same frequent-word
+subsampling (--sample, default 1e-3, word2vec's; embc --text-sample) and
+min_count (--min-count, default 5; embc --text-min-count); when the corpus
+has more distinct words than the features' vocab cap, gensim gets
+max_final_vocab = the cap. The same epochs, workers = threads.
+
+embc runs in each of --updates (default: batch,hogwild):
+  batch    examples/skipgram.json as it is: Adagrad (lr 0.2) on the batch's
+           mean gradient, the default deterministic training;
+  per_example / hogwild
+           the same model with training.embedding_updates set, trained as
+           gensim is: SGD at 0.025 per example decaying linearly to 0 over
+           the run (gensim: alpha 0.025 -> min_alpha 0.0001).
 
 Reported: words/s for each, counted the same way: corpus words (in the
 vocabulary) x epochs / training time. For embc the training time is that of
@@ -29,7 +35,7 @@ row i is the word of frequency rank i, ties broken by first appearance
 corpus: words are runs of bytes other than space, \\t, \\n, \\r, \\v, \\f.
 
 Usage: python3 bench/skipgram_vs_gensim.py [--epochs E] [--threads T]
-                                           [--quick] [--build DIR]
+           [--updates batch,hogwild] [--sample S] [--min-count N] [--quick] [--build DIR]
 """
 import argparse
 import collections
@@ -88,15 +94,17 @@ def read_safetensors(path, np):
     return out
 
 
-def embc_vocabulary(corpus, cap):
+def embc_vocabulary(corpus, cap, min_count):
     """The words in embc's id order: by descending count, ties by first
     appearance (Counter keeps first-appearance order; sorted() is stable),
-    the first `cap` of them. Also the number of in-vocabulary words."""
+    the first `cap` of them, less those seen fewer than min_count times.
+    Also the number of in-vocabulary words (before subsampling)."""
     with open(corpus, "rb") as f:
         counts = collections.Counter(f.read().split())  # bytes.split(): ASCII whitespace
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     if cap:
         ranked = ranked[:cap]
+    ranked = [(w, c) for w, c in ranked if c >= min_count]
     return [w.decode("utf-8", "replace") for w, _ in ranked], sum(c for _, c in ranked), len(counts)
 
 
@@ -135,6 +143,12 @@ def main():
     p.add_argument("--embrun", help="embrun to use (default: BUILD/bin/embrun)")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--updates", default="batch,hogwild",
+                   help="embc modes: batch, per_example, hogwild (comma-separated)")
+    p.add_argument("--sample", type=float, default=1e-3,
+                   help="frequent-word subsampling threshold for both (0: off)")
+    p.add_argument("--min-count", type=int, default=5,
+                   help="words seen fewer times leave both vocabularies")
     p.add_argument("--quick", action="store_true",
                    help=f"train on the first {QUICK_WORDS} words of the corpus only")
     args = p.parse_args()
@@ -170,43 +184,60 @@ def main():
                     left -= len(words)
                     if left == 0:
                         break
-        vocab, words, distinct = embc_vocabulary(corpus, cap)
+        vocab, words, distinct = embc_vocabulary(corpus, cap, args.min_count)
         quick = f" (first {QUICK_WORDS} words)" if args.quick else ""
         print(f"corpus {os.path.basename(CORPUS)}{quick}: "
-              f"{words:,} in-vocabulary words, {distinct:,} distinct, vocabulary {len(vocab):,}; "
-              f"dim {dim}, window {window}, negatives {negatives['count']} "
-              f"(power {negatives['power']}), epochs {args.epochs}, threads {args.threads}",
-              flush=True)
-
-        # embc
-        plan = os.path.join(tmp, "skipgram.plan")
-        run([embc_bin, model_path, "-o", plan])
-        log, emb = os.path.join(tmp, "sg.jsonl"), os.path.join(tmp, "sg.safetensors")
-        run([embrun_bin, plan, "--data", f"text:{corpus}", "--epochs", str(args.epochs),
-             "--threads", str(args.threads), "--log", log, "--export-embeddings", emb,
-             "--profile"])
-        with open(log) as f:
-            records = [json.loads(line) for line in f]
-        summary = next(r for r in records if r["event"] == "summary")
-        profile = next(r for r in records if r.get("type") == "profile")
+              f"{words:,} in-vocabulary words, {distinct:,} distinct, vocabulary {len(vocab):,} "
+              f"(min count {args.min_count}); dim {dim}, window {window}, negatives "
+              f"{negatives['count']} (power {negatives['power']}), sample {args.sample}, "
+              f"epochs {args.epochs}, threads {args.threads}", flush=True)
         batch = model["training"]["batch_size"]
-        examples = summary["step"] * batch
-        seconds = examples / summary["samples_per_s"]
-        embc_wps = words * args.epochs / seconds
-        print(f"embc:   {summary['step']} steps of {batch} pairs, {seconds:.1f} s training, "
-              f"{summary['samples_per_s']:,.0f} pairs/s, {embc_wps:,.0f} words/s, "
-              f"final loss {summary['loss']:.4f}", flush=True)
-        top = sorted(profile["ops"], key=lambda o: -o["ms_per_step"])[:4]
-        print("        kernels: " + ", ".join(f"{o['op']} {o['percent']:.0f}%" for o in top)
-              + f" of {profile['step_ms']:.2f} ms/step", flush=True)
-        embc_vectors = read_safetensors(emb, np)[feats["center"]["table"]][:len(vocab)]
+
+        # embc, in each mode
+        embc_runs = {}
+        for mode in [m for m in args.updates.split(",") if m]:
+            if mode not in ("batch", "per_example", "hogwild"):
+                sys.exit(f"error: unknown --updates mode '{mode}'")
+            variant = json.loads(json.dumps(model))
+            if mode != "batch":
+                # gensim's schedule: SGD at 0.025 per example, linear decay.
+                pairs = words * args.epochs * 6  # an upper bound: 2 * mean window 3
+                variant["training"].update({"embedding_updates": mode, "lr_schedule": "linear",
+                                            "decay_steps": max(1, pairs // batch)})
+                variant["optimizer"]["embedding"] = {"type": "sgd", "lr": 0.025}
+            model_file = os.path.join(tmp, f"skipgram_{mode}.json")
+            with open(model_file, "w") as f:
+                json.dump(variant, f)
+            plan = os.path.join(tmp, f"skipgram_{mode}.plan")
+            run([embc_bin, model_file, "-o", plan])
+            log = os.path.join(tmp, f"sg_{mode}.jsonl")
+            emb = os.path.join(tmp, f"sg_{mode}.safetensors")
+            run([embrun_bin, plan, "--data", f"text:{corpus}", "--epochs", str(args.epochs),
+                 "--threads", str(args.threads), "--log", log, "--export-embeddings", emb,
+                 "--text-sample", str(args.sample), "--text-min-count", str(args.min_count),
+                 "--profile"])
+            with open(log) as f:
+                records = [json.loads(line) for line in f]
+            summary = next(r for r in records if r["event"] == "summary")
+            profile = next(r for r in records if r.get("type") == "profile")
+            seconds = summary["step"] * batch / summary["samples_per_s"]
+            wps = words * args.epochs / seconds
+            print(f"embc {mode}: {summary['step']} steps of {batch} pairs, {seconds:.1f} s "
+                  f"training, {summary['samples_per_s']:,.0f} pairs/s, {wps:,.0f} words/s, "
+                  f"final loss {summary['loss']:.4f}", flush=True)
+            top = sorted(profile["ops"], key=lambda o: -o["ms_per_step"])[:4]
+            print("        kernels: " + ", ".join(f"{o['op']} {o['percent']:.0f}%" for o in top)
+                  + f" of {profile['step_ms']:.2f} ms/step", flush=True)
+            vectors = read_safetensors(emb, np)[feats["center"]["table"]][:len(vocab)]
+            embc_runs[mode] = (wps, vectors)
 
         # gensim
         with open(corpus, encoding="utf-8", errors="replace") as f:
             sentences = [words[i:i + GENSIM_PIECE] for words in (line.split() for line in f)
                          for i in range(0, len(words), GENSIM_PIECE)]
         w2v = Word2Vec(vector_size=dim, window=window, negative=negatives["count"],
-                       ns_exponent=negatives["power"], sg=1, hs=0, sample=0, min_count=1,
+                       ns_exponent=negatives["power"], sg=1, hs=0, sample=args.sample,
+                       min_count=args.min_count,
                        max_final_vocab=cap if distinct > cap else None,
                        workers=args.threads, seed=1)
         w2v.build_vocab(sentences)
@@ -217,22 +248,25 @@ def main():
         gensim_wps = gensim_words * args.epochs / gseconds
         print(f"gensim: {gensim.__version__}, {gseconds:.1f} s training, {gensim_wps:,.0f} "
               f"words/s", flush=True)
-        print(f"words/s embc/gensim: {embc_wps / gensim_wps:.3f}", flush=True)
+        for mode, (wps, _) in embc_runs.items():
+            print(f"words/s embc {mode}/gensim: {wps / gensim_wps:.3f}", flush=True)
 
         # Analogies
         score, _ = w2v.wv.evaluate_word_analogies(QUESTIONS)
         shared = set(vocab) & set(w2v.wv.key_to_index)
         questions = [q for q in read_questions(QUESTIONS)
                      if len(q[1]) == 4 and all(w in shared for w in q[1])]
-        # Candidates: the shared vocabulary, in embc's order, for both models.
+        # Candidates: the shared vocabulary, in embc's order, for every model.
         cand = [w for w in vocab if w in shared]
         index = {w: i for i, w in enumerate(cand)}
         embc_row = {w: i for i, w in enumerate(vocab)}
-        e_acc = cos_add_accuracy(np, embc_vectors[[embc_row[w] for w in cand]], index, questions)
         g_acc = cos_add_accuracy(np, w2v.wv[cand], index, questions)
         total = sum(1 for _ in read_questions(QUESTIONS))
+        accs = ", ".join(
+            f"embc {mode} {cos_add_accuracy(np, v[[embc_row[w] for w in cand]], index, questions):.1%}"
+            for mode, (_, v) in embc_runs.items())
         print(f"analogies (3CosAdd over the {len(cand):,} shared words, {len(questions):,} of "
-              f"{total:,} questions in vocabulary): embc {e_acc:.1%}, gensim {g_acc:.1%} "
+              f"{total:,} questions in vocabulary): {accs}, gensim {g_acc:.1%} "
               f"(gensim's evaluate_word_analogies: {score:.1%})")
 
 

@@ -52,6 +52,9 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
   app.add_option("--data", data,
                  "Training data: synthetic (default), criteo:PATH, "
                  "movielens:PATH, text:PATH");
+  app.add_flag("!--no-shuffle", o.shuffle,
+               "Training data from a file: visit the examples in file order every epoch "
+               "(as word2vec and gensim read text) instead of a fresh order each");
   auto *windowOpt =
       app.add_option("--text-window", o.textWindow,
                      "Text data: the largest skip-gram window each side of a word")

@@ -30,15 +30,11 @@ namespace {
 #define EMBC_SKIPGRAM_CLONES
 #endif
 
-double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-/// Per-thread vectors of one example: c, x, the centre's gradient, a row's
-/// gradient (D each) and the negatives' scores (K).
+/// Per-thread vectors of one example: c, x, the centre's gradient and a
+/// row's gradient (D each).
 struct Scratch {
-  std::vector<float> c, x, dc, g, scores;
-  Scratch(int64_t D, int64_t K)
-      : c(size_t(D)), x(size_t(D)), dc(size_t(D)), g(size_t(D)), scores(size_t(K)) {}
+  std::vector<float> c, x, dc, g;
+  explicit Scratch(int64_t D) : c(size_t(D)), x(size_t(D)), dc(size_t(D)), g(size_t(D)) {}
 };
 
 /// out = the sum of the bag's rows (zeros for an empty bag).
@@ -52,60 +48,132 @@ inline void sumRows(float *__restrict out, const float *table, int64_t D, const 
   }
 }
 
+/// <a, b> in 16 lanes summed as a tree: one vector register per step in
+/// the AVX-512 clone, no serial chain of scalar adds at the end (an omp simd
+/// reduction ends with one, 16 adds long, six times an example).
+inline float dot16(const float *__restrict a, const float *__restrict b, int64_t n) {
+  float lanes[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l)
+      lanes[l] += a[i + l] * b[i + l];
+  for (int l = 0; i < n; ++i, ++l)
+    lanes[l] += a[i] * b[i];
+  for (int width = 8; width >= 1; width /= 2)
+    for (int l = 0; l < width; ++l)
+      lanes[l] += lanes[l + width];
+  return lanes[0];
+}
+
+/// Asks for every cache line of a row.
+inline void prefetchRow(const float *row, int64_t D) {
+  for (int64_t d = 0; d < D; d += 16)
+    __builtin_prefetch(row + d);
+}
+
+/// An example's loss, sum_t softplus(x_t) = sum_t max(x_t, 0) + log(prod_t
+/// (1 + exp(-|x_t|))): one log per example instead of one per target (each
+/// factor is in (1, 2], so the product of a few dozen cannot overflow).
+struct Loss {
+  float linear = 0, product = 1;
+  double value() const { return double(linear) + std::log(double(product)); }
+};
+
+/// One target's score s against label y (1: the context, 0: a negative):
+/// adds its loss, softplus(-s) or softplus(s), and returns the gradient
+/// factor sigmoid(s) - y. One exp serves both.
+inline float scoreTerm(float score, float label, Loss &loss) {
+  const float e = std::exp(-std::abs(score));
+  const float sigmoid = score >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+  const float x = label > 0 ? -score : score;
+  loss.linear += std::max(x, 0.0f);
+  loss.product *= 1.0f + e;
+  if (loss.product > 1e30f) { // only past ~100 targets
+    loss.linear += std::log(loss.product);
+    loss.product = 1;
+  }
+  return sigmoid - label;
+}
+
 /// Example b: its scores and loss, and (s.update) its rows' steps.
 EMBC_SKIPGRAM_CLONES
-double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, int64_t b, Scratch &w) {
+double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool plainSgd, int64_t b,
+                  Scratch &w) {
   const int64_t D = s.D, K = s.K;
   float *table = s.table;
   float *c = w.c.data(), *x = w.x.data(), *dc = w.dc.data(), *g = w.g.data();
   const int64_t c0 = s.centerOffsets[b], c1 = s.centerOffsets[b + 1];
   const int64_t x0 = s.contextOffsets[b], x1 = s.contextOffsets[b + 1];
-  sumRows(c, table, D, s.centerIds, c0, c1, s.center.rowOffset);
-  sumRows(x, table, D, s.contextIds, x0, x1, s.context.rowOffset);
   const int64_t *negatives = s.negatives + b * K;
-  // The next example's centre and context rows are on their way meanwhile.
+  // The next example's rows are on their way meanwhile: they are random
+  // rows of tables larger than the caches, and this example's work hides
+  // most of their latency.
   if (b + 1 < s.B) {
     for (int64_t i = s.centerOffsets[b + 1]; i < s.centerOffsets[b + 2]; ++i)
-      __builtin_prefetch(table + (s.center.rowOffset + s.centerIds[i]) * D);
+      prefetchRow(table + (s.center.rowOffset + s.centerIds[i]) * D, D);
     for (int64_t i = s.contextOffsets[b + 1]; i < s.contextOffsets[b + 2]; ++i)
-      __builtin_prefetch(table + (s.context.rowOffset + s.contextIds[i]) * D);
+      prefetchRow(table + (s.context.rowOffset + s.contextIds[i]) * D, D);
+    for (int64_t j = 0; j < K; ++j)
+      prefetchRow(table + (s.negative.rowOffset + negatives[K + j]) * D, D);
   }
-  const float pos = detail::dot(c, x, D);
-  double loss = softplus(-double(pos));
-  for (int64_t j = 0; j < K; ++j) {
-    const float *n = table + (s.negative.rowOffset + negatives[j]) * D;
-    w.scores[size_t(j)] = detail::dot(c, n, D);
-    loss += softplus(double(w.scores[size_t(j)]));
-  }
+  sumRows(c, table, D, s.centerIds, c0, c1, s.center.rowOffset);
+  sumRows(x, table, D, s.contextIds, x0, x1, s.context.rowOffset);
+  const float pos = dot16(c, x, D);
   s.scores[b] = pos;
-  if (!s.update)
-    return loss;
+  Loss loss;
+  if (!s.update) {
+    scoreTerm(pos, 1.0f, loss);
+    for (int64_t j = 0; j < K; ++j)
+      scoreTerm(dot16(c, table + (s.negative.rowOffset + negatives[j]) * D, D), 0.0f, loss);
+    return loss.value();
+  }
 
-  // Gradients from the rows as the example found them.
-  const float gp = sigmoid(pos) - 1.0f;
+  // word2vec's order: the context, then each negative, each scored against
+  // its row as it is now and stepped at once; the centre's gradient gathers
+  // every target's row as read before its own step; the centre rows last.
+  const OptimizerKind kind = s.optimizer.kind;
+  const float lr = h.lr;
+  const float gp = scoreTerm(pos, 1.0f, loss);
   for (int64_t d = 0; d < D; ++d)
     dc[d] = gp * x[d];
-  for (int64_t j = 0; j < K; ++j) {
-    const float gj = sigmoid(w.scores[size_t(j)]);
-    detail::axpy(gj, table + (s.negative.rowOffset + negatives[j]) * D, dc, D);
-  }
-  const OptimizerKind kind = s.optimizer.kind;
-  for (int64_t j = 0; j < K; ++j) {
-    const float gj = sigmoid(w.scores[size_t(j)]);
+  if (plainSgd) {
+    for (int64_t i = x0; i < x1; ++i) {
+      float *row = table + (s.context.rowOffset + s.contextIds[i]) * D;
+      detail::axpy(-lr * gp, c, row, D);
+    }
+  } else {
     for (int64_t d = 0; d < D; ++d)
-      g[d] = gj * c[d];
-    detail::tableRowStep(kind, h, table, s.negative.rowOffset + negatives[j], D, g, s.state0,
-                         s.state1);
+      g[d] = gp * c[d];
+    for (int64_t i = x0; i < x1; ++i)
+      detail::tableRowStep(kind, h, table, s.context.rowOffset + s.contextIds[i], D, g, s.state0,
+                           s.state1);
   }
-  for (int64_t d = 0; d < D; ++d)
-    g[d] = gp * c[d];
-  for (int64_t i = x0; i < x1; ++i)
-    detail::tableRowStep(kind, h, table, s.context.rowOffset + s.contextIds[i], D, g, s.state0,
-                         s.state1);
-  for (int64_t i = c0; i < c1; ++i)
-    detail::tableRowStep(kind, h, table, s.center.rowOffset + s.centerIds[i], D, dc, s.state0,
-                         s.state1);
-  return loss;
+  for (int64_t j = 0; j < K; ++j) {
+    float *row = table + (s.negative.rowOffset + negatives[j]) * D;
+    const float gj = scoreTerm(dot16(c, row, D), 0.0f, loss);
+    if (plainSgd) {
+      const float step = -lr * gj;
+      for (int64_t d = 0; d < D; ++d) {
+        const float r = row[d];
+        dc[d] += gj * r;
+        row[d] = r + step * c[d];
+      }
+    } else {
+      detail::axpy(gj, row, dc, D);
+      for (int64_t d = 0; d < D; ++d)
+        g[d] = gj * c[d];
+      detail::tableRowStep(kind, h, table, s.negative.rowOffset + negatives[j], D, g, s.state0,
+                           s.state1);
+    }
+  }
+  for (int64_t i = c0; i < c1; ++i) {
+    if (plainSgd)
+      detail::axpy(-lr, dc, table + (s.center.rowOffset + s.centerIds[i]) * D, D);
+    else
+      detail::tableRowStep(kind, h, table, s.center.rowOffset + s.centerIds[i], D, dc, s.state0,
+                           s.state1);
+  }
+  return loss.value();
 }
 
 void checkBags(const int64_t *offsets, int64_t B, int64_t count, const char *what) {
@@ -150,16 +218,19 @@ void skipgramStep(const SkipgramStep &s) {
   const detail::Hyper<float> h =
       detail::makeHyper<float>(s.optimizer, s.optimizerStep, s.lrScale, 1.0, "skipgram_step");
 
+  // Plain SGD (word2vec's) steps rows in the same pass that reads them.
+  const bool plainSgd = s.optimizer.kind == OptimizerKind::Sgd && s.optimizer.momentum == 0 &&
+                        s.optimizer.weightDecay == 0;
   std::vector<double> losses(size_t(s.B));
   if (s.update && s.mode == SkipgramMode::PerExample) {
-    Scratch w(s.D, s.K);
+    Scratch w(s.D);
     for (int64_t b = 0; b < s.B; ++b)
-      losses[size_t(b)] = runExample(s, h, b, w);
+      losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
   } else {
     parallelFor(s.B, true, [&](int64_t b0, int64_t b1) {
-      Scratch w(s.D, s.K);
+      Scratch w(s.D);
       for (int64_t b = b0; b < b1; ++b)
-        losses[size_t(b)] = runExample(s, h, b, w);
+        losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
     });
   }
   double total = 0;

@@ -94,7 +94,7 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
                                const StreamOptions &options, uint64_t startPosition)
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
-      start_(startPosition), training_(options.training) {
+      start_(startPosition), training_(options.training), shuffle_(options.shuffle) {
   // Every worker may be busy with a batch of its own, so at least one each.
   int workers = options.prefetch == 0 ? 0 : resolveThreads(options.threads);
   capacity_ = static_cast<uint64_t>(std::max(options.prefetch, workers));
@@ -142,7 +142,10 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
     const uint64_t examples = source_->size();
     const uint64_t first = start_ + build.number * batchSize_;
     const uint64_t valid = training_ ? batchSize_ : std::min(batchSize_, examples - first);
-    const bool shuffled = training_ && source_->shufflesEpochs();
+    // A file's examples repeat every epoch (shuffled or in file order);
+    // generated data has a new example at every position.
+    const bool file = source_->shufflesEpochs();
+    const bool shuffled = training_ && shuffle_ && file;
     const uint64_t per = (batchSize_ + uint64_t(build.parts) - 1) / uint64_t(build.parts);
     const uint64_t begin = uint64_t(p) * per, end = std::min(batchSize_, begin + per);
     thread_local std::vector<uint64_t> rows, positions;
@@ -153,7 +156,7 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
       const uint64_t position = first + std::min(r, valid - 1); // padding repeats the last
       positions[r - begin] = position;
       if (!shuffled) {
-        rows[r - begin] = position;
+        rows[r - begin] = file ? position % examples : position;
         continue;
       }
       const uint64_t epoch = position / examples;

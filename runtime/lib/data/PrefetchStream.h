@@ -72,6 +72,7 @@ private:
   std::vector<FeatureSpec> features_;
   uint64_t batchSize_, seed_, start_;
   bool training_;
+  bool shuffle_; ///< training epochs of a file in a fresh order (StreamOptions::shuffle)
   uint64_t capacity_;
   int64_t partsPerBatch_;
 

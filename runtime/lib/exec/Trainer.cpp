@@ -363,6 +363,7 @@ private:
                                                : data::BadDataPolicy::Fail;
     s.threads = options_.threads;
     s.textWindow = options_.textWindow;
+    s.shuffle = options_.shuffle;
     s.textMinCount = options_.textMinCount;
     s.textSample = options_.textSample;
     return s;

@@ -31,6 +31,8 @@ struct RunOptions {
   /// Text data (training and evaluation): the window, word2vec's min_count
   /// and its frequent-word subsampling threshold (0: off).
   int textWindow = 5;
+  /// Training data from a file: a fresh order each epoch (false: file order).
+  bool shuffle = true;
   int64_t textMinCount = 1;
   double textSample = 0;
   int64_t evalEvery = 0;

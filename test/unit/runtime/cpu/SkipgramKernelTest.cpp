@@ -89,8 +89,9 @@ Outcome run(const Batch &batch, OptimizerKind kind, SkipgramMode mode, bool upda
 double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
-/// word2vec's scheme in double: example by example, gradients from the rows
-/// as the example found them, negatives, then context, then centre rows.
+/// word2vec's scheme in double: example by example; the context, then each
+/// negative scored against its row as it is then and stepped at once; the
+/// centre rows last with the gradient gathered from the rows as read.
 Outcome reference(const Batch &batch, OptimizerKind kind, std::vector<float> tableIn) {
   std::vector<double> w(tableIn.begin(), tableIn.end()), acc(size_t(kRows * kD), 0.1);
   const double lr = kind == OptimizerKind::Sgd ? 0.05 : 0.2;
@@ -126,29 +127,28 @@ Outcome reference(const Batch &batch, OptimizerKind kind, std::vector<float> tab
     for (int64_t d = 0; d < kD; ++d)
       pos += c[size_t(d)] * x[size_t(d)];
     r.scores.push_back(float(pos));
+    // The context, then each negative, scored against its row as it is now
+    // and stepped at once; the centre's gradient from the rows as read.
     loss += softplus(-pos);
-    std::vector<double> neg(kK), dc(kD);
-    for (int64_t j = 0; j < kK; ++j) {
-      neg[size_t(j)] = dot(c, 20 + batch.negatives[size_t(b * kK + j)]);
-      loss += softplus(neg[size_t(j)]);
-    }
+    std::vector<double> dc(kD), g(kD);
     const double gp = sigmoid(pos) - 1;
-    for (int64_t d = 0; d < kD; ++d)
+    for (int64_t d = 0; d < kD; ++d) {
       dc[size_t(d)] = gp * x[size_t(d)];
-    for (int64_t j = 0; j < kK; ++j)
-      for (int64_t d = 0; d < kD; ++d)
-        dc[size_t(d)] += sigmoid(neg[size_t(j)]) *
-                         w[size_t((20 + batch.negatives[size_t(b * kK + j)]) * kD + d)];
-    std::vector<double> g(kD);
-    for (int64_t j = 0; j < kK; ++j) {
-      for (int64_t d = 0; d < kD; ++d)
-        g[size_t(d)] = sigmoid(neg[size_t(j)]) * c[size_t(d)];
-      step(20 + batch.negatives[size_t(b * kK + j)], g);
-    }
-    for (int64_t d = 0; d < kD; ++d)
       g[size_t(d)] = gp * c[size_t(d)];
+    }
     for (int64_t i = batch.contextOffsets[b]; i < batch.contextOffsets[b + 1]; ++i)
       step(20 + batch.contextIds[size_t(i)], g);
+    for (int64_t j = 0; j < kK; ++j) {
+      const int64_t row = 20 + batch.negatives[size_t(b * kK + j)];
+      const double score = dot(c, row);
+      loss += softplus(score);
+      const double gj = sigmoid(score);
+      for (int64_t d = 0; d < kD; ++d) {
+        dc[size_t(d)] += gj * w[size_t(row * kD + d)];
+        g[size_t(d)] = gj * c[size_t(d)];
+      }
+      step(row, g);
+    }
     for (int64_t i = batch.centerOffsets[b]; i < batch.centerOffsets[b + 1]; ++i)
       step(batch.centerIds[size_t(i)], dc);
   }
@@ -179,9 +179,9 @@ TEST(SkipgramStep, PerExampleMatchesWord2vecReference) {
 }
 
 TEST(SkipgramStep, GradientMatchesFiniteDifferences) {
-  // One example (the first) with SGD: the rows move by -lr times the
-  // gradient of that example's loss, which central differences of the loss
-  // in float64 give independently.
+  // One example (the first) with SGD, its rows all distinct: the rows move
+  // by -lr times the gradient of that example's loss, which central
+  // differences of the loss in float64 give independently.
   Batch one;
   one.centerIds.resize(1), one.contextIds.resize(1), one.negatives.resize(kK);
   one.centerOffsets = {0, 1}, one.contextOffsets = {0, 1};

@@ -1,15 +1,17 @@
 //===- SkipgramKernel.h - skip-gram steps with per-example updates -*- C++ -*-===//
 //
 // The kernel of -emb-fuse's `skipgram` group (plan kernel `skipgram_step`):
-// word2vec's scheme. For each example b: c = the sum of its centre rows, x =
-// the sum of its context rows, n_j its negatives' rows; the scores are
-// pos = <c, x> and neg_j = <c, n_j>; the loss softplus(-pos) + sum_j
-// softplus(neg_j). Training, each example's own gradient (no 1/B) is applied
-// before the next example reads the rows: every negative row, then every
-// context row, then every centre row takes the table optimizer's row step,
-// with gradients computed from the rows as they were when the example began
-// (g_j = sigmoid(neg_j) c, g_x = (sigmoid(pos) - 1) c, g_c = (sigmoid(pos) -
-// 1) x + sum_j sigmoid(neg_j) n_j, summed in that order).
+// word2vec's scheme. For each example b: c = the sum of its centre rows and
+// x = the sum of its context rows; pos = <c, x> is its score. Then, in
+// word2vec's order, the context and each negative j in turn is scored
+// against c (the context: pos; negative j: <c, n_j> with n_j its row as it
+// is at that moment, so after the steps of earlier targets), adds its loss
+// (softplus(-pos) for the context, softplus(<c, n_j>) for a negative), and,
+// in training, takes the table optimizer's row step at once with gradient
+// (sigmoid(score) - label) c, every row of the context bag alike; the
+// centre's gradient g_c gathers (sigmoid(score) - label) times each
+// target's row as read before that target's step (x for the context), and
+// the centre rows step last with g_c. Each example's own gradient, no 1/B.
 //
 //  - per_example: the examples in order on the calling thread: the result
 //    is the same for any thread count, bit for bit.

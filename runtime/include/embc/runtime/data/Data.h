@@ -113,6 +113,10 @@ struct StreamOptions {
   int prefetch = 4;
   /// Synthetic evaluation: examples in the one pass (0: 16 * batchSize).
   int64_t evalExamples = 0;
+  /// Training on a file: visit its examples in a fresh order each epoch
+  /// (true), or in file order every epoch (false: as word2vec and gensim read
+  /// text; consecutive examples then share rows, which the caches like).
+  bool shuffle = true;
   /// Text: the largest skip-gram window on each side of the centre word.
   int textWindow = 5;
   /// Text: words seen fewer times leave the vocabulary (word2vec's min_count).
