@@ -17,7 +17,8 @@ embc runs in each of --updates (default: batch,hogwild):
   per_example / hogwild
            the same model with training.embedding_updates set, trained as
            gensim is: SGD at 0.025 per example decaying linearly to 0 over
-           the run (gensim: alpha 0.025 -> min_alpha 0.0001).
+           the run (gensim: alpha 0.025 -> min_alpha 0.0001), the text read
+           in file order (--no-shuffle), as gensim reads it.
 
 Reported: words/s for each, counted the same way: corpus words (in the
 vocabulary) x epochs / training time. For embc the training time is that of
@@ -215,7 +216,7 @@ def main():
             run([embrun_bin, plan, "--data", f"text:{corpus}", "--epochs", str(args.epochs),
                  "--threads", str(args.threads), "--log", log, "--export-embeddings", emb,
                  "--text-sample", str(args.sample), "--text-min-count", str(args.min_count),
-                 "--profile"])
+                 "--profile"] + ([] if mode == "batch" else ["--no-shuffle"]))
             with open(log) as f:
                 records = [json.loads(line) for line in f]
             summary = next(r for r in records if r["event"] == "summary")

@@ -57,12 +57,15 @@ inline float dot16(const float *__restrict a, const float *__restrict b, int64_t
   for (; i + 16 <= n; i += 16)
     for (int l = 0; l < 16; ++l)
       lanes[l] += a[i + l] * b[i + l];
-  for (int l = 0; i < n; ++i, ++l)
-    lanes[l] += a[i] * b[i];
+  // The tail in a scalar of its own: adding it into single lanes would
+  // store them one by one and stall the tree's wide loads of the same bytes.
+  float tail = 0;
+  for (; i < n; ++i)
+    tail += a[i] * b[i];
   for (int width = 8; width >= 1; width /= 2)
     for (int l = 0; l < width; ++l)
       lanes[l] += lanes[l + width];
-  return lanes[0];
+  return lanes[0] + tail;
 }
 
 /// Asks for every cache line of a row.
