@@ -105,6 +105,43 @@ def skipgram(args):
            f"skip-gram loss falls: {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 
+def skipgram_per_example(args):
+    """embedding_updates = hogwild learns; per_example is the same on 1 and 2
+    threads and resumes exactly (its checkpoints byte-identical)."""
+    text = need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
+    model = json.load(open(os.path.join(args.examples, "skipgram.json")))
+    model["optimizer"]["embedding"] = {"type": "sgd", "lr": 0.025}
+    plans = {}
+    for mode in ["hogwild", "per_example"]:
+        model["training"]["embedding_updates"] = mode
+        path = f"{args.work}/sg_{mode}.json"
+        json.dump(model, open(path, "w"))
+        plans[mode] = f"{args.work}/sg_{mode}.plan"
+        r = run([args.embc, path, "-o", plans[mode]], capture_output=True)
+        if r.returncode != 0:
+            sys.exit(f"embc failed on {mode}:\n{r.stderr}")
+    data = ["--data", f"text:{text}", "--no-shuffle", "--text-sample", "1e-3",
+            "--text-min-count", "5"]
+    records, _ = train(args, plans["hogwild"], data + ["--steps", "300", "--report-every", "50",
+                                                       "--threads", "2"],
+                       f"{args.work}/hogwild.jsonl")
+    losses = [r["loss"] for r in records if r["event"] == "train"]
+    expect(len(losses) >= 3 and losses[-1] < 0.8 * losses[0],
+           f"hogwild skip-gram loss falls: {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+    ckpt = lambda name: open(f"{args.work}/{name}/checkpoint.safetensors", "rb").read()
+    plan = plans["per_example"]
+    for threads in ["1", "2"]:
+        train(args, plan, data + ["--steps", "40", "--threads", threads, "--save",
+                                  f"{args.work}/pe{threads}"], f"{args.work}/pe{threads}.jsonl")
+    expect(ckpt("pe1") == ckpt("pe2"), "per_example: 1 and 2 threads give identical tables")
+    half = data + ["--steps", "20", "--threads", "2"]
+    train(args, plan, half + ["--save", f"{args.work}/half"], f"{args.work}/h1.jsonl")
+    train(args, plan, half + ["--resume", f"{args.work}/half", "--save", f"{args.work}/half"],
+          f"{args.work}/h2.jsonl")
+    expect(ckpt("half") == ckpt("pe2"), "per_example: 40 steps == 20 + resume + 20")
+
+
 def resume(args):
     """2N steps in one run == N steps, checkpoint, resume, N steps."""
     plan = compile_model(args, "dlrm_small.json", f"{args.work}/r.plan")
@@ -232,7 +269,8 @@ def device_training(args):
     expect(a == b, "emulated device: 8 steps == 4 + resume + 4 (byte-identical checkpoints)")
 
 
-CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram, resume,
+CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram,
+                                  skipgram_per_example, resume,
                                   accumulation_clipping, device_training]}
 
 

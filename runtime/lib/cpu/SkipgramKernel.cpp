@@ -31,10 +31,11 @@ namespace {
 #endif
 
 /// Per-thread vectors of one example: c, x, the centre's gradient and a
-/// row's gradient (D each).
+/// row's gradient (D each), and the negatives' gradient factors.
 struct Scratch {
-  std::vector<float> c, x, dc, g;
-  explicit Scratch(int64_t D) : c(size_t(D)), x(size_t(D)), dc(size_t(D)), g(size_t(D)) {}
+  std::vector<float> c, x, dc, g, factors; ///< factors: the negatives' (K)
+  Scratch(int64_t D, int64_t K)
+      : c(size_t(D)), x(size_t(D)), dc(size_t(D)), g(size_t(D)), factors(size_t(K)) {}
 };
 
 /// out = the sum of the bag's rows (zeros for an empty bag).
@@ -98,6 +99,22 @@ inline float scoreTerm(float score, float label, Loss &loss) {
   return sigmoid - label;
 }
 
+/// True when the example's targets (its context rows and negatives) are all
+/// different rows of the target.
+inline bool distinctTargets(const SkipgramStep &s, const int64_t *negatives, int64_t x0,
+                            int64_t x1) {
+  for (int64_t j = 0; j < s.K; ++j) {
+    const int64_t row = s.negative.rowOffset + negatives[j];
+    for (int64_t i = x0; i < x1; ++i)
+      if (row == s.context.rowOffset + s.contextIds[i])
+        return false;
+    for (int64_t k = 0; k < j; ++k)
+      if (negatives[k] == negatives[j])
+        return false;
+  }
+  return true;
+}
+
 /// Example b: its scores and loss, and (s.update) its rows' steps.
 EMBC_SKIPGRAM_CLONES
 double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool plainSgd, int64_t b,
@@ -151,9 +168,20 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
       detail::tableRowStep(kind, h, table, s.context.rowOffset + s.contextIds[i], D, g, s.state0,
                            s.state1);
   }
+  // When every target row is a different row, no step changes a row that a
+  // later target reads: all scores can be taken first, side by side, instead
+  // of as one chain of dot -> exp -> step per target (the same numbers).
+  float *factors = w.factors.data();
+  const bool distinct = distinctTargets(s, negatives, x0, x1);
+  if (distinct) {
+    for (int64_t j = 0; j < K; ++j)
+      factors[j] = dot16(c, table + (s.negative.rowOffset + negatives[j]) * D, D);
+    for (int64_t j = 0; j < K; ++j)
+      factors[j] = scoreTerm(factors[j], 0.0f, loss);
+  }
   for (int64_t j = 0; j < K; ++j) {
     float *row = table + (s.negative.rowOffset + negatives[j]) * D;
-    const float gj = scoreTerm(dot16(c, row, D), 0.0f, loss);
+    const float gj = distinct ? factors[j] : scoreTerm(dot16(c, row, D), 0.0f, loss);
     if (plainSgd) {
       const float step = -lr * gj;
       for (int64_t d = 0; d < D; ++d) {
@@ -226,12 +254,12 @@ void skipgramStep(const SkipgramStep &s) {
                         s.optimizer.weightDecay == 0;
   std::vector<double> losses(size_t(s.B));
   if (s.update && s.mode == SkipgramMode::PerExample) {
-    Scratch w(s.D);
+    Scratch w(s.D, s.K);
     for (int64_t b = 0; b < s.B; ++b)
       losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
   } else {
     parallelFor(s.B, true, [&](int64_t b0, int64_t b1) {
-      Scratch w(s.D);
+      Scratch w(s.D, s.K);
       for (int64_t b = b0; b < b1; ++b)
         losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
     });

@@ -224,10 +224,11 @@ void PrefetchStream::work() {
 void PrefetchStream::complete(Build &build, Batch &out) {
   // The parts nobody has claimed, on the compute team (idle while the
   // trainer waits for its batch).
-  cpu::parallelRegion(int(build.parts), [&](int, int) {
-    for (int64_t p; (p = build.cursor.fetch_add(1)) < build.parts;)
-      claimAndFill(build, p);
-  });
+  if (build.cursor.load() < build.parts) // (waking the team for nothing costs)
+    cpu::parallelRegion(int(build.parts), [&](int, int) {
+      for (int64_t p; (p = build.cursor.fetch_add(1)) < build.parts;)
+        claimAndFill(build, p);
+    });
   // Parts a worker is filling: a short grace, then fill them here as well.
   if (!build.allDone()) {
     const int64_t grace = std::max<int64_t>(50'000, 3 * partNanos_.load());
