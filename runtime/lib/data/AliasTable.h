@@ -1,8 +1,9 @@
 //===- AliasTable.h - O(1) draws from a discrete distribution ---*- C++ -*-===//
 //
 // Walker's alias method (Vose's construction): after an O(n) build, a draw
-// costs two table reads whatever the distribution, and it is exact, unlike
-// word2vec's 1e8-entry unigram table. Skip-gram negatives use it.
+// costs one table read (a column's keep chance and alias side by side, one
+// cache line) whatever the distribution, and it is exact, unlike word2vec's
+// 1e8-entry unigram table. Skip-gram negatives use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +24,14 @@ public:
   /// The outcome for one 64-bit random word.
   uint32_t draw(uint64_t random) const;
 
-  size_t size() const { return alias_.size(); }
+  size_t size() const { return columns_.size(); }
 
 private:
-  std::vector<double> keep_;    ///< chance of keeping column i
-  std::vector<uint32_t> alias_; ///< the outcome taken otherwise
+  struct Column {
+    double keep = 1.0;  ///< chance of keeping the column's own outcome
+    uint32_t alias = 0; ///< the outcome taken otherwise
+  };
+  std::vector<Column> columns_;
 };
 
 } // namespace embc::runtime::data
