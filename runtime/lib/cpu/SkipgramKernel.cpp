@@ -127,14 +127,16 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
   const int64_t *negatives = s.negatives + b * K;
   // The next example's rows are on their way meanwhile: they are random
   // rows of tables larger than the caches, and this example's work hides
-  // most of their latency.
-  if (b + 1 < s.B) {
+  // most of their latency. Its negatives' rows are asked for one by one
+  // beside this example's (below): all at once, their misses filled the
+  // core's line-fill buffers and the prefetches themselves stalled (15 % of
+  // the kernel).
+  const bool next = b + 1 < s.B;
+  if (next) {
     for (int64_t i = s.centerOffsets[b + 1]; i < s.centerOffsets[b + 2]; ++i)
       prefetchRow(table + (s.center.rowOffset + s.centerIds[i]) * D, D);
     for (int64_t i = s.contextOffsets[b + 1]; i < s.contextOffsets[b + 2]; ++i)
       prefetchRow(table + (s.context.rowOffset + s.contextIds[i]) * D, D);
-    for (int64_t j = 0; j < K; ++j)
-      prefetchRow(table + (s.negative.rowOffset + negatives[K + j]) * D, D);
   }
   sumRows(c, table, D, s.centerIds, c0, c1, s.center.rowOffset);
   sumRows(x, table, D, s.contextIds, x0, x1, s.context.rowOffset);
@@ -143,8 +145,11 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
   Loss loss;
   if (!s.update) {
     scoreTerm(pos, 1.0f, loss);
-    for (int64_t j = 0; j < K; ++j)
+    for (int64_t j = 0; j < K; ++j) {
+      if (next)
+        prefetchRow(table + (s.negative.rowOffset + negatives[K + j]) * D, D);
       scoreTerm(dot16(c, table + (s.negative.rowOffset + negatives[j]) * D, D), 0.0f, loss);
+    }
     return loss.value();
   }
 
@@ -180,6 +185,8 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
       factors[j] = scoreTerm(factors[j], 0.0f, loss);
   }
   for (int64_t j = 0; j < K; ++j) {
+    if (next)
+      prefetchRow(table + (s.negative.rowOffset + negatives[K + j]) * D, D);
     float *row = table + (s.negative.rowOffset + negatives[j]) * D;
     const float gj = distinct ? factors[j] : scoreTerm(dot16(c, row, D), 0.0f, loss);
     if (plainSgd) {
