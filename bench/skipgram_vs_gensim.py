@@ -144,6 +144,8 @@ def main():
     p.add_argument("--embrun", help="embrun to use (default: BUILD/bin/embrun)")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--repeats", type=int, default=3,
+                   help="interleaved runs of each side; medians are reported")
     p.add_argument("--updates", default="batch,hogwild",
                    help="embc modes: batch, per_example, hogwild (comma-separated)")
     p.add_argument("--sample", type=float, default=1e-3,
@@ -194,11 +196,7 @@ def main():
               f"epochs {args.epochs}, threads {args.threads}", flush=True)
         batch = model["training"]["batch_size"]
 
-        # embc, in each mode
-        embc_runs = {}
-        for mode in [m for m in args.updates.split(",") if m]:
-            if mode not in ("batch", "per_example", "hogwild"):
-                sys.exit(f"error: unknown --updates mode '{mode}'")
+        def run_embc(mode, rep):
             variant = json.loads(json.dumps(model))
             if mode != "batch":
                 # gensim's schedule: SGD at 0.025 per example, linear decay.
@@ -223,34 +221,52 @@ def main():
             profile = next(r for r in records if r.get("type") == "profile")
             seconds = summary["step"] * batch / summary["samples_per_s"]
             wps = words * args.epochs / seconds
-            print(f"embc {mode}: {summary['step']} steps of {batch} pairs, {seconds:.1f} s "
-                  f"training, {summary['samples_per_s']:,.0f} pairs/s, {wps:,.0f} words/s, "
-                  f"final loss {summary['loss']:.4f}", flush=True)
             top = sorted(profile["ops"], key=lambda o: -o["ms_per_step"])[:4]
-            print("        kernels: " + ", ".join(f"{o['op']} {o['percent']:.0f}%" for o in top)
+            print(f"embc {mode} (run {rep + 1}): {summary['step']} steps of {batch} pairs, "
+                  f"{seconds:.1f} s training, {summary['samples_per_s']:,.0f} pairs/s, "
+                  f"{wps:,.0f} words/s, final loss {summary['loss']:.4f}; kernels: "
+                  + ", ".join(f"{o['op']} {o['percent']:.0f}%" for o in top)
                   + f" of {profile['step_ms']:.2f} ms/step", flush=True)
-            vectors = read_safetensors(emb, np)[feats["center"]["table"]][:len(vocab)]
-            embc_runs[mode] = (wps, vectors)
+            return wps, read_safetensors(emb, np)[feats["center"]["table"]][:len(vocab)]
 
-        # gensim
         with open(corpus, encoding="utf-8", errors="replace") as f:
             sentences = [words[i:i + GENSIM_PIECE] for words in (line.split() for line in f)
                          for i in range(0, len(words), GENSIM_PIECE)]
-        w2v = Word2Vec(vector_size=dim, window=window, negative=negatives["count"],
-                       ns_exponent=negatives["power"], sg=1, hs=0, sample=args.sample,
-                       min_count=args.min_count,
-                       max_final_vocab=cap if distinct > cap else None,
-                       workers=args.threads, seed=1)
-        w2v.build_vocab(sentences)
-        t0 = time.perf_counter()
-        w2v.train(sentences, total_examples=w2v.corpus_count, epochs=args.epochs)
-        gseconds = time.perf_counter() - t0
-        gensim_words = sum(w2v.wv.get_vecattr(w, "count") for w in w2v.wv.index_to_key)
-        gensim_wps = gensim_words * args.epochs / gseconds
-        print(f"gensim: {gensim.__version__}, {gseconds:.1f} s training, {gensim_wps:,.0f} "
-              f"words/s", flush=True)
-        for mode, (wps, _) in embc_runs.items():
-            print(f"words/s embc {mode}/gensim: {wps / gensim_wps:.3f}", flush=True)
+
+        def run_gensim(rep):
+            w2v = Word2Vec(vector_size=dim, window=window, negative=negatives["count"],
+                           ns_exponent=negatives["power"], sg=1, hs=0, sample=args.sample,
+                           min_count=args.min_count,
+                           max_final_vocab=cap if distinct > cap else None,
+                           workers=args.threads, seed=1)
+            w2v.build_vocab(sentences)
+            t0 = time.perf_counter()
+            w2v.train(sentences, total_examples=w2v.corpus_count, epochs=args.epochs)
+            gseconds = time.perf_counter() - t0
+            gwords = sum(w2v.wv.get_vecattr(w, "count") for w in w2v.wv.index_to_key)
+            wps = gwords * args.epochs / gseconds
+            print(f"gensim {gensim.__version__} (run {rep + 1}): {gseconds:.1f} s training, "
+                  f"{wps:,.0f} words/s", flush=True)
+            return wps, w2v
+
+        modes = [m for m in args.updates.split(",") if m]
+        for mode in modes:
+            if mode not in ("batch", "per_example", "hogwild"):
+                sys.exit(f"error: unknown --updates mode '{mode}'")
+        rates = {mode: [] for mode in modes + ["gensim"]}
+        embc_runs = {}
+        for rep in range(max(1, args.repeats)):  # interleaved: each side sees the same noise
+            for mode in modes:
+                wps, vectors = run_embc(mode, rep)
+                rates[mode].append(wps)
+                embc_runs[mode] = (wps, vectors)
+            gensim_wps, w2v = run_gensim(rep)
+            rates["gensim"].append(gensim_wps)
+        median = lambda v: sorted(v)[len(v) // 2]
+        for mode in modes:
+            print(f"words/s embc {mode}/gensim (medians of {len(rates[mode])}): "
+                  f"{median(rates[mode]):,.0f} / {median(rates['gensim']):,.0f} = "
+                  f"{median(rates[mode]) / median(rates['gensim']):.3f}", flush=True)
 
         # Analogies
         score, _ = w2v.wv.evaluate_word_analogies(QUESTIONS)
