@@ -165,6 +165,22 @@ inline cpu::OptimizerParams optimizerOf(const Binder &b, const Optimizer &o) {
   return params;
 }
 
+/// The state buffers a table with optimizer `o` keeps.
+inline size_t tableStateCount(const cpu::OptimizerParams &o) {
+  switch (o.kind) {
+  case cpu::OptimizerKind::Sgd:
+    return o.momentum != 0 ? 1 : 0;
+  case cpu::OptimizerKind::Adagrad:
+  case cpu::OptimizerKind::RowwiseAdagrad:
+    return 1;
+  case cpu::OptimizerKind::Adam:
+  case cpu::OptimizerKind::AdamW:
+  case cpu::OptimizerKind::Lamb:
+    return 2;
+  }
+  return 0;
+}
+
 /// Number of ids a (possibly dynamic) id buffer holds in this step.
 inline int64_t idCount(const ExecState &s, int32_t buffer) {
   return s.buffer(buffer).dynamic ? s.length[buffer] : Binder::numel(s.buffer(buffer));

@@ -181,22 +181,6 @@ BoundKernel bindFusedLookup(const Binder &b) {
 
 // --- embedding_update ---------------------------------------------------------------
 
-/// The state buffers `o` keeps for a table.
-size_t stateCount(const cpu::OptimizerParams &o) {
-  switch (o.kind) {
-  case cpu::OptimizerKind::Sgd:
-    return o.momentum != 0 ? 1 : 0;
-  case cpu::OptimizerKind::Adagrad:
-  case cpu::OptimizerKind::RowwiseAdagrad:
-    return 1;
-  case cpu::OptimizerKind::Adam:
-  case cpu::OptimizerKind::AdamW:
-  case cpu::OptimizerKind::Lamb:
-    return 2;
-  }
-  return 0;
-}
-
 BoundKernel bindEmbeddingUpdate(const Binder &b) {
   const Kernel &k = b.k;
   const bool isBatch = k.attrs.contains("batch");
@@ -238,7 +222,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
   }
 
   const cpu::OptimizerParams opt = optimizerOf(b, *optimizer);
-  const size_t states = stateCount(opt);
+  const size_t states = tableStateCount(opt);
   if (state.size() != states)
     b.fail("'" + name + "' has " + std::to_string(state.size()) + " state buffers but " +
            optimizer->kind +

@@ -15,23 +15,6 @@
 
 using namespace embc::runtime;
 
-namespace {
-
-/// The state buffers `o` keeps for a table.
-size_t stateCountOf(const cpu::OptimizerParams &o) {
-  switch (o.kind) {
-  case cpu::OptimizerKind::Sgd:
-    return o.momentum != 0 ? 1 : 0;
-  case cpu::OptimizerKind::Adagrad:
-  case cpu::OptimizerKind::RowwiseAdagrad:
-    return 1;
-  default:
-    return 2;
-  }
-}
-
-} // namespace
-
 BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   const Kernel &k = b.k;
   const std::string mode = b.str("mode");
@@ -42,7 +25,7 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
                              ? b.p.tableBatches[size_t(b.integer("batch"))].buffer
                              : b.table().buffer;
   const cpu::OptimizerParams opt = optimizerOf(b, target.optimizer);
-  const size_t states = stateCountOf(opt);
+  const size_t states = tableStateCount(opt);
   if (target.state.size() != states)
     b.fail("the target has " + std::to_string(target.state.size()) + " state buffers but " +
            target.optimizer.kind + " keeps " + std::to_string(states));
