@@ -101,10 +101,10 @@ public:
     int64_t vocabCap = bind(options.path, features);
     read(options, vocabCap);
     countPairs();
-    buildNegativeTables(features);
     if (pairOffsets_.back() == 0)
       throw DataError(options.path + ": no (center, context) pairs: no line has two "
                                      "in-vocabulary words");
+    buildNegativeTables(features);
     stats_.examples = static_cast<int64_t>(pairOffsets_.back());
     stats_.description += ", " + std::to_string(stats_.examples) +
                           " (center, context) pairs (window up to " +
@@ -234,19 +234,33 @@ private:
       return a.second.count != b.second.count ? a.second.count > b.second.count
                                               : a.second.first < b.second.first;
     });
-    size_t vocabSize = vocabCap > 0 ? std::min<size_t>(ranked.size(), vocabCap) : ranked.size();
-    while (vocabSize > 0 && ranked[vocabSize - 1].second.count < uint64_t(minCount_))
-      --vocabSize; // ranked by count: the rare words are last
-    if (vocabSize == 0)
-      throw DataError(path + ": no word occurs at least " + std::to_string(minCount_) +
-                      " times (the text minimum count)");
     std::unordered_map<std::string_view, uint32_t> ids;
-    ids.reserve(vocabSize);
     std::vector<uint64_t> wordCounts;
-    for (size_t i = 0; i < vocabSize; ++i) {
-      words_.emplace_back(ranked[i].first);
-      ids.emplace(ranked[i].first, static_cast<uint32_t>(i));
-      wordCounts.push_back(ranked[i].second.count);
+    size_t vocabSize = 0;
+    if (options.textVocabulary) {
+      // Given (the training stream's): its ids, this file's counts.
+      words_ = *options.textVocabulary;
+      vocabSize = words_.size();
+      ids.reserve(vocabSize);
+      for (size_t i = 0; i < vocabSize; ++i)
+        ids.emplace(words_[i], static_cast<uint32_t>(i));
+      wordCounts.assign(vocabSize, 0);
+      for (const auto &[word, count] : ranked)
+        if (auto it = ids.find(word); it != ids.end())
+          wordCounts[it->second] = count.count;
+    } else {
+      vocabSize = vocabCap > 0 ? std::min<size_t>(ranked.size(), vocabCap) : ranked.size();
+      while (vocabSize > 0 && ranked[vocabSize - 1].second.count < uint64_t(minCount_))
+        --vocabSize; // ranked by count: the rare words are last
+      if (vocabSize == 0)
+        throw DataError(path + ": no word occurs at least " + std::to_string(minCount_) +
+                        " times (the text minimum count)");
+      ids.reserve(vocabSize);
+      for (size_t i = 0; i < vocabSize; ++i) {
+        words_.emplace_back(ranked[i].first);
+        ids.emplace(ranked[i].first, static_cast<uint32_t>(i));
+        wordCounts.push_back(ranked[i].second.count);
+      }
     }
     wordCounts_ = std::move(wordCounts);
 
@@ -300,7 +314,9 @@ private:
     stats_.description = "text " + path + ": " + std::to_string(wordsBefore) + " words, " +
                          std::to_string(ranked.size()) + " distinct, vocabulary " +
                          std::to_string(vocabSize) +
-                         (vocabCap > 0 ? " (capped at " + std::to_string(vocabCap) + ")" : "") +
+                         (options.textVocabulary ? " (the training data's)"
+                          : vocabCap > 0 ? " (capped at " + std::to_string(vocabCap) + ")"
+                                         : "") +
                          (minCount_ > 1 ? ", min count " + std::to_string(minCount_) : "") +
                          ", " + std::to_string(dropped) + " out-of-vocabulary words dropped" +
                          (sample_ > 0 ? ", " + std::to_string(subsampled) +

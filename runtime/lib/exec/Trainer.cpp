@@ -376,6 +376,9 @@ private:
   std::vector<std::byte> wholeTensor(const CheckpointTensor &tensor) const;
   static constexpr int kShardTag = 7007;
   void exportEmbeddings(const std::string &path) const;
+  /// The training text's words in id order (text data only), for the
+  /// evaluation streams.
+  std::shared_ptr<const std::vector<std::string>> trainVocabulary_;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
   /// This rank's examples of a global batch (itself on one rank), in
@@ -610,7 +613,9 @@ void Trainer::exportEmbeddings(const std::string &path) const {
 
 std::map<std::string, double> Trainer::evaluate() {
   DataSource source = options_.eval.value_or(DataSource{"synthetic", ""});
-  auto stream = data::openStream(streamOptions(source, false), specs_);
+  data::StreamOptions eval = streamOptions(source, false);
+  eval.textVocabulary = trainVocabulary_;
+  auto stream = data::openStream(eval, specs_);
   Outcomes outcomes;
   data::Batch batch;
   std::vector<data::Batch> micro;
@@ -673,6 +678,9 @@ TrainSummary Trainer::run() {
   const TrainingConfig &config = plan_.config;
   auto stream = data::openStream(streamOptions(options_.data, true), specs_,
                                  position_);
+  // A text evaluation must read words with the training data's ids.
+  if (const std::vector<std::string> *words = stream->vocabulary())
+    trainVocabulary_ = std::make_shared<const std::vector<std::string>>(*words);
   int64_t perStep = config.batchSize * dataRanks_ * config.gradAccumulation;
   int64_t steps = 0;
   if (options_.steps)

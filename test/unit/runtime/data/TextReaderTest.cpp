@@ -281,3 +281,32 @@ TEST(TextReader, SubsamplingThinsFrequentWordsOnly) {
   EXPECT_EQ(dataErrorOf([&] { openStream(bad, skipGramFeatures()); }),
             "data: the text subsampling threshold must be in [0, 1), got -0.100000");
 }
+
+TEST(TextReader, AGivenVocabularyKeepsItsIds) {
+  // An evaluation reads with the training data's vocabulary: "a" is id 2 and
+  // "b" id 0 whatever this file's counts, "c" is not in it and is dropped,
+  // "x" is in it but not in the file.
+  TempFile file("a b c a b a\n");
+  StreamOptions options = streamOptions("text", file.path(), 8, false);
+  options.textVocabulary =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"b", "x", "a"});
+  options.textMinCount = 5; // does not apply to a given vocabulary
+  auto stream = openStream(options, skipGramFeatures(3, 2));
+  EXPECT_EQ(*stream->vocabulary(), *options.textVocabulary);
+  auto pairs = allPairs(*stream);
+  ASSERT_FALSE(pairs.empty());
+  for (auto [center, context] : pairs) {
+    EXPECT_TRUE(center == 0 || center == 2) << center;
+    EXPECT_TRUE(context == 0 || context == 2) << context;
+  }
+  EXPECT_EQ(pairs.front(), std::make_pair(int64_t(2), int64_t(0))); // "a" then "b"
+  EXPECT_NE(stream->stats().description.find("vocabulary 3 (the training data's)"),
+            std::string::npos)
+      << stream->stats().description;
+  // Negatives come only from words this file has (x has count 0).
+  Batch batch;
+  auto again = openStream(options, skipGramFeatures(3, 2));
+  while (again->next(batch))
+    for (int64_t id : batch.features[2].negatives)
+      EXPECT_NE(id, 1);
+}

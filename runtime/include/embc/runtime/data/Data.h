@@ -123,6 +123,11 @@ struct StreamOptions {
   int64_t textMinCount = 1;
   /// Text: frequent-word subsampling threshold (word2vec's -sample; 0: off).
   double textSample = 0;
+  /// Text: a vocabulary to use instead of ranking this file's words (the
+  /// training stream's, so that an evaluation's ids address the trained
+  /// rows); its words keep their ids, other words are dropped, and the
+  /// minimum count and the features' vocab cap do not apply.
+  std::shared_ptr<const std::vector<std::string>> textVocabulary;
 };
 
 /// Batches of one data source. next() is called from one thread.
