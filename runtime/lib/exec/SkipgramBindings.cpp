@@ -45,8 +45,10 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   // Roles: the rows each reads, inside the target.
   auto role = [&](const char *key) {
     if (!k.attrs.contains(key) || !k.attrs[key].is_object() ||
-        !k.attrs[key].contains("row_offset") || !k.attrs[key].contains("rows"))
-      b.fail(std::string("missing '") + key + "': {\"row_offset\", \"rows\"}");
+        !k.attrs[key].contains("row_offset") || !k.attrs[key].contains("rows") ||
+        !k.attrs[key]["row_offset"].is_number_integer() ||
+        !k.attrs[key]["rows"].is_number_integer())
+      b.fail(std::string("missing '") + key + "': {\"row_offset\": integer, \"rows\": integer}");
     cpu::SkipgramRole r{k.attrs[key]["row_offset"].get<int64_t>(),
                         k.attrs[key]["rows"].get<int64_t>()};
     if (r.rowOffset < 0 || r.rows < 1 || r.rowOffset + r.rows > target.rows)
