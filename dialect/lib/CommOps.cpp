@@ -91,36 +91,47 @@ static LogicalResult verifyDimIsTable(Operation *op, RankedTensorType pooled, Ta
   return success();
 }
 
-LogicalResult ShardIdsOp::verify() {
-  auto ids = cast<RankedTensorType>(getIds().getType());
-  auto offsets = cast<RankedTensorType>(getOffsets().getType());
-  auto localIds = cast<RankedTensorType>(getLocalIds().getType());
-  auto localOffsets = cast<RankedTensorType>(getLocalOffsets().getType());
+/// One table's exchange of ids (emb.shard_ids, or a member of
+/// emb.shard_ids_group).
+static LogicalResult verifyShardIds(Operation *op, Value idsValue, Value offsetsValue,
+                                    Value weights, Value localIdsValue,
+                                    Value localOffsetsValue, Value localWeights,
+                                    bool perBagMean) {
+  auto ids = cast<RankedTensorType>(idsValue.getType());
+  auto offsets = cast<RankedTensorType>(offsetsValue.getType());
+  auto localIds = cast<RankedTensorType>(localIdsValue.getType());
+  auto localOffsets = cast<RankedTensorType>(localOffsetsValue.getType());
   if (ids.getRank() != 1 || localIds.getRank() != 1 || !localIds.isDynamicDim(0))
-    return emitOpError("ids must be 1-D and the local ids dynamic (tensor<?xi64>), got ")
+    return op->emitOpError("ids must be 1-D and the local ids dynamic (tensor<?xi64>), got ")
            << ids << " and " << localIds;
   if (offsets.getRank() != 1 || !offsets.hasStaticShape() || localOffsets.getRank() != 1 ||
       !localOffsets.hasStaticShape() || offsets.getDimSize(0) < 2)
-    return emitOpError("offsets must be 1-D and static with at least one bag, got ")
+    return op->emitOpError("offsets must be 1-D and static with at least one bag, got ")
            << offsets << " and " << localOffsets;
   int64_t bags = offsets.getDimSize(0) - 1, all = localOffsets.getDimSize(0) - 1;
   if (all % bags != 0 || all < bags)
-    return emitOpError("the local offsets must hold N x ")
+    return op->emitOpError("the local offsets must hold N x ")
            << bags << " bags (+1), got " << localOffsets;
-  bool weighted = getWeights() || getPerBagMean();
-  if (weighted != bool(getLocalWeights()))
-    return emitOpError(weighted ? "needs a local weights result (it has weights or "
-                                  "per_bag_mean)"
-                                : "has a local weights result but neither weights nor "
-                                  "per_bag_mean");
-  if (Value w = getWeights())
-    if (cast<RankedTensorType>(w.getType()).getShape() != ids.getShape())
-      return emitOpError("'weights' shape ") << w.getType() << " must match 'ids' " << ids;
-  if (Value w = getLocalWeights())
-    if (cast<RankedTensorType>(w.getType()).getShape() != localIds.getShape())
-      return emitOpError("local weights ")
-             << w.getType() << " must have the shape of the local ids " << localIds;
+  bool weighted = weights || perBagMean;
+  if (weighted != bool(localWeights))
+    return op->emitOpError(weighted ? "needs a local weights result (it has weights or "
+                                      "per_bag_mean)"
+                                    : "has a local weights result but neither weights nor "
+                                      "per_bag_mean");
+  if (weights)
+    if (cast<RankedTensorType>(weights.getType()).getShape() != ids.getShape())
+      return op->emitOpError("'weights' shape ")
+             << weights.getType() << " must match 'ids' " << ids;
+  if (localWeights)
+    if (cast<RankedTensorType>(localWeights.getType()).getShape() != localIds.getShape())
+      return op->emitOpError("local weights ")
+             << localWeights.getType() << " must have the shape of the local ids " << localIds;
   return success();
+}
+
+LogicalResult ShardIdsOp::verify() {
+  return verifyShardIds(*this, getIds(), getOffsets(), getWeights(), getLocalIds(),
+                        getLocalOffsets(), getLocalWeights(), getPerBagMean());
 }
 
 LogicalResult ShardIdsOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -155,4 +166,136 @@ LogicalResult ShardPoolGradOp::verifySymbolUses(SymbolTableCollection &symbols) 
   if (failed(table))
     return failure();
   return verifyDimIsTable(*this, cast<RankedTensorType>(getGrad().getType()), *table);
+}
+
+//===----------------------------------------------------------------------===//
+// Groups of sharded tables' exchanges (-emb-batch-exchanges)
+//===----------------------------------------------------------------------===//
+
+/// Every member's table is sharded over the same ranks; returns them.
+static FailureOr<SmallVector<TableOp>> shardedTables(Operation *op, ArrayAttr tables,
+                                                     SymbolTableCollection &symbols) {
+  SmallVector<TableOp> found;
+  for (Attribute a : tables) {
+    FailureOr<TableOp> t = shardedTable(op, cast<FlatSymbolRefAttr>(a), symbols);
+    if (failed(t))
+      return failure();
+    found.push_back(*t);
+  }
+  auto ranks = [&](TableOp t) {
+    return t->getAttrOfType<DenseI64ArrayAttr>(kShardRowsAttrName).size();
+  };
+  for (TableOp t : found)
+    if (ranks(t) != ranks(found.front()))
+      return op->emitOpError("tables @")
+             << found.front().getSymName() << " and @" << t.getSymName()
+             << " are sharded over different numbers of ranks";
+  return found;
+}
+
+/// A group has members: as many values on each side as tables.
+static LogicalResult verifyMemberCount(Operation *op, size_t tables, size_t in, size_t out,
+                                       StringRef inName, StringRef outName) {
+  if (tables == 0)
+    return op->emitOpError("groups no table");
+  if (in != tables || out != tables)
+    return op->emitOpError("has ")
+           << tables << " tables but " << in << " " << inName << " and " << out << " "
+           << outName;
+  return success();
+}
+
+Value ShardIdsGroupOp::getMemberWeights(unsigned i) {
+  if (!getWeighted()[i])
+    return {};
+  unsigned before = unsigned(llvm::count(getWeighted().take_front(i), true));
+  return getWeights()[before];
+}
+
+Value ShardIdsGroupOp::getMemberLocalWeights(unsigned i) {
+  auto has = [&](unsigned j) { return getWeighted()[j] || getPerBagMean()[j]; };
+  if (!has(i))
+    return {};
+  unsigned before = 0;
+  for (unsigned j = 0; j < i; ++j)
+    before += has(j);
+  return getLocalWeights()[before];
+}
+
+LogicalResult ShardIdsGroupOp::verify() {
+  size_t n = getTables().size();
+  if (failed(verifyMemberCount(*this, n, getIds().size(), getLocalIds().size(), "ids",
+                               "local ids")) ||
+      failed(verifyMemberCount(*this, n, getOffsets().size(), getLocalOffsets().size(),
+                               "offsets", "local offsets")))
+    return failure();
+  if (getWeighted().size() != n || getPerBagMean().size() != n)
+    return emitOpError("'weighted' and 'per_bag_mean' need one entry per table (")
+           << n << "), got " << getWeighted().size() << " and " << getPerBagMean().size();
+  size_t weighted = size_t(llvm::count(getWeighted(), true)), withLocal = 0;
+  for (size_t i = 0; i < n; ++i)
+    withLocal += getWeighted()[i] || getPerBagMean()[i];
+  if (getWeights().size() != weighted || getLocalWeights().size() != withLocal)
+    return emitOpError("has ")
+           << getWeights().size() << " weights and " << getLocalWeights().size()
+           << " local weights, but its flags ask for " << weighted << " and " << withLocal;
+  for (unsigned i = 0; i < n; ++i)
+    if (failed(verifyShardIds(*this, getIds()[i], getOffsets()[i], getMemberWeights(i),
+                              getLocalIds()[i], getLocalOffsets()[i],
+                              getMemberLocalWeights(i), getPerBagMean()[i])))
+      return failure();
+  return success();
+}
+
+LogicalResult ShardIdsGroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return shardedTables(*this, getTables(), symbols);
+}
+
+/// A pooled group's members: static B x dim on both sides, the
+/// rank-concatenated side `ranks` times the other's rows.
+static LogicalResult verifyPooledGroup(Operation *op, ArrayAttr tables, ValueRange few,
+                                       ValueRange many, StringRef fewName,
+                                       StringRef manyName) {
+  if (failed(verifyMemberCount(op, tables.size(), few.size(), many.size(), fewName,
+                               manyName)))
+    return failure();
+  for (auto [f, m] : llvm::zip(few, many))
+    if (failed(verifyPooled(op, f.getType(), fewName)) ||
+        failed(verifyPooled(op, m.getType(), manyName)) ||
+        failed(verifyRanksTimes(op, cast<RankedTensorType>(f.getType()),
+                                cast<RankedTensorType>(m.getType()))))
+      return failure();
+  return success();
+}
+
+static LogicalResult verifyPooledGroupTables(Operation *op, ArrayAttr tables, ValueRange few,
+                                             SymbolTableCollection &symbols) {
+  FailureOr<SmallVector<TableOp>> found = shardedTables(op, tables, symbols);
+  if (failed(found))
+    return failure();
+  for (auto [t, f] : llvm::zip(*found, few))
+    if (failed(verifyDimIsTable(op, cast<RankedTensorType>(f.getType()), t)))
+      return failure();
+  return success();
+}
+
+LogicalResult ShardPoolGroupOp::verify() {
+  if (getResults().size() != getPartials().size())
+    return emitOpError("has ") << getPartials().size() << " partials but "
+                               << getResults().size() << " results";
+  return verifyPooledGroup(*this, getTables(), getResults(), getPartials(), "result",
+                           "'partials'");
+}
+
+LogicalResult ShardPoolGroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyPooledGroupTables(*this, getTables(), getResults(), symbols);
+}
+
+LogicalResult ShardPoolGradGroupOp::verify() {
+  return verifyPooledGroup(*this, getTables(), getGrads(), getResults(), "'grads'",
+                           "result");
+}
+
+LogicalResult ShardPoolGradGroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyPooledGroupTables(*this, getTables(), getGrads(), symbols);
 }

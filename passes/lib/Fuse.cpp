@@ -272,7 +272,7 @@ void FusePass::lookups(Block *block) {
   SmallVector<Operation *> ops;
   for (auto lookup : block->getOps<LookupOp>()) {
     // A sharded table's lookup reads the local shard between two exchanges.
-    if (lookup.getIds().getDefiningOp<ShardIdsOp>())
+    if (isa_and_present<ShardIdsOp, ShardIdsGroupOp>(lookup.getIds().getDefiningOp()))
       continue;
     ops.push_back(lookup);
     if (auto hash = lookup.getIds().getDefiningOp<HashOp>();

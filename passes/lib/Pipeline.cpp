@@ -34,6 +34,11 @@ void embc::addPlanningPasses(mlir::OpPassManager &pm,
   // per update (then the all-reduce overlaps the backward); before fusion,
   // which keeps the collectives in place and leaves gathered tables unfused.
   pm.addPass(createEmbDistributePass());
+  // One set of collectives for all sharded tables instead of five per
+  // table (no change without sharded tables); before fusion, which leaves
+  // the local lookups between the exchanges unfused.
+  if (options.batchExchanges)
+    pm.addPass(createEmbBatchExchangesPass());
   if (options.fuse)
     pm.addPass(createEmbFusePass());
   // Last: it plans the buffers of the IR as -emb-to-plan will lower it, and

@@ -91,6 +91,21 @@ int64_t PlanBuilder::idCapacity(Value ids) {
       int64_t ranks = bags(exchange.getLocalOffsets()) / bags(exchange.getOffsets());
       return mine < 0 ? -1 : mine * ranks;
     }
+    if (auto group = dyn_cast<ShardIdsGroupOp>(def)) {
+      // The member whose local ids or local weights `ids` is.
+      unsigned r = cast<OpResult>(ids).getResultNumber(), n = unsigned(group.getTables().size());
+      unsigned member = r;
+      if (r >= 2 * n)
+        for (unsigned i = 0, seen = 0; i < n; ++i)
+          if (group.getMemberLocalWeights(i) && seen++ == r - 2 * n)
+            member = i;
+      int64_t mine = idCapacity(group.getIds()[member]);
+      auto bags = [](Value offsets) {
+        return cast<RankedTensorType>(offsets.getType()).getDimSize(0) - 1;
+      };
+      int64_t ranks = bags(group.getLocalOffsets()[member]) / bags(group.getOffsets()[member]);
+      return mine < 0 ? -1 : mine * ranks;
+    }
     if (auto fused = dyn_cast<FusedOp>(def)) // what the group yields
       return idCapacity(fused.getBody().front().getTerminator()->getOperand(
           cast<OpResult>(ids).getResultNumber()));
@@ -330,6 +345,12 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
     return lowerCollective(op);
   rt::Kernel k = kernelFor(op);
   auto tableAttr = [&](StringRef name) { k.attrs["table"] = tableIndex.lookup(name); };
+  auto groupTables = [&](ArrayAttr tables) {
+    std::vector<int32_t> indices;
+    for (Attribute t : tables)
+      indices.push_back(tableIndex.lookup(cast<FlatSymbolRefAttr>(t).getValue()));
+    return indices;
+  };
   // Attributes each kernel needs beyond its buffers' shapes.
   if (auto lookup = dyn_cast<LookupOp>(op)) {
     tableAttr(lookup.getTable());
@@ -349,6 +370,13 @@ FailureOr<rt::Kernel> PlanBuilder::lowerOp(Operation *op) {
   } else if (auto exchange = dyn_cast<ShardIdsOp>(op)) {
     tableAttr(exchange.getTable());
     k.attrs["per_bag_mean"] = bool(exchange.getPerBagMean());
+  } else if (auto group = dyn_cast<ShardIdsGroupOp>(op)) {
+    k.attrs["tables"] = groupTables(group.getTables());
+    k.attrs["weighted"] = std::vector<bool>(group.getWeighted().begin(), group.getWeighted().end());
+    k.attrs["per_bag_mean"] =
+        std::vector<bool>(group.getPerBagMean().begin(), group.getPerBagMean().end());
+  } else if (isa<ShardPoolGroupOp, ShardPoolGradGroupOp>(op)) {
+    k.attrs["tables"] = groupTables(op->getAttrOfType<ArrayAttr>("tables"));
   } else if (auto pool = dyn_cast<ShardPoolOp>(op)) {
     tableAttr(pool.getTable());
   } else if (auto pool = dyn_cast<ShardPoolGradOp>(op)) {

@@ -19,11 +19,20 @@
 //   shard_pool        [partial rows, pooled]                block, owner
 //   shard_pool_grad   [pooled gradient, rows' gradient]     block, owner
 //
+//   shard_ids_group   shard_ids' args of each member,       members: shard_ids'
+//                     one member after another              params of each
+//   shard_pool_group  [partials..., pooled..., staging]     members: {block,
+//   shard_pool_grad_  [gradients..., rows' gradients...,    owner} each;
+//     group            staging]                             staging (floats)
+//
 // `owner` is the single rank storing a table_wise table's rows (-1: several).
+// A group whose args exceed EMB_MAX_ARGS becomes several launches.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Emitter.h"
+
+#include "embc/runtime/cuda/KernelAbi.h"
 
 using namespace embc;
 using namespace embc::codegen;
@@ -142,9 +151,166 @@ void lowerShardPool(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
       {{"block", bags * t.dim}, {"owner", em.buffer(t.buffer).rank}}));
 }
 
+/// A group kernel's member tables (-emb-batch-exchanges): "tables" holds
+/// indices of sharded tables.
+std::vector<const rt::Table *> groupTables(const CudaEmitter &em, const rt::Kernel &k) {
+  auto it = k.attrs.find("tables");
+  if (it == k.attrs.end() || !it->is_array() || it->empty())
+    throw CodegenError("needs 'tables', a non-empty array of table indices");
+  std::vector<const rt::Table *> tables;
+  for (const nlohmann::json &t : *it) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
+        t.get<int64_t>() >= int64_t(em.plan().tables.size()))
+      throw CodegenError("'tables' holds " + t.dump() + ", not a table index");
+    const rt::Table &table = em.plan().tables[size_t(t.get<int64_t>())];
+    if (table.shardRows.size() < 2)
+      throw CodegenError("table '" + table.name + "' is not sharded (no shard_rows)");
+    tables.push_back(&table);
+  }
+  return tables;
+}
+
+std::vector<bool> memberFlags(const rt::Kernel &k, const char *key, size_t members) {
+  auto it = k.attrs.find(key);
+  if (it == k.attrs.end() || !it->is_array() || it->size() != members)
+    throw CodegenError(std::string("needs '") + key + "', one boolean per table");
+  std::vector<bool> flags;
+  for (const nlohmann::json &f : *it) {
+    if (!f.is_boolean())
+      throw CodegenError(std::string("'") + key + "' holds " + f.dump() + ", not a boolean");
+    flags.push_back(f.get<bool>());
+  }
+  return flags;
+}
+
+/// A launch takes at most EMB_MAX_ARGS args: a group too large for one is
+/// split into consecutive launches of whole members (each its own set of
+/// collectives; every rank runs the same launches in the same order).
+template <typename AddMember>
+void chunkedLaunches(rt::CudaKernel &out, const char *entry, size_t members,
+                     size_t argsPerMemberMax, size_t fixedArgs, AddMember add) {
+  size_t perLaunch = std::max<size_t>(1, (EMB_MAX_ARGS - fixedArgs) / argsPerMemberMax);
+  for (size_t first = 0; first < members; first += perLaunch) {
+    size_t last = std::min(members, first + perLaunch);
+    std::vector<rt::CudaArg> args;
+    nlohmann::json params = nlohmann::json::object();
+    params["members"] = nlohmann::json::array();
+    add(first, last, args, params);
+    out.launches.push_back(collective(entry, std::move(args), std::move(params)));
+  }
+}
+
+/// shard_ids_group: per member the args and params of shard_ids, members
+/// one after another ("members": their params).
+void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  std::vector<const rt::Table *> tables = groupTables(em, k);
+  const size_t T = tables.size();
+  std::vector<bool> weighted = memberFlags(k, "weighted", T),
+                    perBagMean = memberFlags(k, "per_bag_mean", T);
+  size_t weights = 0, localWeights = 0;
+  for (size_t t = 0; t < T; ++t) {
+    weights += weighted[t];
+    localWeights += weighted[t] || perBagMean[t];
+  }
+  expectCounts(k, 2 * T + weights, 2 * T + localWeights);
+  struct Member {
+    std::vector<rt::CudaArg> args;
+    nlohmann::json params;
+  };
+  std::vector<Member> members;
+  size_t w = 2 * T, lw = 2 * T;
+  for (size_t t = 0; t < T; ++t) {
+    const rt::Table &table = *tables[t];
+    int32_t ids = k.inputs[t], offsets = k.inputs[T + t];
+    int32_t localIds = k.outputs[t], localOffsets = k.outputs[T + t];
+    bool weightsOut = weighted[t] || perBagMean[t];
+    int64_t bags = numel(em.buffer(offsets)) - 1;
+    int64_t ranks = int64_t(table.shardRows.size()) - 1;
+    if (numel(em.buffer(localOffsets)) != ranks * bags + 1)
+      throw CodegenError("local offsets of table '" + table.name + "' must hold " +
+                         std::to_string(ranks) + " x " + std::to_string(bags) + " + 1 entries");
+    for (int32_t id : {ids, localIds})
+      if (!em.buffer(id).dynamic || em.buffer(id).dtype != rt::DType::I64)
+        throw CodegenError("ids '" + em.buffer(id).name + "' are not dynamic i64");
+    Member m;
+    m.args = {CudaEmitter::buf(ids),      CudaEmitter::buf(offsets),
+              CudaEmitter::lengthOf(ids), CudaEmitter::buf(localIds),
+              CudaEmitter::buf(localOffsets), CudaEmitter::lengthOf(localIds)};
+    if (weighted[t])
+      m.args.push_back(CudaEmitter::buf(k.inputs[w++]));
+    if (weightsOut) {
+      int32_t lwBuffer = k.outputs[lw++];
+      if (!em.buffer(lwBuffer).dynamic)
+        throw CodegenError("local weights '" + em.buffer(lwBuffer).name + "' are not dynamic");
+      m.args.push_back(CudaEmitter::buf(lwBuffer));
+      m.args.push_back(CudaEmitter::lengthOf(lwBuffer));
+    }
+    m.params = {{"table", table.name},
+                {"rows", table.rows},
+                {"bounds", table.shardRows},
+                {"bags", bags},
+                {"capacity", em.buffer(localIds).shape[0]},
+                {"weighted", bool(weighted[t])},
+                {"weights_out", weightsOut},
+                {"per_bag_mean", bool(perBagMean[t])}};
+    members.push_back(std::move(m));
+  }
+  chunkedLaunches(out, "shard_ids_group", T, 9, 0,
+                  [&](size_t first, size_t last, std::vector<rt::CudaArg> &args,
+                      nlohmann::json &params) {
+                    for (size_t t = first; t < last; ++t) {
+                      args.insert(args.end(), members[t].args.begin(), members[t].args.end());
+                      params["members"].push_back(members[t].params);
+                    }
+                  });
+}
+
+/// shard_pool_group / shard_pool_grad_group: args [in..., out..., staging]
+/// ("members": each one's block and owner, "staging": floats in each of the
+/// two staging halves of the scratch).
+template <bool Gradient>
+void lowerShardPoolGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  std::vector<const rt::Table *> tables = groupTables(em, k);
+  const size_t T = tables.size();
+  expectCounts(k, T, T);
+  std::vector<nlohmann::json> members;
+  for (size_t t = 0; t < T; ++t) {
+    const rt::Table &table = *tables[t];
+    int64_t ranks = int64_t(table.shardRows.size()) - 1;
+    int32_t few = Gradient ? k.inputs[t] : k.outputs[t], many = Gradient ? k.outputs[t] : k.inputs[t];
+    int64_t bags = f32Matrix(em, few, -1, table.dim, "pooled rows").shape[0];
+    f32Matrix(em, many, ranks * bags, table.dim, "every rank's pooled rows");
+    members.push_back({{"block", bags * table.dim}, {"owner", em.buffer(table.buffer).rank}});
+  }
+  int64_t ranks = int64_t(tables.front()->shardRows.size()) - 1;
+  chunkedLaunches(
+      out, Gradient ? "shard_pool_grad_group" : "shard_pool_group", T, 2, 1,
+      [&](size_t first, size_t last, std::vector<rt::CudaArg> &args, nlohmann::json &params) {
+        // Each kind with two or more members is packed: at most N blocks of
+        // its members (the runtime checks this against its own count).
+        int64_t rowWise = 0, tableWise = 0, rowMembers = 0, tableMembers = 0;
+        for (size_t t = first; t < last; ++t) {
+          args.push_back(CudaEmitter::buf(k.inputs[t]));
+          params["members"].push_back(members[t]);
+          bool row = members[t]["owner"].get<int64_t>() < 0;
+          (row ? rowWise : tableWise) += members[t]["block"].get<int64_t>();
+          ++(row ? rowMembers : tableMembers);
+        }
+        for (size_t t = first; t < last; ++t)
+          args.push_back(CudaEmitter::buf(k.outputs[t]));
+        int64_t staging = ranks * std::max(rowMembers > 1 ? rowWise : 0,
+                                           tableMembers > 1 ? tableWise : 0);
+        params["staging"] = staging;
+        args.push_back(CudaEmitter::scratchAt(em.scratch(int64_t(2 * staging * 4))));
+      });
+}
+
 } // namespace
 
 void codegen::registerCollectiveLowerings(LoweringTable &table) {
+  table["shard_ids_group"] = lowerShardIdsGroup;
+  table["shard_pool_group"] = lowerShardPoolGroup<false>;
+  table["shard_pool_grad_group"] = lowerShardPoolGroup<true>;
   table["grad_all_reduce_start"] = lowerAllReduceStart;
   table["grad_all_reduce_wait"] = lowerAllReduceWait;
   table["gather_rows"] = lowerGatherRows;

@@ -61,27 +61,73 @@ int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const st
     p.kind = Kind::GatherRows;
     p.dim = paramOf(l, "dim", where);
     p.capacity = paramOf(l, "capacity", where);
-  } else if (l.entry == "shard_ids") {
+  } else if (l.entry == "shard_ids" || l.entry == "shard_ids_group") {
+    // shard_ids: one member, its params at the top; a group: "members".
     p.kind = Kind::ShardIds;
-    p.weighted = l.params.value("weighted", false);
-    bool weightsOut = l.params.value("weights_out", false);
-    expectArgs(6 + (p.weighted ? 1 : 0) + (weightsOut ? 2 : 0));
-    ShardIdsSpec spec;
-    spec.op = "shard_ids";
-    spec.table = l.params.value("table", std::string());
-    spec.rows = paramOf(l, "rows", where);
-    spec.bags = paramOf(l, "bags", where);
-    spec.capacity = paramOf(l, "capacity", where);
-    spec.perBagMean = l.params.value("per_bag_mean", false);
-    spec.weightsOut = weightsOut;
-    if (!l.params.contains("bounds") || !l.params["bounds"].is_array())
-      throw PlanError(where + ": collective 'shard_ids' needs the shard 'bounds'");
-    spec.bounds = l.params["bounds"].get<std::vector<int64_t>>();
-    if (int64_t(spec.bounds.size()) != plan.config.jobRanks() + 1)
-      throw PlanError(where + ": " + std::to_string(spec.bounds.size()) +
-                      " shard bounds for a job of " + std::to_string(plan.config.jobRanks()) +
-                      " ranks");
-    p.exchange = std::make_shared<ShardIdsExchange>(std::move(spec));
+    bool group = l.entry == "shard_ids_group";
+    std::vector<const nlohmann::json *> members;
+    if (!group) {
+      members.push_back(&l.params);
+    } else {
+      auto it = l.params.find("members");
+      if (it == l.params.end() || !it->is_array() || it->empty())
+        throw PlanError(where + ": collective 'shard_ids_group' needs its 'members'");
+      for (const nlohmann::json &m : *it)
+        members.push_back(&m);
+    }
+    std::vector<ShardIdsSpec> specs;
+    size_t args = 0;
+    for (const nlohmann::json *m : members) {
+      CudaLaunch member; // paramOf reads a launch's params
+      member.entry = l.entry;
+      member.params = *m;
+      bool weighted = m->value("weighted", false), weightsOut = m->value("weights_out", false);
+      p.weighted.push_back(weighted);
+      args += 6 + (weighted ? 1 : 0) + (weightsOut ? 2 : 0);
+      ShardIdsSpec spec;
+      spec.op = l.entry;
+      spec.table = m->value("table", std::string());
+      spec.rows = paramOf(member, "rows", where);
+      spec.bags = paramOf(member, "bags", where);
+      spec.capacity = paramOf(member, "capacity", where);
+      spec.perBagMean = m->value("per_bag_mean", false);
+      spec.weightsOut = weightsOut;
+      if (!m->contains("bounds") || !(*m)["bounds"].is_array())
+        throw PlanError(where + ": collective '" + l.entry + "' needs the shard 'bounds'");
+      spec.bounds = (*m)["bounds"].get<std::vector<int64_t>>();
+      if (int64_t(spec.bounds.size()) != plan.config.jobRanks() + 1)
+        throw PlanError(where + ": " + std::to_string(spec.bounds.size()) +
+                        " shard bounds for a job of " + std::to_string(plan.config.jobRanks()) +
+                        " ranks");
+      specs.push_back(std::move(spec));
+    }
+    expectArgs(args);
+    p.exchange = std::make_shared<ShardIdsExchange>(std::move(specs));
+  } else if (l.entry == "shard_pool_group" || l.entry == "shard_pool_grad_group") {
+    p.kind = l.entry == "shard_pool_group" ? Kind::ShardPoolGroup : Kind::ShardPoolGradGroup;
+    auto it = l.params.find("members");
+    if (it == l.params.end() || !it->is_array() || it->empty())
+      throw PlanError(where + ": collective '" + l.entry + "' needs its 'members'");
+    std::vector<PooledMember> members;
+    for (const nlohmann::json &m : *it) {
+      CudaLaunch member;
+      member.entry = l.entry;
+      member.params = m;
+      int64_t block = paramOf(member, "block", where), o = paramOf(member, "owner", where);
+      if (block <= 0 || o < -1 || o >= plan.config.jobRanks())
+        throw PlanError(where + ": a member of collective '" + l.entry + "' has block " +
+                        std::to_string(block) + " and owner " + std::to_string(o));
+      members.push_back({size_t(block), int(o)});
+    }
+    expectArgs(2 * members.size() + 1);
+    p.pooled = std::make_shared<PooledRowsGroup>(std::move(members),
+                                                 int(plan.config.jobRanks()));
+    int64_t staging = paramOf(l, "staging", where);
+    if (staging < int64_t(p.pooled->stagingFloats()) || l.args.back().scratch < 0)
+      throw PlanError(where + ": collective '" + l.entry + "' stages " +
+                      std::to_string(p.pooled->stagingFloats()) +
+                      " floats twice in its last arg (scratch), the plan gives " +
+                      std::to_string(staging));
   } else if (l.entry == "shard_pool" || l.entry == "shard_pool_grad") {
     expectArgs(2);
     p.kind = l.entry == "shard_pool" ? Kind::ShardPool : Kind::ShardPoolGrad;
@@ -146,6 +192,9 @@ void CudaCollectives::run(int32_t handle, void *const *args, ExecState &state, c
   case Kind::ShardPool:
   case Kind::ShardPoolGrad:
     return shardPool(p, args, state, op);
+  case Kind::ShardPoolGroup:
+  case Kind::ShardPoolGradGroup:
+    return shardPoolGroup(p, args, state, op);
   }
 }
 
@@ -183,39 +232,58 @@ void CudaCollectives::gatherRows(const Prepared &p, void *const *args, ExecState
 void CudaCollectives::shardIds(const Prepared &p, void *const *args, ExecState &state,
                                const char *op) {
   comm::Communicator &job = jobCommunicator(state, op);
-  const ShardIdsSpec &spec = p.exchange->spec();
-  int64_t ranks = int64_t(spec.bounds.size()) - 1;
-  // Args: ids, offsets, len(ids), local ids, local offsets, len(local ids)
-  // (, weights)(, local weights, len(local weights)).
-  int64_t n = readCell(args[2]);
-  if (n < 0 || n > state.plan->buffers[size_t(p.args[0].buffer)].shape[0])
-    throw std::runtime_error(std::string("kernel '") + op + "': " + std::to_string(n) +
-                             " ids exceed their buffer");
-  ids_.resize(size_t(n));
-  offsets_.resize(size_t(spec.bags + 1));
-  device_.toHost(ids_.data(), asBytes(args[0]), size_t(n) * 8);
-  device_.toHost(offsets_.data(), asBytes(args[1]), offsets_.size() * 8);
-  size_t next = 6;
-  void *weightsIn = p.weighted ? args[next++] : nullptr;
-  if (weightsIn) {
-    weights_.resize(size_t(n));
-    device_.toHost(weights_.data(), asBytes(weightsIn), size_t(n) * 4);
+  const std::vector<ShardIdsSpec> &members = p.exchange->members();
+  const size_t T = members.size();
+  int64_t ranks = int64_t(members.front().bounds.size()) - 1;
+  bags_.resize(T);
+  std::vector<ShardIdsIn> in(T);
+  std::vector<ShardIdsOut> out(T);
+  // Args per member: ids, offsets, len(ids), local ids, local offsets,
+  // len(local ids) (, weights)(, local weights, len(local weights)).
+  std::vector<size_t> first(T);
+  for (size_t t = 0, at = 0; t < T; ++t) {
+    const ShardIdsSpec &spec = members[t];
+    const std::vector<CudaArg> &a = p.args;
+    HostBags &h = bags_[t];
+    first[t] = at;
+    int64_t n = readCell(args[at + 2]);
+    if (n < 0 || n > state.plan->buffers[size_t(a[at].buffer)].shape[0])
+      throw std::runtime_error(std::string("kernel '") + op + "': " + std::to_string(n) +
+                               " ids exceed their buffer");
+    h.ids.resize(size_t(n));
+    h.offsets.resize(size_t(spec.bags + 1));
+    device_.toHost(h.ids.data(), asBytes(args[at]), size_t(n) * 8);
+    device_.toHost(h.offsets.data(), asBytes(args[at + 1]), h.offsets.size() * 8);
+    at += 6;
+    if (p.weighted[t]) {
+      h.weights.resize(size_t(n));
+      device_.toHost(h.weights.data(), asBytes(args[at++]), size_t(n) * 4);
+    }
+    at += spec.weightsOut ? 2 : 0;
+    h.localIds.resize(size_t(spec.capacity));
+    h.localOffsets.resize(size_t(ranks * spec.bags + 1));
+    if (spec.weightsOut)
+      h.localWeights.resize(size_t(spec.capacity));
+    in[t] = {h.ids.data(), n, h.offsets.data(), p.weighted[t] ? h.weights.data() : nullptr};
+    out[t] = {h.localIds.data(), h.localOffsets.data(),
+              spec.weightsOut ? h.localWeights.data() : nullptr};
   }
-  localIds_.resize(size_t(spec.capacity));
-  localOffsets_.resize(size_t(ranks * spec.bags + 1));
-  if (spec.weightsOut)
-    localWeights_.resize(size_t(spec.capacity));
-  int64_t total = p.exchange->run(job, ids_.data(), n, offsets_.data(),
-                                  weightsIn ? weights_.data() : nullptr, localIds_.data(),
-                                  localOffsets_.data(), localWeights_.data());
-  device_.toDevice(asBytes(args[3]), localIds_.data(), size_t(total) * 8);
-  device_.toDevice(asBytes(args[4]), localOffsets_.data(), localOffsets_.size() * 8);
-  writeCell(args[5], total);
-  state.length[size_t(p.args[3].buffer)] = total;
-  if (spec.weightsOut) {
-    device_.toDevice(asBytes(args[next]), localWeights_.data(), size_t(total) * 4);
-    writeCell(args[next + 1], total);
-    state.length[size_t(p.args[next].buffer)] = total;
+  const std::vector<int64_t> &totals = p.exchange->runGroup(job, in, out);
+  for (size_t t = 0; t < T; ++t) {
+    const ShardIdsSpec &spec = members[t];
+    const HostBags &h = bags_[t];
+    size_t at = first[t];
+    int64_t total = totals[t];
+    device_.toDevice(asBytes(args[at + 3]), h.localIds.data(), size_t(total) * 8);
+    device_.toDevice(asBytes(args[at + 4]), h.localOffsets.data(), h.localOffsets.size() * 8);
+    writeCell(args[at + 5], total);
+    state.length[size_t(p.args[at + 3].buffer)] = total;
+    if (spec.weightsOut) {
+      size_t lw = at + 6 + (p.weighted[t] ? 1 : 0);
+      device_.toDevice(asBytes(args[lw]), h.localWeights.data(), size_t(total) * 4);
+      writeCell(args[lw + 1], total);
+      state.length[size_t(p.args[lw].buffer)] = total;
+    }
   }
 }
 
@@ -225,4 +293,22 @@ void CudaCollectives::shardPool(const Prepared &p, void *const *args, ExecState 
                      p.kind == Kind::ShardPoolGrad, [this](void *at, size_t bytes) {
                        device_.zero(asBytes(at), bytes);
                      });
+}
+
+void CudaCollectives::shardPoolGroup(const Prepared &p, void *const *args, ExecState &state,
+                                     const char *op) {
+  const size_t T = p.pooled->members().size();
+  std::vector<const float *> in(T);
+  std::vector<float *> out(T);
+  for (size_t t = 0; t < T; ++t) {
+    in[t] = static_cast<const float *>(args[t]);
+    out[t] = static_cast<float *>(args[T + t]);
+  }
+  float *send = static_cast<float *>(args[2 * T]), *recv = send + p.pooled->stagingFloats();
+  PooledMemory memory{[this](void *dst, const void *src, size_t bytes) {
+                        device_.copy(asBytes(dst), static_cast<const std::byte *>(src), bytes);
+                      },
+                      [this](void *dst, size_t bytes) { device_.zero(asBytes(dst), bytes); }};
+  p.pooled->run(onDevice(state, op), in, out, p.kind == Kind::ShardPoolGradGroup, send, recv,
+                memory);
 }

@@ -14,9 +14,11 @@
 // The counts (a sparse gradient's rows, the ids per rank of a sharded
 // table) are known on the host only after the step's kernels ran: those
 // collectives read them back first (a synchronisation), so a plan with
-// collectives is never captured as a CUDA graph. shard_ids stages the ids
-// through host memory and splits them with ShardIdsExchange, the CPU
-// backend's code; its three all-to-alls are small and go over MPI.
+// collectives is never captured as a CUDA graph. shard_ids(_group) stages
+// the ids through host memory and splits them with ShardIdsExchange, the CPU
+// backend's code; its three all-to-alls are small and go over MPI. The
+// pooled-row groups pack their members in the launch's scratch with device
+// copies (PooledRowsGroup, also the CPU backend's code).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +50,16 @@ public:
   void run(int32_t handle, void *const *args, ExecState &state, const char *op);
 
 private:
-  enum class Kind { AllReduceStart, AllReduceWait, GatherRows, ShardIds, ShardPool, ShardPoolGrad };
+  enum class Kind {
+    AllReduceStart,
+    AllReduceWait,
+    GatherRows,
+    ShardIds,
+    ShardPool,
+    ShardPoolGrad,
+    ShardPoolGroup,
+    ShardPoolGradGroup
+  };
   struct Prepared {
     Kind kind;
     std::vector<CudaArg> args;
@@ -57,8 +68,9 @@ private:
     int64_t dim = 0, capacity = 0;     ///< gather_rows
     int64_t block = 0;                 ///< shard_pool(_grad): B x dim
     int owner = -1;                    ///< shard_pool(_grad): the single owner, or -1
-    bool weighted = false;             ///< shard_ids
-    std::shared_ptr<ShardIdsExchange> exchange; ///< shard_ids
+    std::vector<bool> weighted;        ///< shard_ids(_group): per member
+    std::shared_ptr<ShardIdsExchange> exchange; ///< shard_ids(_group)
+    std::shared_ptr<PooledRowsGroup> pooled;    ///< shard_pool(_grad)_group
   };
 
   /// The communicator for device buffers, checked against the plan's ranks.
@@ -69,15 +81,19 @@ private:
   void gatherRows(const Prepared &p, void *const *args, ExecState &state, const char *op);
   void shardIds(const Prepared &p, void *const *args, ExecState &state, const char *op);
   void shardPool(const Prepared &p, void *const *args, ExecState &state, const char *op);
+  void shardPoolGroup(const Prepared &p, void *const *args, ExecState &state, const char *op);
 
   Device &device_;
   std::unique_ptr<comm::Communicator> onDevice_;
   std::vector<Prepared> prepared_;
   /// Started and not yet waited for, per gradient buffer.
   std::map<int32_t, std::vector<comm::Request>> pending_;
-  /// shard_ids' host staging, reused across steps.
-  std::vector<int64_t> ids_, offsets_, localIds_, localOffsets_;
-  std::vector<float> weights_, localWeights_;
+  /// shard_ids' host staging per member, reused across steps.
+  struct HostBags {
+    std::vector<int64_t> ids, offsets, localIds, localOffsets;
+    std::vector<float> weights, localWeights;
+  };
+  std::vector<HostBags> bags_;
 };
 
 } // namespace embc::runtime::cuda

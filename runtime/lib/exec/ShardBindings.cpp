@@ -14,6 +14,11 @@
 //  - shard_pool_grad: every rank's B x dim gradient to the ranks that store
 //    rows (all-gather; all-to-all to the owner of a table_wise table).
 //
+//
+// -emb-batch-exchanges merges them: shard_ids_group, shard_pool_group and
+// shard_pool_grad_group run every member's exchange in one set of
+// collectives (ShardIdsExchange and PooledRowsGroup).
+//
 //===----------------------------------------------------------------------===//
 
 #include "CommBindings.h"
@@ -84,9 +89,158 @@ BoundKernel bindShardPool(const Binder &b, bool gradient) {
   };
 }
 
+/// A group kernel's member tables ("tables": indices of sharded tables).
+std::vector<const Table *> groupTables(const Binder &b) {
+  const nlohmann::json &a = b.k.attrs.contains("tables") ? b.k.attrs["tables"] : nlohmann::json();
+  if (!a.is_array() || a.empty())
+    b.fail("needs 'tables', a non-empty array of table indices");
+  std::vector<const Table *> tables;
+  for (const nlohmann::json &t : a) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
+        t.get<int64_t>() >= int64_t(b.p.tables.size()))
+      b.fail("'tables' holds " + t.dump() + ", not a table index below " +
+             std::to_string(b.p.tables.size()));
+    const Table &table = b.p.tables[size_t(t.get<int64_t>())];
+    if (table.shardRows.empty())
+      b.fail("table '" + table.name + "' is not sharded (no shard_rows)");
+    tables.push_back(&table);
+  }
+  return tables;
+}
+
+/// A group kernel's per-member flags (`key`: one boolean per table).
+std::vector<bool> memberFlags(const Binder &b, const char *key, size_t members) {
+  const nlohmann::json &a = b.k.attrs.contains(key) ? b.k.attrs[key] : nlohmann::json();
+  if (!a.is_array() || a.size() != members)
+    b.fail(std::string("needs '") + key + "', one boolean per table (" +
+           std::to_string(members) + ")");
+  std::vector<bool> flags;
+  for (const nlohmann::json &f : a) {
+    if (!f.is_boolean())
+      b.fail(std::string("'") + key + "' holds " + f.dump() + ", not a boolean");
+    flags.push_back(f.get<bool>());
+  }
+  return flags;
+}
+
+/// shard_ids_group: inputs ids[T], offsets[T], weights of the weighted
+/// members; outputs local ids[T], local offsets[T], local weights of the
+/// members that are weighted or per_bag_mean.
+BoundKernel bindShardIdsGroup(const Binder &b) {
+  const Kernel &k = b.k;
+  std::vector<const Table *> tables = groupTables(b);
+  const size_t T = tables.size();
+  std::vector<bool> weighted = memberFlags(b, "weighted", T),
+                    perBagMean = memberFlags(b, "per_bag_mean", T);
+  size_t weights = 0, localWeights = 0;
+  for (size_t t = 0; t < T; ++t) {
+    weights += weighted[t];
+    localWeights += weighted[t] || perBagMean[t];
+  }
+  b.expectCounts(2 * T + weights, 2 * T + localWeights);
+  struct Member {
+    int32_t ids, offsets, weights = -1, localIds, localOffsets, localWeights = -1;
+  };
+  std::vector<Member> members(T);
+  std::vector<ShardIdsSpec> specs;
+  size_t w = 2 * T, lw = 2 * T;
+  for (size_t t = 0; t < T; ++t) {
+    const Table &table = *tables[t];
+    Member &m = members[t];
+    m.ids = k.inputs[t];
+    m.offsets = k.inputs[T + t];
+    m.localIds = k.outputs[t];
+    m.localOffsets = k.outputs[T + t];
+    if (weighted[t])
+      m.weights = k.inputs[w++];
+    bool weightsOut = weighted[t] || perBagMean[t];
+    if (weightsOut)
+      m.localWeights = k.outputs[lw++];
+    int64_t B = Binder::numel(b.in(T + t)) - 1;
+    int64_t ranks = int64_t(table.shardRows.size()) - 1;
+    if (Binder::numel(b.out(T + t)) != ranks * B + 1)
+      b.fail("local offsets of table '" + table.name + "' must hold " +
+             std::to_string(ranks) + " x " + std::to_string(B) + " + 1 entries, not " +
+             std::to_string(Binder::numel(b.out(T + t))));
+    specs.push_back(ShardIdsSpec{k.op, table.name, table.rows, table.shardRows, B,
+                                 b.out(t).shape[0], perBagMean[t], weightsOut});
+  }
+  std::shared_ptr<ShardIdsExchange> exchange;
+  try {
+    exchange = std::make_shared<ShardIdsExchange>(std::move(specs));
+  } catch (const std::invalid_argument &e) {
+    b.fail(e.what());
+  }
+  return [=](ExecState &s) {
+    std::vector<ShardIdsIn> in(T);
+    std::vector<ShardIdsOut> out(T);
+    for (size_t t = 0; t < T; ++t) {
+      const Member &m = members[t];
+      in[t] = {s.data<int64_t>(m.ids), idCount(s, m.ids), s.data<int64_t>(m.offsets),
+               m.weights >= 0 ? s.data<float>(m.weights) : nullptr};
+      out[t] = {s.data<int64_t>(m.localIds), s.data<int64_t>(m.localOffsets),
+                m.localWeights >= 0 ? s.data<float>(m.localWeights) : nullptr};
+    }
+    const std::vector<int64_t> &totals =
+        exchange->runGroup(jobCommunicator(s, exchange->spec().op), in, out);
+    for (size_t t = 0; t < T; ++t) {
+      s.length[members[t].localIds] = totals[t];
+      if (members[t].localWeights >= 0)
+        s.length[members[t].localWeights] = totals[t];
+    }
+  };
+}
+
+/// shard_pool_group / shard_pool_grad_group: member i's buffer in, its
+/// buffer out, shaped as shard_pool / shard_pool_grad's.
+BoundKernel bindShardPoolGroup(const Binder &b, bool gradient) {
+  const Kernel &k = b.k;
+  std::vector<const Table *> tables = groupTables(b);
+  const size_t T = tables.size();
+  b.expectCounts(T, T);
+  int64_t ranks = int64_t(tables.front()->shardRows.size()) - 1;
+  std::vector<PooledMember> members;
+  for (size_t t = 0; t < T; ++t) {
+    const Table &table = *tables[t];
+    if (int64_t(table.shardRows.size()) - 1 != ranks)
+      b.fail("table '" + table.name + "' has " + std::to_string(table.shardRows.size() - 1) +
+             " shards, table '" + tables.front()->name + "' " + std::to_string(ranks));
+    const Buffer &few = gradient ? b.in(t) : b.out(t), &many = gradient ? b.out(t) : b.in(t);
+    int64_t B = b.dim(few, 0), D = table.dim;
+    if (b.dim(few, 1) != D || b.dim(many, 1) != D || b.dim(many, 0) != ranks * B)
+      b.fail("table '" + table.name + "': expected " + std::to_string(ranks) + " x " +
+             std::to_string(B) + " rows of " + std::to_string(D) + " on one side and " +
+             std::to_string(B) + " on the other");
+    members.push_back({size_t(B * D), b.p.buffers[table.buffer].rank});
+  }
+  auto group = std::make_shared<PooledRowsGroup>(std::move(members), int(ranks));
+  auto staging = std::make_shared<std::vector<float>>(2 * group->stagingFloats());
+  std::vector<int32_t> in = k.inputs, out = k.outputs;
+  std::string op = k.op;
+  return [=](ExecState &s) {
+    std::vector<const float *> from(T);
+    std::vector<float *> to(T);
+    for (size_t t = 0; t < T; ++t) {
+      from[t] = s.data<float>(in[t]);
+      to[t] = s.data<float>(out[t]);
+    }
+    float *send = staging->data(), *recv = send + group->stagingFloats();
+    static const PooledMemory host{
+        [](void *dst, const void *src, size_t bytes) { std::memcpy(dst, src, bytes); },
+        [](void *dst, size_t bytes) { std::memset(dst, 0, bytes); }};
+    group->run(jobCommunicator(s, op), from, to, gradient, send, recv, host);
+  };
+}
+
 } // namespace
 
 BoundKernel embc::runtime::bindShardKernel(const Binder &b) {
+  if (b.k.op == "shard_ids_group")
+    return bindShardIdsGroup(b);
+  if (b.k.op == "shard_pool_group")
+    return bindShardPoolGroup(b, false);
+  if (b.k.op == "shard_pool_grad_group")
+    return bindShardPoolGroup(b, true);
   if (b.k.op == "shard_ids")
     return bindShardIds(b);
   if (b.k.op == "shard_pool")

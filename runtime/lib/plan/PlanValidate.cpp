@@ -627,7 +627,8 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
         if (l.kind == "collective")
           requireWord(l.entry,
                       {"all_reduce_start", "all_reduce_wait", "gather_rows", "shard_ids",
-                       "shard_pool", "shard_pool_grad"},
+                       "shard_pool", "shard_pool_grad", "shard_ids_group", "shard_pool_group",
+                       "shard_pool_grad_group"},
                       childPath(lat, "entry"), "collective");
         if (l.kind == "kernel")
           checkKernelEntry(cuda.source, l, lat);

@@ -166,4 +166,89 @@ def Emb_ShardPoolGradOp : Emb_ShardOp<"shard_pool_grad", [Emb_Backward]> {
   let assemblyFormat = "$table $grad attr-dict `:` type($grad) `->` type($result)";
 }
 
+// -emb-batch-exchanges merges the exchanges of several sharded tables into
+// one op each, so that a step runs one set of collectives for all of them
+// (as FBGEMM's and TorchRec's table-batched exchanges do) instead of one per
+// table. Member i of a group is exactly the per-table op on tables[i].
+class Emb_ShardGroupOp<string mnemonic, list<Trait> traits = []>
+    : Emb_ShardOp<mnemonic, traits>;
+
+def Emb_ShardIdsGroupOp : Emb_ShardGroupOp<"shard_ids_group",
+    [AttrSizedOperandSegments, AttrSizedResultSegments]> {
+  let summary = "emb.shard_ids of several tables in one exchange";
+  let description = [{
+    Member i sends `ids[i]`/`offsets[i]` to the ranks storing `tables[i]`,
+    as `emb.shard_ids` would, and yields `local_ids[i]`/`local_offsets[i]`.
+    `weighted[i]` says whether member i has input weights (taken in order
+    from `weights`); it has local weights when it is weighted or
+    `per_bag_mean[i]` (taken in order from `local_weights`). All members
+    travel in one all-to-all of counts, one of ids and one of weights.
+
+    ```mlir
+    %i:2, %o:2 = emb.shard_ids_group [@a, @b]
+        ids(%ia, %ib : tensor<?xi64>, tensor<?xi64>)
+        offsets(%oa, %ob : tensor<5xi64>, tensor<5xi64>)
+        weighted [false, false] per_bag_mean [false, false]
+        -> local_ids(tensor<?xi64>, tensor<?xi64>) local_offsets(tensor<9xi64>, tensor<9xi64>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$tables, Variadic<Emb_IdTensor>:$ids,
+                       Variadic<Emb_IdTensor>:$offsets, Variadic<Emb_FloatTensor>:$weights,
+                       DenseBoolArrayAttr:$weighted, DenseBoolArrayAttr:$per_bag_mean);
+  let results = (outs Variadic<Emb_IdTensor>:$local_ids,
+                      Variadic<Emb_IdTensor>:$local_offsets,
+                      Variadic<Emb_FloatTensor>:$local_weights);
+  let assemblyFormat = [{
+    $tables `ids` `(` $ids `:` type($ids) `)` `offsets` `(` $offsets `:` type($offsets) `)`
+    (`weights` `(` $weights^ `:` type($weights) `)`)?
+    `weighted` $weighted `per_bag_mean` $per_bag_mean attr-dict
+    `->` `local_ids` `(` type($local_ids) `)` `local_offsets` `(` type($local_offsets) `)`
+    (`local_weights` `(` type($local_weights)^ `)`)?
+  }];
+  let extraClassDeclaration = [{
+    /// Member i's input weights, or null.
+    ::mlir::Value getMemberWeights(unsigned i);
+    /// Member i's local weights, or null.
+    ::mlir::Value getMemberLocalWeights(unsigned i);
+  }];
+}
+
+def Emb_ShardPoolGroupOp : Emb_ShardGroupOp<"shard_pool_group"> {
+  let summary = "emb.shard_pool of several tables in one exchange";
+  let description = [{
+    `results[i]` is `emb.shard_pool` of `partials[i]` for `tables[i]`. The
+    row_wise members are summed in one reduce-scatter, the table_wise
+    members sent by their owners in one all-to-all.
+
+    ```mlir
+    %a, %b = emb.shard_pool_group [@a, @b] %pa, %pb
+        : tensor<8x16xf32>, tensor<8x4xf32> -> tensor<4x16xf32>, tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$tables, Variadic<Emb_FloatTensor>:$partials);
+  let results = (outs Variadic<Emb_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $tables $partials attr-dict `:` type($partials) `->` type($results)
+  }];
+}
+
+def Emb_ShardPoolGradGroupOp : Emb_ShardGroupOp<"shard_pool_grad_group", [Emb_Backward]> {
+  let summary = "emb.shard_pool_grad of several tables in one exchange";
+  let description = [{
+    `results[i]` is `emb.shard_pool_grad` of `grads[i]` for `tables[i]`. The
+    row_wise members are gathered in one all-gather, the table_wise members
+    sent to their owners in one all-to-all.
+
+    ```mlir
+    %a, %b = emb.shard_pool_grad_group [@a, @b] %ga, %gb
+        : tensor<4x16xf32>, tensor<4x4xf32> -> tensor<8x16xf32>, tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$tables, Variadic<Emb_FloatTensor>:$grads);
+  let results = (outs Variadic<Emb_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $tables $grads attr-dict `:` type($grads) `->` type($results)
+  }];
+}
+
 #endif // EMBC_DIALECT_EMBCOMMOPS_TD

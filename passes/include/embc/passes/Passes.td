@@ -252,6 +252,53 @@ def EmbDistributePass : Pass<"emb-distribute", "::mlir::ModuleOp"> {
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }
 
+def EmbBatchExchangesPass : Pass<"emb-batch-exchanges", "::mlir::ModuleOp"> {
+  let summary = "Merge the exchanges of sharded tables into one collective set per step";
+  let description = [{
+    -emb-distribute gives each lookup of a sharded table its own exchanges:
+    `emb.shard_ids` (three all-to-alls), `emb.shard_pool` and, in the
+    backward, `emb.shard_pool_grad`. With T sharded tables a step runs 5T
+    small collectives, each paying the communicator's latency. This pass
+    merges the exchanges of one kind in a block into one
+    `emb.shard_ids_group`, `emb.shard_pool_group` or
+    `emb.shard_pool_grad_group`, which the runtime runs as 3, at most 2 and
+    at most 2 collectives (row_wise and table_wise members travel
+    separately). The numbers exchanged are the same, so training is
+    unchanged.
+
+    A group is placed right before the first use of any member's result,
+    and takes members in program order while that place is after every
+    member's operands: exchanges whose results are used before another's
+    operands exist (a tower's lookups used before the next tower's ids are
+    hashed) form separate groups. Only ops of the same pipeline stage
+    (`emb.stage`) are merged. A kind with a single exchange is left alone.
+
+    ```mlir
+    // before
+    %i0, %o0 = emb.shard_ids @a[%ids0, %off0] : ...
+    %p0 = emb.lookup @a[%i0, %o0] sum : ...
+    %e0 = emb.shard_pool @a %p0 : tensor<8x4xf32> -> tensor<4x4xf32>
+    %i1, %o1 = emb.shard_ids @b[%ids1, %off1] : ...
+    %p1 = emb.lookup @b[%i1, %o1] sum : ...
+    %e1 = emb.shard_pool @b %p1 : tensor<8x4xf32> -> tensor<4x4xf32>
+    // after
+    %i:2, %o:2 = emb.shard_ids_group [@a, @b] ids(%ids0, %ids1) offsets(%off0, %off1) ...
+    %p0 = emb.lookup @a[%i#0, %o#0] sum : ...
+    %p1 = emb.lookup @b[%i#1, %o#1] sum : ...
+    %e:2 = emb.shard_pool_group [@a, @b] %p0, %p1 : ...
+    ```
+
+    Runs after -emb-distribute and before -emb-fuse and -emb-plan-memory.
+    Refused: a module -emb-plan-memory already planned (its buffers would
+    no longer match the IR).
+  }];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Groups of exchanges formed">,
+    Statistic<"numMerged", "merged", "Per-table exchanges merged into groups">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect"];
+}
+
 def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
   let summary = "Group ops that the plan runs as single kernels";
   let description = [{

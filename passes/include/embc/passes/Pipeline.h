@@ -8,17 +8,19 @@
 namespace embc {
 
 /// Which optional passes the pipeline runs (embc --no-pack, --no-fuse,
-/// --no-plan-memory). Quantisation, remat and pipelining follow the model's
+/// --no-batch-exchanges, --no-plan-memory). Quantisation, remat and pipelining follow the model's
 /// `plan` settings (each pass reads them from the module).
 struct TrainingPipelineOptions {
   bool pack = true;
   bool fuse = true;
+  bool batchExchanges = true;
   bool planMemory = true;
 };
 
 /// In order: -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
 /// -emb-remat, -emb-pipeline, -emb-distribute (data parallelism; nothing
-/// on one rank), -emb-fuse, -emb-plan-memory.
+/// on one rank), -emb-batch-exchanges (sharded tables only), -emb-fuse,
+/// -emb-plan-memory.
 /// -emb-to-plan is not part of it: embc builds the plan from the result.
 void addTrainingPipeline(mlir::OpPassManager &pm,
                          const TrainingPipelineOptions &options = {});

@@ -38,29 +38,100 @@ struct ShardIdsSpec {
   bool weightsOut = false;     ///< write local weights (weighted or perBagMean)
 };
 
-/// shard_ids on host memory. Each rank splits its B bags by the rank that
-/// stores each id's row and sends every rank its part as local rows
-/// (id - bounds[d]) with per-bag counts; the receiver rebuilds N x B bags
-/// (source rank order) as offsets. Three all-to-alls: counts, ids, weights.
-/// Keeps its staging between steps.
+/// One member's ids going out of a shard_ids exchange: `n` ids in the B
+/// bags of `offsets` (B + 1 entries), optional per-id `weights`.
+struct ShardIdsIn {
+  const int64_t *ids = nullptr;
+  int64_t n = 0;
+  const int64_t *offsets = nullptr;
+  const float *weights = nullptr;
+};
+
+/// One member's local bags coming in: at most spec.capacity ids, N B + 1
+/// offsets and, with spec.weightsOut, local weights.
+struct ShardIdsOut {
+  int64_t *localIds = nullptr;
+  int64_t *localOffsets = nullptr;
+  float *localWeights = nullptr;
+};
+
+/// shard_ids (one table) and shard_ids_group (several) on host memory. Each
+/// rank splits each member's B bags by the rank that stores each id's row
+/// and sends every rank its part as local rows (id - bounds[d]) with
+/// per-bag counts; the receiver rebuilds each member's N x B bags (source
+/// rank order) as offsets. Three all-to-alls for the whole group: counts,
+/// ids, weights (the last only when a member has weights; members without
+/// send 1s there). Keeps its staging between steps.
 class ShardIdsExchange {
 public:
-  explicit ShardIdsExchange(ShardIdsSpec spec) : spec_(std::move(spec)) {}
+  explicit ShardIdsExchange(ShardIdsSpec spec);
+  /// A group: the members' bounds must have the same number of ranks.
+  explicit ShardIdsExchange(std::vector<ShardIdsSpec> members);
 
-  const ShardIdsSpec &spec() const { return spec_; }
-  /// `n` ids in `offsets`' B bags (optional per-id `weights`) go out; the
-  /// local ids (at most spec.capacity), N B + 1 local offsets and, with
-  /// spec.weightsOut, local weights come in. Returns the local id count.
-  /// Throws data::DataError for an id outside the table or bags that do not
-  /// span the ids, std::runtime_error when more ids arrive than fit.
+  const ShardIdsSpec &spec() const { return members_.front(); }
+  const std::vector<ShardIdsSpec> &members() const { return members_; }
+
+  /// One table: returns the local id count.
   int64_t run(comm::Communicator &c, const int64_t *ids, int64_t n, const int64_t *offsets,
               const float *weights, int64_t *localIds, int64_t *localOffsets,
               float *localWeights);
+  /// Every member at once; returns each member's local id count. Throws
+  /// data::DataError for an id outside its table or bags that do not span
+  /// the ids (before anything is sent), std::runtime_error when more ids
+  /// arrive than fit.
+  const std::vector<int64_t> &runGroup(comm::Communicator &c, const std::vector<ShardIdsIn> &in,
+                                       const std::vector<ShardIdsOut> &out);
 
 private:
-  ShardIdsSpec spec_;
-  std::vector<int64_t> counts_, sendIds_, recvCounts_, cursor_, dest_;
-  std::vector<float> sendWeights_;
+  std::vector<ShardIdsSpec> members_;
+  int64_t ranks_ = 0, allBags_ = 0;     ///< N; the members' bags together
+  std::vector<int64_t> firstBag_;      ///< per member, in a rank's count row
+  bool anyWeights_ = false;
+  std::vector<int64_t> counts_, recvCounts_, cursor_, dest_, sendIds_, recvIds_, totals_;
+  std::vector<float> sendWeights_, recvWeights_;
+};
+
+/// A member of a group of pooled-row exchanges: B x dim floats a rank, and
+/// the single rank that stores the table's rows (table_wise), or -1.
+struct PooledMember {
+  size_t block = 0;
+  int owner = -1;
+};
+
+/// What the pooled-row exchanges need of the memory they work on (host
+/// memory for MPI, device memory for NCCL).
+struct PooledMemory {
+  std::function<void(void *dst, const void *src, size_t bytes)> copy;
+  std::function<void(void *dst, size_t bytes)> zero;
+};
+
+/// shard_pool_group and shard_pool_grad_group: each member exactly as
+/// exchangePooledRows, with the row_wise members in one reduce-scatter
+/// (pool) or all-gather (gradient) and the table_wise members in one
+/// all-to-all. Members are packed into staging buffers of stagingFloats()
+/// each, given by the caller; a kind with a single member skips them.
+class PooledRowsGroup {
+public:
+  PooledRowsGroup(std::vector<PooledMember> members, int ranks);
+
+  const std::vector<PooledMember> &members() const { return members_; }
+  size_t stagingFloats() const;
+  /// `in[i]`/`out[i]`: member i's buffers, as exchangePooledRows takes them.
+  void run(comm::Communicator &c, const std::vector<const float *> &in,
+           const std::vector<float *> &out, bool gradient, float *sendStaging,
+           float *recvStaging, const PooledMemory &memory) const;
+
+private:
+  void rowWise(comm::Communicator &c, const std::vector<const float *> &in,
+               const std::vector<float *> &out, bool gradient, float *send, float *recv,
+               const PooledMemory &memory) const;
+  void tableWise(comm::Communicator &c, const std::vector<const float *> &in,
+                 const std::vector<float *> &out, bool gradient, float *send, float *recv,
+                 const PooledMemory &memory) const;
+
+  std::vector<PooledMember> members_;
+  int ranks_;
+  std::vector<size_t> rowWise_, tableWise_; ///< member indices of each kind
 };
 
 /// shard_pool (gradient false) and shard_pool_grad (true) on buffers the
