@@ -44,6 +44,19 @@ if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
                          ENVIRONMENT EMBC_COMM_TIMEOUT=20)
   endforeach()
 
+  # The grouped exchanges of sharded tables (-emb-batch-exchanges) against
+  # the per-table ones, on the same ranks.
+  add_executable(ShardGroupMpiTests ${CMAKE_CURRENT_SOURCE_DIR}/comm/ShardGroupTest.cpp)
+  target_link_libraries(ShardGroupMpiTests PRIVATE EmbExec EmbComm GTest::gtest_main)
+  set_property(GLOBAL APPEND PROPERTY EMB_UNIT_TESTS ShardGroupMpiTests)
+  foreach(np 2 3)
+    add_test(NAME unit.shard_group.mpi.np${np}
+             COMMAND ${embc_mpiexec} ${np} ${embc_mpiexec_flags} $<TARGET_FILE:ShardGroupMpiTests>
+                     ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(unit.shard_group.mpi.np${np} PROPERTIES TIMEOUT 120 PROCESSORS ${np}
+                         ENVIRONMENT EMBC_COMM_TIMEOUT=60)
+  endforeach()
+
   if(Python3_Interpreter_FOUND)
     add_executable(comm-failure-probe ${CMAKE_CURRENT_SOURCE_DIR}/comm/CommFailureProbe.cpp)
     target_link_libraries(comm-failure-probe PRIVATE EmbComm)
