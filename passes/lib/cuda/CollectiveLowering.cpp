@@ -32,6 +32,7 @@
 
 #include "Emitter.h"
 
+#include "embc/runtime/ShardGroupAttrs.h"
 #include "embc/runtime/cuda/KernelAbi.h"
 
 using namespace embc;
@@ -151,36 +152,13 @@ void lowerShardPool(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
       {{"block", bags * t.dim}, {"owner", em.buffer(t.buffer).rank}}));
 }
 
-/// A group kernel's member tables (-emb-batch-exchanges): "tables" holds
-/// indices of sharded tables.
-std::vector<const rt::Table *> groupTables(const CudaEmitter &em, const rt::Kernel &k) {
-  auto it = k.attrs.find("tables");
-  if (it == k.attrs.end() || !it->is_array() || it->empty())
-    throw CodegenError("needs 'tables', a non-empty array of table indices");
-  std::vector<const rt::Table *> tables;
-  for (const nlohmann::json &t : *it) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
-        t.get<int64_t>() >= int64_t(em.plan().tables.size()))
-      throw CodegenError("'tables' holds " + t.dump() + ", not a table index");
-    const rt::Table &table = em.plan().tables[size_t(t.get<int64_t>())];
-    if (table.shardRows.size() < 2)
-      throw CodegenError("table '" + table.name + "' is not sharded (no shard_rows)");
-    tables.push_back(&table);
+/// A group kernel's attributes (-emb-batch-exchanges), or a codegen error.
+rt::ShardGroupAttrs groupAttrs(const CudaEmitter &em, const rt::Kernel &k) {
+  try {
+    return rt::readShardGroupAttrs(em.plan(), k);
+  } catch (const std::invalid_argument &e) {
+    throw CodegenError(e.what());
   }
-  return tables;
-}
-
-std::vector<bool> memberFlags(const rt::Kernel &k, const char *key, size_t members) {
-  auto it = k.attrs.find(key);
-  if (it == k.attrs.end() || !it->is_array() || it->size() != members)
-    throw CodegenError(std::string("needs '") + key + "', one boolean per table");
-  std::vector<bool> flags;
-  for (const nlohmann::json &f : *it) {
-    if (!f.is_boolean())
-      throw CodegenError(std::string("'") + key + "' holds " + f.dump() + ", not a boolean");
-    flags.push_back(f.get<bool>());
-  }
-  return flags;
 }
 
 /// A launch takes at most EMB_MAX_ARGS args: a group too large for one is
@@ -203,16 +181,10 @@ void chunkedLaunches(rt::CudaKernel &out, const char *entry, size_t members,
 /// shard_ids_group: per member the args and params of shard_ids, members
 /// one after another ("members": their params).
 void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
-  std::vector<const rt::Table *> tables = groupTables(em, k);
+  rt::ShardGroupAttrs a = groupAttrs(em, k);
+  const std::vector<const rt::Table *> &tables = a.tables;
   const size_t T = tables.size();
-  std::vector<bool> weighted = memberFlags(k, "weighted", T),
-                    perBagMean = memberFlags(k, "per_bag_mean", T);
-  size_t weights = 0, localWeights = 0;
-  for (size_t t = 0; t < T; ++t) {
-    weights += weighted[t];
-    localWeights += weighted[t] || perBagMean[t];
-  }
-  expectCounts(k, 2 * T + weights, 2 * T + localWeights);
+  expectCounts(k, 2 * T + a.weights(), 2 * T + a.localWeights());
   struct Member {
     std::vector<rt::CudaArg> args;
     nlohmann::json params;
@@ -223,7 +195,7 @@ void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
     const rt::Table &table = *tables[t];
     int32_t ids = k.inputs[t], offsets = k.inputs[T + t];
     int32_t localIds = k.outputs[t], localOffsets = k.outputs[T + t];
-    bool weightsOut = weighted[t] || perBagMean[t];
+    bool weightsOut = a.weightsOut(t);
     int64_t bags = numel(em.buffer(offsets)) - 1;
     int64_t ranks = int64_t(table.shardRows.size()) - 1;
     if (numel(em.buffer(localOffsets)) != ranks * bags + 1)
@@ -236,7 +208,7 @@ void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
     m.args = {CudaEmitter::buf(ids),      CudaEmitter::buf(offsets),
               CudaEmitter::lengthOf(ids), CudaEmitter::buf(localIds),
               CudaEmitter::buf(localOffsets), CudaEmitter::lengthOf(localIds)};
-    if (weighted[t])
+    if (a.weighted[t])
       m.args.push_back(CudaEmitter::buf(k.inputs[w++]));
     if (weightsOut) {
       int32_t lwBuffer = k.outputs[lw++];
@@ -250,9 +222,9 @@ void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
                 {"bounds", table.shardRows},
                 {"bags", bags},
                 {"capacity", em.buffer(localIds).shape[0]},
-                {"weighted", bool(weighted[t])},
+                {"weighted", bool(a.weighted[t])},
                 {"weights_out", weightsOut},
-                {"per_bag_mean", bool(perBagMean[t])}};
+                {"per_bag_mean", bool(a.perBagMean[t])}};
     members.push_back(std::move(m));
   }
   chunkedLaunches(out, "shard_ids_group", T, 9, 0,
@@ -270,19 +242,19 @@ void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
 /// two staging halves of the scratch).
 template <bool Gradient>
 void lowerShardPoolGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
-  std::vector<const rt::Table *> tables = groupTables(em, k);
+  rt::ShardGroupAttrs a = groupAttrs(em, k);
+  const std::vector<const rt::Table *> &tables = a.tables;
   const size_t T = tables.size();
   expectCounts(k, T, T);
+  const int64_t ranks = a.ranks();
   std::vector<nlohmann::json> members;
   for (size_t t = 0; t < T; ++t) {
     const rt::Table &table = *tables[t];
-    int64_t ranks = int64_t(table.shardRows.size()) - 1;
     int32_t few = Gradient ? k.inputs[t] : k.outputs[t], many = Gradient ? k.outputs[t] : k.inputs[t];
     int64_t bags = f32Matrix(em, few, -1, table.dim, "pooled rows").shape[0];
     f32Matrix(em, many, ranks * bags, table.dim, "every rank's pooled rows");
     members.push_back({{"block", bags * table.dim}, {"owner", em.buffer(table.buffer).rank}});
   }
-  int64_t ranks = int64_t(tables.front()->shardRows.size()) - 1;
   chunkedLaunches(
       out, Gradient ? "shard_pool_grad_group" : "shard_pool_group", T, 2, 1,
       [&](size_t first, size_t last, std::vector<rt::CudaArg> &args, nlohmann::json &params) {

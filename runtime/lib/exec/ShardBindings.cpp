@@ -23,6 +23,8 @@
 
 #include "CommBindings.h"
 
+#include "embc/runtime/ShardGroupAttrs.h"
+
 #include <cstring>
 #include <string>
 
@@ -89,38 +91,13 @@ BoundKernel bindShardPool(const Binder &b, bool gradient) {
   };
 }
 
-/// A group kernel's member tables ("tables": indices of sharded tables).
-std::vector<const Table *> groupTables(const Binder &b) {
-  const nlohmann::json &a = b.k.attrs.contains("tables") ? b.k.attrs["tables"] : nlohmann::json();
-  if (!a.is_array() || a.empty())
-    b.fail("needs 'tables', a non-empty array of table indices");
-  std::vector<const Table *> tables;
-  for (const nlohmann::json &t : a) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
-        t.get<int64_t>() >= int64_t(b.p.tables.size()))
-      b.fail("'tables' holds " + t.dump() + ", not a table index below " +
-             std::to_string(b.p.tables.size()));
-    const Table &table = b.p.tables[size_t(t.get<int64_t>())];
-    if (table.shardRows.empty())
-      b.fail("table '" + table.name + "' is not sharded (no shard_rows)");
-    tables.push_back(&table);
+/// A group kernel's attributes, or a bind-time error.
+ShardGroupAttrs groupAttrs(const Binder &b) {
+  try {
+    return readShardGroupAttrs(b.p, b.k);
+  } catch (const std::invalid_argument &e) {
+    b.fail(e.what());
   }
-  return tables;
-}
-
-/// A group kernel's per-member flags (`key`: one boolean per table).
-std::vector<bool> memberFlags(const Binder &b, const char *key, size_t members) {
-  const nlohmann::json &a = b.k.attrs.contains(key) ? b.k.attrs[key] : nlohmann::json();
-  if (!a.is_array() || a.size() != members)
-    b.fail(std::string("needs '") + key + "', one boolean per table (" +
-           std::to_string(members) + ")");
-  std::vector<bool> flags;
-  for (const nlohmann::json &f : a) {
-    if (!f.is_boolean())
-      b.fail(std::string("'") + key + "' holds " + f.dump() + ", not a boolean");
-    flags.push_back(f.get<bool>());
-  }
-  return flags;
 }
 
 /// shard_ids_group: inputs ids[T], offsets[T], weights of the weighted
@@ -128,16 +105,10 @@ std::vector<bool> memberFlags(const Binder &b, const char *key, size_t members) 
 /// members that are weighted or per_bag_mean.
 BoundKernel bindShardIdsGroup(const Binder &b) {
   const Kernel &k = b.k;
-  std::vector<const Table *> tables = groupTables(b);
+  ShardGroupAttrs a = groupAttrs(b);
+  const std::vector<const Table *> &tables = a.tables;
   const size_t T = tables.size();
-  std::vector<bool> weighted = memberFlags(b, "weighted", T),
-                    perBagMean = memberFlags(b, "per_bag_mean", T);
-  size_t weights = 0, localWeights = 0;
-  for (size_t t = 0; t < T; ++t) {
-    weights += weighted[t];
-    localWeights += weighted[t] || perBagMean[t];
-  }
-  b.expectCounts(2 * T + weights, 2 * T + localWeights);
+  b.expectCounts(2 * T + a.weights(), 2 * T + a.localWeights());
   struct Member {
     int32_t ids, offsets, weights = -1, localIds, localOffsets, localWeights = -1;
   };
@@ -151,9 +122,9 @@ BoundKernel bindShardIdsGroup(const Binder &b) {
     m.offsets = k.inputs[T + t];
     m.localIds = k.outputs[t];
     m.localOffsets = k.outputs[T + t];
-    if (weighted[t])
+    if (a.weighted[t])
       m.weights = k.inputs[w++];
-    bool weightsOut = weighted[t] || perBagMean[t];
+    bool weightsOut = a.weightsOut(t);
     if (weightsOut)
       m.localWeights = k.outputs[lw++];
     int64_t B = Binder::numel(b.in(T + t)) - 1;
@@ -163,7 +134,7 @@ BoundKernel bindShardIdsGroup(const Binder &b) {
              std::to_string(ranks) + " x " + std::to_string(B) + " + 1 entries, not " +
              std::to_string(Binder::numel(b.out(T + t))));
     specs.push_back(ShardIdsSpec{k.op, table.name, table.rows, table.shardRows, B,
-                                 b.out(t).shape[0], perBagMean[t], weightsOut});
+                                 b.out(t).shape[0], a.perBagMean[t], weightsOut});
   }
   std::shared_ptr<ShardIdsExchange> exchange;
   try {
@@ -195,16 +166,13 @@ BoundKernel bindShardIdsGroup(const Binder &b) {
 /// buffer out, shaped as shard_pool / shard_pool_grad's.
 BoundKernel bindShardPoolGroup(const Binder &b, bool gradient) {
   const Kernel &k = b.k;
-  std::vector<const Table *> tables = groupTables(b);
-  const size_t T = tables.size();
+  ShardGroupAttrs a = groupAttrs(b);
+  const size_t T = a.tables.size();
   b.expectCounts(T, T);
-  int64_t ranks = int64_t(tables.front()->shardRows.size()) - 1;
+  int64_t ranks = a.ranks();
   std::vector<PooledMember> members;
   for (size_t t = 0; t < T; ++t) {
-    const Table &table = *tables[t];
-    if (int64_t(table.shardRows.size()) - 1 != ranks)
-      b.fail("table '" + table.name + "' has " + std::to_string(table.shardRows.size() - 1) +
-             " shards, table '" + tables.front()->name + "' " + std::to_string(ranks));
+    const Table &table = *a.tables[t];
     const Buffer &few = gradient ? b.in(t) : b.out(t), &many = gradient ? b.out(t) : b.in(t);
     int64_t B = b.dim(few, 0), D = table.dim;
     if (b.dim(few, 1) != D || b.dim(many, 1) != D || b.dim(many, 0) != ranks * B)

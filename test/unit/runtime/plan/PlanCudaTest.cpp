@@ -92,7 +92,8 @@ TEST(PlanCuda, LaunchesAreRunnable) {
               p.cuda.step[0].launches[0].entry = "broadcast";
             }),
             "cuda.step[0][0].entry: unknown collective 'broadcast' (expected all_reduce_start, "
-            "all_reduce_wait, gather_rows, shard_ids, shard_pool or shard_pool_grad)");
+            "all_reduce_wait, gather_rows, shard_ids, shard_pool, shard_pool_grad, "
+            "shard_ids_group, shard_pool_group or shard_pool_grad_group)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].entry = "emb_9_gone"; }),
             "cuda.step[0][0].entry: 'emb_9_gone' is not defined in cuda.source");
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].args[2].scratch = 512; }),
