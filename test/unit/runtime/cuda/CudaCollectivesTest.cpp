@@ -111,6 +111,53 @@ TEST_F(CudaCollectivesTest, PrepareRefusesMalformedLaunches) {
             "step kernel 3 'x': 3 shard bounds for a job of 1 ranks");
   EXPECT_EQ(refusal(collective("scatter", {}, nlohmann::json::object())),
             "step kernel 3 'x': unknown collective 'scatter'");
+  // The groups of -emb-batch-exchanges.
+  nlohmann::json two = {{{"block", 4}, {"owner", -1}}, {{"block", 4}, {"owner", -1}}};
+  std::vector<CudaArg> fiveArgs = {bufferArg(0), bufferArg(0), bufferArg(0), bufferArg(0),
+                                   scratchArg(0)};
+  EXPECT_EQ(refusal(collective("shard_pool_group", fiveArgs, {{"staging", 8}})),
+            "step kernel 3 'x': collective 'shard_pool_group' needs its 'members'");
+  EXPECT_EQ(refusal(collective("shard_pool_group", fiveArgs, {{"members", two}, {"staging", 2}})),
+            "step kernel 3 'x': collective 'shard_pool_group' stages 8 floats twice in its "
+            "last arg (scratch), the plan gives 2");
+  EXPECT_EQ(refusal(collective("shard_pool_grad_group", {bufferArg(0), bufferArg(0), scratchArg(0)},
+                               {{"members", two}, {"staging", 8}})),
+            "step kernel 3 'x': collective 'shard_pool_grad_group' takes 5 args, the plan gives 3");
+  EXPECT_EQ(refusal(collective("shard_pool_group", fiveArgs,
+                               {{"members", {{{"block", 0}, {"owner", -1}}, two[1]}},
+                                {"staging", 8}})),
+            "step kernel 3 'x': a member of collective 'shard_pool_group' has block 0 and owner -1");
+  EXPECT_EQ(refusal(collective("shard_ids_group",
+                               {bufferArg(1), bufferArg(1), lengthArg(1), bufferArg(1),
+                                bufferArg(1)},
+                               {{"members",
+                                 {{{"rows", 10}, {"bags", 2}, {"capacity", 4}, {"bounds", {0, 10}}}}}})),
+            "step kernel 3 'x': collective 'shard_ids_group' takes 6 args, the plan gives 5");
+}
+
+// One rank: a group's pooled rows come back as they went (a table_wise
+// member owned by rank 0 and two row_wise ones packed through the scratch),
+// and the gradients likewise.
+TEST_F(CudaCollectivesTest, PooledGroupsOnOneRankGiveEachMemberItsRows) {
+  CudaCollectives c(*device, nullptr);
+  nlohmann::json members = {{{"block", 3}, {"owner", 0}},
+                            {{"block", 2}, {"owner", -1}},
+                            {{"block", 4}, {"owner", -1}}};
+  for (const char *entry : {"shard_pool_group", "shard_pool_grad_group"}) {
+    int32_t h = c.prepare(plan,
+                          collective(entry,
+                                     {bufferArg(0), bufferArg(0), bufferArg(0), bufferArg(0),
+                                      bufferArg(0), bufferArg(0), scratchArg(0)},
+                                     {{"members", members}, {"staging", 6}}),
+                          "step kernel 0");
+    float a[3] = {1, 2, 3}, b[2] = {4, 5}, d[4] = {6, 7, 8, 9};
+    float oa[3] = {}, ob[2] = {}, od[4] = {}, staging[12] = {};
+    void *args[7] = {a, b, d, oa, ob, od, staging};
+    c.run(h, args, state, entry);
+    EXPECT_EQ(std::vector<float>(oa, oa + 3), std::vector<float>(a, a + 3)) << entry;
+    EXPECT_EQ(std::vector<float>(ob, ob + 2), std::vector<float>(b, b + 2)) << entry;
+    EXPECT_EQ(std::vector<float>(od, od + 4), std::vector<float>(d, d + 4)) << entry;
+  }
 }
 
 TEST_F(CudaCollectivesTest, APlanForMoreRanksNamesTheMpirunItNeeds) {
