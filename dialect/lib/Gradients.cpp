@@ -140,10 +140,12 @@ LogicalResult CrossOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
   resetGrads(*this, operandGrads);
   if (!resultGrads[0] || llvm::none_of(need, [](bool n) { return n; }))
     return success();
+  // With the forward's xl W (its `linear` result), the gradient reads it
+  // instead of computing it again.
   auto grad = CrossGradOp::create(
       b, getLoc(), getX0().getType(), getX0().getType(), getWeight().getType(),
       getBias().getType(), resultGrads[0], getX0(), getXl(), getWeight(),
-      getBias());
+      getBias(), getLinear());
   Value grads[] = {grad.getDx0(), grad.getDxl(), grad.getDweight(),
                    grad.getDbias()};
   for (unsigned i = 0; i < 4; ++i)

@@ -66,6 +66,20 @@ LogicalResult CrossOp::verify() {
   RankedTensorType b = tensorType(getBias());
   if (b.getRank() != 1 || b.getDimSize(0) != dim)
     return emitOpError("bias must have ") << dim << " entries, got " << b;
+  if (Value linear = getLinear(); linear && linear.getType() != getResult().getType())
+    return emitOpError("'linear' (xl W) must have the result's type ")
+           << getResult().getType() << ", got " << linear.getType();
+  return success();
+}
+
+LogicalResult CrossGradOp::verify() {
+  // The shapes are checked with the forward op's rules by its verifier; the
+  // gradient's operands mirror them.
+  RankedTensorType x = tensorType(getX0());
+  RankedTensorType w = tensorType(getWeight());
+  if (x.getRank() != 2 || w.getRank() != 2 || w.getDimSize(0) != x.getDimSize(1) ||
+      w.getDimSize(1) != x.getDimSize(1))
+    return emitOpError("weight must be D x D for x0 ") << x << ", got " << w;
   return success();
 }
 

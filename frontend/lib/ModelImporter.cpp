@@ -317,7 +317,9 @@ private:
         std::string idx = std::to_string(i);
         Value w = param(l, "w" + idx, {d, d}, Initializer{"xavier_uniform"});
         Value b = param(l, "b" + idx, {d}, zeros);
-        xl = CrossOp::create(builder_, loc, x0, xl, w, b);
+        // No `linear` result: -emb-autodiff adds it for the gradient.
+        xl = CrossOp::create(builder_, loc, x0.getType(), /*linear=*/Type(), x0, xl, w, b)
+                 .getResult();
       }
       return xl;
     }

@@ -78,8 +78,27 @@ void accumulate(OpBuilder &b, Location loc, DenseMap<Value, GradList> &grads,
     list.push_back(grad);
 }
 
+/// Forward ops whose gradient reads an intermediate the forward computes
+/// anyway: a cross layer returns its xl W (`linear`), so that emb.cross_grad
+/// runs two of its three D x D products instead of three. The values the
+/// forward returns are unchanged.
+void keepIntermediates(Block &body) {
+  for (auto cross : llvm::make_early_inc_range(body.getOps<CrossOp>())) {
+    if (cross.getLinear())
+      continue;
+    OpBuilder b(cross);
+    auto kept = CrossOp::create(b, cross.getLoc(), cross.getType(0), cross.getType(0),
+                                cross.getX0(), cross.getXl(), cross.getWeight(),
+                                cross.getBias());
+    kept->setAttrs(cross->getAttrs());
+    cross.getResult().replaceAllUsesWith(kept.getResult());
+    cross.erase();
+  }
+}
+
 LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
   Block &body = func.getBody().front();
+  keepIntermediates(body);
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   if (ret.getNumOperands() == 0)
     return func.emitOpError("@forward must return the loss first");

@@ -104,6 +104,17 @@ func.func @cross_grad(%dy: tensor<8x32xf32>, %x0: tensor<8x32xf32>, %xl: tensor<
   return %dx0, %dxl, %dw, %db : tensor<8x32xf32>, tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>
 }
 
+// With the forward's product xl W.
+// CHECK-LABEL: func.func @cross_grad_linear
+// CHECK-NEXT:    emb.cross_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} linear(%{{.*}}) : tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+func.func @cross_grad_linear(%dy: tensor<8x32xf32>, %x0: tensor<8x32xf32>, %xl: tensor<8x32xf32>,
+                             %w: tensor<32x32xf32>, %b: tensor<32xf32>, %l: tensor<8x32xf32>)
+    -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>) {
+  %dx0, %dxl, %dw, %db = emb.cross_grad %dy, %x0, %xl, %w, %b linear(%l)
+      : tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+  return %dx0, %dxl, %dw, %db : tensor<8x32xf32>, tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+}
+
 // B x D against B x D (one score per row) and against B x K x D (K candidates).
 // CHECK-LABEL: func.func @dot_grads
 // CHECK-SAME:    (%[[DY:.*]]: tensor<8x1xf32>, %[[DYK:.*]]: tensor<8x5xf32>, %[[U:.*]]: tensor<8x32xf32>, %[[V:.*]]: tensor<8x32xf32>, %[[N:.*]]: tensor<8x5x32xf32>)

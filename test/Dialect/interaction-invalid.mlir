@@ -82,6 +82,22 @@ func.func @cross_weight(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>, %b: tensor<
 
 // -----
 
+func.func @cross_linear(%x: tensor<8x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'emb.cross' op 'linear' (xl W) must have the result's type 'tensor<8x32xf32>', got 'tensor<8x16xf32>'}}
+  %0, %1 = emb.cross %x, %x, %w, %b : tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> linear tensor<8x16xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @cross_grad_linear(%dy: tensor<8x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>, %l: tensor<8x16xf32>) {
+  // expected-error @+1 {{'emb.cross_grad' op failed to verify that linear has the type of grad}}
+  %0:4 = "emb.cross_grad"(%dy, %dy, %dy, %w, %b, %l) : (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<8x16xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
 func.func @cross_bias(%x: tensor<8x32xf32>, %w: tensor<32x32xf32>, %b: tensor<16xf32>) -> tensor<8x32xf32> {
   // expected-error @+1 {{'emb.cross' op bias must have 32 entries, got 'tensor<16xf32>'}}
   %0 = emb.cross %x, %x, %w, %b : tensor<8x32xf32>, tensor<32x32xf32>, tensor<16xf32>

@@ -30,6 +30,15 @@ func.func @cross(%x0: tensor<8x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32
   return %1 : tensor<8x32xf32>
 }
 
+// A cross layer that keeps its product xl W for the gradient.
+// CHECK-LABEL: func.func @cross_keeps_linear
+// CHECK-NEXT:    %{{.*}}, %[[L:.*]] = emb.cross %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> linear tensor<8x32xf32>
+// CHECK-NEXT:    return %[[L]]
+func.func @cross_keeps_linear(%x0: tensor<8x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %y, %l = emb.cross %x0, %x0, %w, %b : tensor<8x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> linear tensor<8x32xf32>
+  return %l : tensor<8x32xf32>
+}
+
 // CHECK-LABEL: func.func @dot
 // CHECK-SAME:    (%[[U:.*]]: tensor<8x64xf32>, %[[V:.*]]: tensor<8x64xf32>, %[[NEG:.*]]: tensor<8x5x64xf32>)
 // CHECK-NEXT:    %[[S:.*]] = emb.dot %[[U]], %[[V]] : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x1xf32>

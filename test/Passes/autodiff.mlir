@@ -399,15 +399,16 @@ module @interaction attributes {emb.training = #emb.training<batch_size = 4, den
 // -----
 
 // Two DCN-v2 cross layers on a lookup: x0 feeds both layers (and is the
-// first layer's xl), so its three gradients are summed.
+// first layer's xl), so its three gradients are summed. Each layer keeps
+// its product xl W (`linear`), which its gradient reads.
 // CHECK-LABEL: module @cross
 // CHECK:         %[[X0:.*]] = emb.lookup @t[%[[IDS:.*]], %[[OFFS:.*]]] sum
 // CHECK-NEXT:    %[[W0:.*]] = emb.get @w0
 // CHECK-NEXT:    %[[B0:.*]] = emb.get @b0
-// CHECK-NEXT:    %[[X1:.*]] = emb.cross %[[X0]], %[[X0]], %[[W0]], %[[B0]]
+// CHECK-NEXT:    %[[X1:.*]], %[[L0:.*]] = emb.cross %[[X0]], %[[X0]], %[[W0]], %[[B0]] : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> linear tensor<4x8xf32>
 // CHECK-NEXT:    %[[W1:.*]] = emb.get @w1
 // CHECK-NEXT:    %[[B1:.*]] = emb.get @b1
-// CHECK-NEXT:    %[[X2:.*]] = emb.cross %[[X0]], %[[X1]], %[[W1]], %[[B1]]
+// CHECK-NEXT:    %[[X2:.*]], %[[L1:.*]] = emb.cross %[[X0]], %[[X1]], %[[W1]], %[[B1]]
 // CHECK-NEXT:    %[[WO:.*]] = emb.get @wo
 // CHECK-NEXT:    %[[P:.*]] = emb.dense %[[X2]], %[[WO]]
 // CHECK-NEXT:    emb.loss
@@ -415,10 +416,10 @@ module @interaction attributes {emb.training = #emb.training<batch_size = 4, den
 // CHECK-NEXT:    %[[DX2:.*]] = emb.dense_grad_input %[[DP]], %[[WO]]
 // CHECK-NEXT:    %[[DWO:.*]] = emb.dense_grad_weight %[[X2]], %[[DP]]
 // CHECK-NEXT:    emb.accumulate_grad @wo, %[[DWO]]
-// CHECK-NEXT:    %[[A0:.*]], %[[DX1:.*]], %[[DW1:.*]], %[[DB1:.*]] = emb.cross_grad %[[DX2]], %[[X0]], %[[X1]], %[[W1]], %[[B1]] : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+// CHECK-NEXT:    %[[A0:.*]], %[[DX1:.*]], %[[DW1:.*]], %[[DB1:.*]] = emb.cross_grad %[[DX2]], %[[X0]], %[[X1]], %[[W1]], %[[B1]] linear(%[[L1]]) : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
 // CHECK-NEXT:    emb.accumulate_grad @b1, %[[DB1]] : tensor<8xf32>
 // CHECK-NEXT:    emb.accumulate_grad @w1, %[[DW1]] : tensor<8x8xf32>
-// CHECK-NEXT:    %[[A1:.*]], %[[A2:.*]], %[[DW0:.*]], %[[DB0:.*]] = emb.cross_grad %[[DX1]], %[[X0]], %[[X0]], %[[W0]], %[[B0]]
+// CHECK-NEXT:    %[[A1:.*]], %[[A2:.*]], %[[DW0:.*]], %[[DB0:.*]] = emb.cross_grad %[[DX1]], %[[X0]], %[[X0]], %[[W0]], %[[B0]] linear(%[[L0]])
 // CHECK-NEXT:    %[[S:.*]] = emb.add %[[A0]], %[[A1]]
 // CHECK-NEXT:    %[[DX0:.*]] = emb.add %[[S]], %[[A2]]
 // CHECK-NEXT:    emb.accumulate_grad @b0, %[[DB0]]
@@ -463,10 +464,10 @@ module @cross attributes {emb.training = #emb.training<batch_size = 4, dense_opt
 // A cross layer on data: only its weight and bias gradients are used, and
 // softmax_ce differentiates only its logits.
 // CHECK-LABEL: module @cross_data
-// CHECK:         %[[X1:.*]] = emb.cross %[[X:.*]], %[[X]], %[[W:.*]], %[[B:.*]] :
+// CHECK:         %[[X1:[^,]*]], %[[L:.*]] = emb.cross %[[X:.*]], %[[X]], %[[W:.*]], %[[B:.*]] :
 // CHECK-NEXT:    emb.loss softmax_ce %[[X1]], %[[Y:.*]] :
 // CHECK-NEXT:    %[[D:.*]] = emb.loss_grad softmax_ce %[[X1]], %[[Y]] : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
-// CHECK-NEXT:    %{{.*}}, %{{.*}}, %[[DW:.*]], %[[DB:.*]] = emb.cross_grad %[[D]], %[[X]], %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT:    %{{.*}}, %{{.*}}, %[[DW:.*]], %[[DB:.*]] = emb.cross_grad %[[D]], %[[X]], %[[X]], %[[W]], %[[B]] linear(%[[L]])
 // CHECK-NEXT:    emb.accumulate_grad @b, %[[DB]] : tensor<3xf32>
 // CHECK-NEXT:    emb.accumulate_grad @w, %[[DW]] : tensor<3x3xf32>
 // CHECK-NEXT:    return

@@ -3,6 +3,7 @@
 // cross: y = x0 * (xl w + b) + xl; cross_grad: with u = xl w + b,
 //   du = dy * x0, dx0 = dy * u, dxl = du w^T + dy, dw = xl^T du,
 //   db = column sums of du (all four overwritten),
+// xl w read from the forward when it kept it (emb.cross's `linear`),
 // as runtime/lib/cpu/InteractionKernels.cpp computes them: the D x D
 // products are GEMMs (operands rounded first for a bf16/fp16 compute type),
 // the rest one elementwise kernel before and one after. dx0 holds du until
@@ -39,31 +40,37 @@ std::pair<int64_t, int64_t> crossShape(const CudaEmitter &em, int32_t x0, int32_
   return {B, D};
 }
 
-// cross: x0, xl, w, b -> y = x0 * (xl w + b) + xl.
+// cross: x0, xl, w, b -> y = x0 * (xl w + b) + xl (, xl w kept for
+// cross_grad: emb.cross's `linear`).
 void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
-  expectCounts(k, 4, 1);
+  const bool keep = k.outputs.size() == 2;
+  expectCounts(k, 4, keep ? 2 : 1);
   const auto [B, D] = crossShape(em, k.inputs[0], k.inputs[1], k.inputs[2], k.inputs[3]);
   f32Matrix(em, k.outputs[0], B, D, "output");
+  if (keep)
+    f32Matrix(em, k.outputs[1], B, D, "kept product xl w");
   const Arg x0 = CudaEmitter::buf(k.inputs[0]), xl = CudaEmitter::buf(k.inputs[1]);
   const Arg w = CudaEmitter::buf(k.inputs[2]), b = CudaEmitter::buf(k.inputs[3]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
+  const Arg product = keep ? CudaEmitter::buf(k.outputs[1]) : y;
   const std::string abType = computeTypeOf(k);
   const int64_t Dp = paddedK(D, abType); // zero pads (DenseLowering.h)
   const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D, Dp}});
-  emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[1], y);
+  emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[1], product);
   Elementwise e;
   e.hint = "cross";
   e.n = B * D;
   e.width = D;
-  e.inputs = {{x0, false}, {y, false}, {b, true}, {xl, false}};
+  e.inputs = {{x0, false}, {product, false}, {b, true}, {xl, false}};
   e.outputs = {y};
   e.body = "  y0 = x0 * (x1 + x2) + x3;\n";
   emitElementwise(em, e, out);
 }
 
-// cross_grad: dy, x0, xl, w, b -> dx0, dxl, dw, db.
+// cross_grad: dy, x0, xl, w, b (, the forward's xl w) -> dx0, dxl, dw, db.
 void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
-  expectCounts(k, 5, 4);
+  const bool kept = k.inputs.size() == 6;
+  expectCounts(k, kept ? 6 : 5, 4);
   const auto [B, D] = crossShape(em, k.inputs[1], k.inputs[2], k.inputs[3], k.inputs[4]);
   f32Matrix(em, k.inputs[0], B, D, "output gradient");
   f32Matrix(em, k.outputs[0], B, D, "x0 gradient");
@@ -109,14 +116,21 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   }
   emitGemm(out, makeGemm(B, D, Dp, false, true, abType), r[1], r[2], dxl);
 
-  // dx0 = dy * (xl w + b), dxl += dy. The GEMM reads the rounded xl and w
-  // (the same scratch) and overwrites du, which nothing reads any more.
-  emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[2], dx0);
+  // dx0 = dy * (xl w + b), dxl += dy. Without the forward's xl w, the GEMM
+  // reads the rounded xl and w (the same scratch) and overwrites du, which
+  // nothing reads any more.
+  Arg product = dx0;
+  if (kept) {
+    f32Matrix(em, k.inputs[5], B, D, "kept product xl w");
+    product = CudaEmitter::buf(k.inputs[5]);
+  } else {
+    emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[2], dx0);
+  }
   Elementwise e;
   e.hint = "cross_grad";
   e.n = B * D;
   e.width = D;
-  e.inputs = {{dy, false}, {dx0, false}, {b, true}, {dxl, false}};
+  e.inputs = {{dy, false}, {product, false}, {b, true}, {dxl, false}};
   e.outputs = {dx0, dxl};
   e.body = "  y0 = x0 * (x1 + x2);\n  y1 = x3 + x0;\n";
   emitElementwise(em, e, out);

@@ -71,28 +71,32 @@ void interactionGrad(const T *dyIn, const std::vector<const T *> &xsIn,
 
 // --- DCN-v2 cross layer -------------------------------------------------------
 
-// y must not alias x0 or xl: the GEMM writes xl * w into y first.
+// y must not alias x0 or xl: the GEMM writes xl * w into y (or `linear`)
+// first.
 template <class T>
 void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D,
-                  ComputeType compute) {
-  detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), y);
+                  ComputeType compute, T *linear) {
+  T *product = linear ? linear : y;
+  detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), product);
   parallelFor(B, B * D > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
     for (int64_t r = rBegin; r < rEnd; ++r) {
       const T *__restrict a = x0 + r * D;
       const T *__restrict l = xl + r * D;
-      T *__restrict out = y + r * D;
+      const T *p = product + r * D; // may be y itself
+      T *out = y + r * D;
       for (int64_t j = 0; j < D; ++j)
-        out[j] = a[j] * (out[j] + b[j]) + l[j];
+        out[j] = a[j] * (p[j] + b[j]) + l[j];
     }
   });
 }
 
 // With u = xl w + b and y = x0 * u + xl:
 //   du = dy * x0,  dx0 = dy * u,  dxl = du w^T + dy,  dw = xl^T du,  db = sum_rows du.
-// dx0 first holds du (so no scratch is needed), then is overwritten by dy * u.
+// dx0 first holds du (so no scratch is needed), then is overwritten by dy * u;
+// xl w is the forward's `linear` when given, else computed again into dx0.
 template <class T>
 void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
-               T *dw, T *db, int64_t B, int64_t D, ComputeType compute) {
+               T *dw, T *db, int64_t B, int64_t D, ComputeType compute, const T *linear) {
   const int64_t n = B * D;
   parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
 #pragma omp simd
@@ -108,13 +112,17 @@ void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T 
   });
   detail::gemm<T>(compute, false, true, B, D, D, T(1), dx0, w, T(1), dxl);
 
-  detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), dx0);
+  if (!linear) {
+    detail::gemm<T>(compute, false, false, B, D, D, T(1), xl, w, T(0), dx0);
+    linear = dx0;
+  }
   parallelFor(B, n > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
     for (int64_t r = rBegin; r < rEnd; ++r) {
       const T *__restrict g = dy + r * D;
-      T *__restrict out = dx0 + r * D;
+      const T *p = linear + r * D; // may be dx0 itself
+      T *out = dx0 + r * D;
       for (int64_t j = 0; j < D; ++j)
-        out[j] = g[j] * (out[j] + b[j]);
+        out[j] = g[j] * (p[j] + b[j]);
     }
   });
 }
@@ -163,9 +171,9 @@ void dotGrad(const T *dy, const T *lhs, const T *rhs, T *dlhs, T *drhs, int64_t 
                                    const std::vector<T *> &, int64_t, int64_t, bool,              \
                                    ComputeType);                                                   \
   template void crossForward<T>(const T *, const T *, const T *, const T *, T *, int64_t,         \
-                                int64_t, ComputeType);                                             \
+                                int64_t, ComputeType, T *);                                        \
   template void crossGrad<T>(const T *, const T *, const T *, const T *, const T *, T *, T *, T *, \
-                             T *, int64_t, int64_t, ComputeType);                                  \
+                             T *, int64_t, int64_t, ComputeType, const T *);                       \
   template void dotForward<T>(const T *, const T *, T *, int64_t, int64_t, int64_t);              \
   template void dotGrad<T>(const T *, const T *, const T *, T *, T *, int64_t, int64_t, int64_t);
 

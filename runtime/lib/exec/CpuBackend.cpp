@@ -137,15 +137,21 @@ BoundKernel bindForward(const Binder &b) {
     };
   }
   if (op == "cross") {
-    b.expectCounts(4, 1);
+    // A second output keeps xl w for cross_grad (emb.cross's `linear`).
+    if (k.outputs.size() != 2)
+      b.expectCounts(4, 1);
+    b.expectCounts(4, k.outputs.size());
     int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
     auto in = k.inputs;
-    int32_t y = k.outputs[0];
+    int32_t y = k.outputs[0], linear = k.outputs.size() == 2 ? k.outputs[1] : -1;
+    if (linear >= 0 && Binder::numel(b.out(1)) != B * D)
+      b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
     cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::crossForward(s.data<float>(in[0]), s.data<float>(in[1]),
                         s.data<float>(in[2]), s.data<float>(in[3]),
-                        s.data<float>(y), B, D, compute);
+                        s.data<float>(y), B, D, compute,
+                        linear >= 0 ? s.data<float>(linear) : nullptr);
     };
   }
   if (op == "dot") {
@@ -270,17 +276,24 @@ BoundKernel bindBackward(const Binder &b) {
     };
   }
   if (op == "cross_grad") {
-    b.expectCounts(5, 4);
+    // A sixth input is the forward's xl w (cross_grad's `linear`).
+    if (k.inputs.size() != 6)
+      b.expectCounts(5, 4);
+    b.expectCounts(k.inputs.size(), 4);
     int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
     auto in = k.inputs;
     auto out = k.outputs;
+    int32_t linear = in.size() == 6 ? in[5] : -1;
+    if (linear >= 0 && Binder::numel(b.in(5)) != B * D)
+      b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
     cpu::ComputeType compute = computeOf(b);
     return [=](ExecState &s) {
       cpu::crossGrad(s.data<float>(in[0]), s.data<float>(in[1]),
                      s.data<float>(in[2]), s.data<float>(in[3]),
                      s.data<float>(in[4]), s.data<float>(out[0]),
                      s.data<float>(out[1]), s.data<float>(out[2]),
-                     s.data<float>(out[3]), B, D, compute);
+                     s.data<float>(out[3]), B, D, compute,
+                     linear >= 0 ? s.data<const float>(linear) : nullptr);
     };
   }
   if (op == "dot_grad") {

@@ -238,6 +238,36 @@ TEST(CudaDenseLowering, CrossGradUsesBgradbInF32) {
   p.expectEntriesDefined();
 }
 
+// With the forward's xl w (emb.cross's `linear`): the cross writes its
+// product there, and the gradient reads it instead of a third GEMM.
+TEST(CudaDenseLowering, CrossKeepsItsProductForTheGradient) {
+  PlanBuilder p;
+  const int64_t B = 64, D = 16;
+  int32_t x0 = p.buffer("x0", {B, D}), xl = p.buffer("xl", {B, D});
+  int32_t w = p.buffer("w", {D, D}), b = p.buffer("b", {D});
+  int32_t y = p.buffer("y", {B, D}), linear = p.buffer("linear", {B, D});
+  int32_t dy = p.buffer("dy", {B, D});
+  int32_t dx0 = p.buffer("dx0", {B, D}), dxl = p.buffer("dxl", {B, D});
+  int32_t dw = p.buffer("dw", {D, D}), db = p.buffer("db", {D});
+  p.kernel("cross", {x0, xl, w, b}, {y, linear});
+  p.kernel("cross_grad", {dy, x0, xl, w, b, linear}, {dx0, dxl, dw, db});
+  const auto &forward = p.lower();
+  // cross: GEMM into linear, then y from it.
+  ASSERT_EQ(forward.size(), 2u);
+  EXPECT_EQ(forward[0].args[2].buffer, linear);
+  EXPECT_EQ(forward[1].args[1].buffer, linear);
+  // cross_grad: du, dw (+db), dxl, and the final elementwise reading
+  // linear: no GEMM into dx0.
+  const auto &backward = p.plan.cuda.step[1].launches;
+  ASSERT_EQ(backward.size(), 4u);
+  size_t gemms = 0;
+  for (const auto &l : backward)
+    gemms += l.kind == "gemm";
+  EXPECT_EQ(gemms, 2u);
+  EXPECT_EQ(backward[3].args[1].buffer, linear);
+  p.expectEntriesDefined();
+}
+
 TEST(CudaDenseLowering, ConcatAndSliceCopyColumns) {
   PlanBuilder p;
   int32_t a = p.buffer("a", {10, 4}), c = p.buffer("c", {10, 3}), y = p.buffer("y", {10, 7});

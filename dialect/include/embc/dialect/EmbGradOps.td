@@ -163,25 +163,32 @@ def Emb_InteractionGradOp : Emb_GradOp<"interaction_grad", [Pure]> {
 
 def Emb_CrossGradOp : Emb_GradOp<"cross_grad", [Pure,
     AllTypesMatch<["grad", "x0", "xl", "dx0", "dxl"]>,
+    OptionalTypesMatchWith<"linear has the type of grad", "grad", "linear", "$_self">,
     AllTypesMatch<["weight", "dweight"]>, AllTypesMatch<["bias", "dbias"]>]> {
   let summary = "gradient of a DCN-v2 cross layer";
   let description = [{
-    Returns the gradients of `x0`, `xl`, `weight` and `bias`.
+    Returns the gradients of `x0`, `xl`, `weight` and `bias`. `linear`,
+    when given, is the forward's xl W (`emb.cross` with a `linear`
+    result): the gradient reads it instead of computing xl W again, one
+    of its three D x D products.
 
     ```mlir
     %d0, %dl, %dw, %db = emb.cross_grad %dy, %x0, %xl, %w, %b
+        : tensor<128x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+    %d0, %dl, %dw, %db = emb.cross_grad %dy, %x0, %xl, %w, %b linear(%xw)
         : tensor<128x32xf32>, tensor<32x32xf32>, tensor<32xf32>
     ```
   }];
   let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$x0,
                        Emb_FloatTensor:$xl, Emb_FloatTensor:$weight,
-                       Emb_FloatTensor:$bias);
+                       Emb_FloatTensor:$bias, Optional<Emb_FloatTensor>:$linear);
   let results = (outs Emb_FloatTensor:$dx0, Emb_FloatTensor:$dxl,
                       Emb_FloatTensor:$dweight, Emb_FloatTensor:$dbias);
   let assemblyFormat = [{
-    $grad `,` $x0 `,` $xl `,` $weight `,` $bias attr-dict `:` type($grad) `,`
-    type($weight) `,` type($bias)
+    $grad `,` $x0 `,` $xl `,` $weight `,` $bias (`linear` `(` $linear^ `)`)? attr-dict `:`
+    type($grad) `,` type($weight) `,` type($bias)
   }];
+  let hasVerifier = 1;
 }
 
 def Emb_DotGradOp : Emb_GradOp<"dot_grad", [Pure,

@@ -267,18 +267,23 @@ def Emb_CrossOp : Emb_Op<"cross", [Emb_Differentiable, Pure, Emb_Cost,
   let summary = "DCN-v2 cross layer: x0 * (xl W + b) + xl";
   let description = [{
     `x0` and `xl` are B x D, `weight` is D x D and `bias` has D entries.
+    With a `linear` result the op also returns the product xl W (B x D,
+    without the bias), which its gradient then reads instead of computing
+    it again (-emb-autodiff adds it).
 
     ```mlir
     %x1 = emb.cross %x0, %x0, %w, %b
         : tensor<128x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+    %x2, %xw = emb.cross %x0, %x1, %w, %b
+        : tensor<128x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> linear tensor<128x32xf32>
     ```
   }];
   let arguments = (ins Emb_FloatTensor:$x0, Emb_FloatTensor:$xl,
                        Emb_FloatTensor:$weight, Emb_FloatTensor:$bias);
-  let results = (outs Emb_FloatTensor:$result);
+  let results = (outs Emb_FloatTensor:$result, Optional<Emb_FloatTensor>:$linear);
   let assemblyFormat = [{
     $x0 `,` $xl `,` $weight `,` $bias attr-dict `:` type($x0) `,`
-    type($weight) `,` type($bias)
+    type($weight) `,` type($bias) (`->` `linear` type($linear)^)?
   }];
   let hasVerifier = 1;
 }

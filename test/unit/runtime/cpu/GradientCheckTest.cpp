@@ -182,6 +182,38 @@ TEST(CpuGradientCheck, CrossAllFourGradients) {
   expectGradientMatches("cross db", b, db, objective);
 }
 
+// The product xl w kept by the forward (emb.cross's `linear`) gives the
+// same gradients bit for bit, and the same forward.
+TEST(CpuGradientCheck, CrossWithTheForwardsProductIsTheSame) {
+  const int64_t B = 5, D = 7;
+  Vec x0 = randomVector(B * D, 71), xl = randomVector(B * D, 72);
+  Vec w = randomVector(D * D, 73), b = randomVector(D, 74);
+  const Vec r = randomVector(B * D, 75);
+  Vec y(B * D), yKept(B * D), linear(B * D);
+  crossForward(x0.data(), xl.data(), w.data(), b.data(), y.data(), B, D);
+  crossForward(x0.data(), xl.data(), w.data(), b.data(), yKept.data(), B, D,
+               cpu::ComputeType::F32, linear.data());
+  EXPECT_EQ(y, yKept);
+  Vec dx0(B * D), dxl(B * D), dw(D * D), db(D);
+  Vec kx0(B * D), kxl(B * D), kw(D * D), kb(D);
+  crossGrad(r.data(), x0.data(), xl.data(), w.data(), b.data(), dx0.data(), dxl.data(), dw.data(),
+            db.data(), B, D);
+  crossGrad(r.data(), x0.data(), xl.data(), w.data(), b.data(), kx0.data(), kxl.data(), kw.data(),
+            kb.data(), B, D, cpu::ComputeType::F32, linear.data());
+  EXPECT_EQ(dx0, kx0);
+  EXPECT_EQ(dxl, kxl);
+  EXPECT_EQ(dw, kw);
+  EXPECT_EQ(db, kb);
+  auto objective = [&] {
+    Vec out(B * D), keep(B * D);
+    crossForward(x0.data(), xl.data(), w.data(), b.data(), out.data(), B, D,
+                 cpu::ComputeType::F32, keep.data());
+    return weightedSum(r, out);
+  };
+  expectGradientMatches("cross dx0 (kept product)", x0, kx0, objective);
+  expectGradientMatches("cross dw (kept product)", w, kw, objective);
+}
+
 void checkDot(int64_t K, uint32_t seed) {
   const int64_t B = 3, D = 4;
   const int64_t outs = K == 0 ? 1 : K;

@@ -82,15 +82,19 @@ template <class T>
 void interactionGrad(const T *dy, const std::vector<const T *> &xs, const std::vector<T *> &dxs,
                      int64_t B, int64_t D, bool self, ComputeType compute = ComputeType::F32);
 
-/// DCN-v2: y[B,D] = x0 * (xl * w[D,D] + b[D]) + xl.
+/// DCN-v2: y[B,D] = x0 * (xl * w[D,D] + b[D]) + xl. With `linear`
+/// (B x D), the product xl * w is also written there, for crossGrad.
 template <class T>
 void crossForward(const T *x0, const T *xl, const T *w, const T *b, T *y, int64_t B, int64_t D,
-                  ComputeType compute = ComputeType::F32);
+                  ComputeType compute = ComputeType::F32, T *linear = nullptr);
 /// All four gradients; each output overwritten. dx0 and dxl may alias
-/// neither each other nor inputs.
+/// neither each other nor inputs. With `linear` (crossForward's xl * w) the
+/// product is read instead of computed again: two GEMMs instead of three,
+/// and the same numbers bit for bit.
 template <class T>
 void crossGrad(const T *dy, const T *x0, const T *xl, const T *w, const T *b, T *dx0, T *dxl,
-               T *dw, T *db, int64_t B, int64_t D, ComputeType compute = ComputeType::F32);
+               T *dw, T *db, int64_t B, int64_t D, ComputeType compute = ComputeType::F32,
+               const T *linear = nullptr);
 
 /// K == 0: lhs, rhs are B x D and y is B x 1. K > 0: rhs is B x K x D and
 /// y[b,k] = <lhs[b], rhs[b,k]>.
