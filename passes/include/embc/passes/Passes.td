@@ -56,7 +56,10 @@ def EmbAutodiffPass : Pass<"emb-autodiff", "::mlir::ModuleOp"> {
     accumulates the same total). Parameter gradients
     go to `emb.accumulate_grad`; embedding gradients stay sparse: one row per
     looked-up id, appended by `emb.accumulate_rows`, never dense over a
-    table.
+    table. A forward op whose gradient needs an intermediate the forward
+    computes anyway keeps it: each `emb.cross` returns its product xl W
+    (`linear`), which `emb.cross_grad` reads instead of running a third
+    D x D GEMM.
 
     A second function, `func.func @update`, holds the optimizer step:
     `emb.coalesce_rows` per table, `emb.clip_grad_norm` when the training
