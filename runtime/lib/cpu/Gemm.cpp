@@ -15,8 +15,11 @@
 //
 // libxsmm kernels take alpha = 1 and beta in {0, 1}; anything else, N < 4
 // (a GEMV, which libxsmm's register blocking handles badly: 7 GFLOP/s
-// measured against the BLAS's 40) or a build without libxsmm uses the BLAS
-// on the same blocks, single-threaded (the team is the only pool).
+// measured against the BLAS's 40), N > 64 (not a thin layer: a 64-row block
+// of 429 or 256 columns ran at 45-96 GFLOP/s on libxsmm against the BLAS's
+// 86-111 on an Intel Xeon, within 12 % either way on an AMD Zen 4;
+// docs/architecture.md, "Small GEMMs") or a build without libxsmm uses the
+// BLAS on the same blocks, single-threaded (the team is the only pool).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +42,9 @@ namespace embc::runtime::cpu::detail {
 
 namespace {
 
-/// Smallest N for which a libxsmm kernel beats the BLAS.
-constexpr int64_t kLibxsmmMinN = 4;
+/// The output widths N for which a libxsmm kernel beats the BLAS: the thin
+/// layers, which it is made for.
+constexpr int64_t kLibxsmmMinN = 4, kLibxsmmMaxN = 64;
 
 template <class T> T *transposeScratch(int64_t n) {
   thread_local std::vector<T> buffer;
@@ -50,15 +54,24 @@ template <class T> T *transposeScratch(int64_t n) {
 }
 
 #ifdef EMBC_HAVE_LIBXSMM
-/// EMBC_CPU_GEMM=blas sends every GEMM block to the BLAS instead: for
-/// benchmarks that compare the two in one run (bench/gemm_shapes.py) and
-/// for bisecting a numerical difference. Read once.
-bool libxsmmEnabled() {
-  static const bool enabled = [] {
+/// EMBC_CPU_GEMM=blas sends every GEMM block to the BLAS, =libxsmm every
+/// one libxsmm can take (whatever its width): for benchmarks that compare
+/// the two in one run and for bisecting a numerical difference. Read once.
+const char *gemmOverride() {
+  static const std::string value = [] {
     const char *v = std::getenv("EMBC_CPU_GEMM");
-    return !(v && std::string(v) == "blas");
+    return std::string(v ? v : "");
   }();
-  return enabled;
+  return value.c_str();
+}
+
+bool libxsmmEnabled() { return std::string(gemmOverride()) != "blas"; }
+
+/// Whether a GEMM whose output is N wide goes to libxsmm.
+bool libxsmmTakes(int64_t N) {
+  if (!libxsmmEnabled() || N < kLibxsmmMinN)
+    return false;
+  return N <= kLibxsmmMaxN || std::string(gemmOverride()) == "libxsmm";
 }
 
 void initLibxsmm() {
@@ -106,8 +119,7 @@ GemmCall<T>::GemmCall(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
   if (K == 0)
     return; // run() scales C by beta
 #ifdef EMBC_HAVE_LIBXSMM
-  if (!libxsmmEnabled() || alpha != T(1) || (beta != T(0) && beta != T(1)) ||
-      N < kLibxsmmMinN)
+  if (!libxsmmTakes(N) || alpha != T(1) || (beta != T(0) && beta != T(1)))
     return;
   bRowMajor_ = B;
   if (transB) {
@@ -160,7 +172,9 @@ SmallGemm<T> smallGemm(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb
 
 const char *gemmLibrary() {
 #ifdef EMBC_HAVE_LIBXSMM
-  return libxsmmEnabled() ? "libxsmm" : "blas";
+  if (!libxsmmEnabled())
+    return "blas";
+  return std::string(gemmOverride()) == "libxsmm" ? "libxsmm" : "libxsmm (N <= 64) and blas";
 #else
   return "blas";
 #endif
