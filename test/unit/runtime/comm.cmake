@@ -32,30 +32,29 @@ if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
     list(APPEND embc_mpiexec_flags --allow-run-as-root --oversubscribe)
   endif()
 
-  add_executable(CommMpiTests ${CMAKE_CURRENT_SOURCE_DIR}/comm/MpiCommunicatorTest.cpp)
-  target_link_libraries(CommMpiTests PRIVATE EmbComm GTest::gtest_main)
-  set_property(GLOBAL APPEND PROPERTY EMB_UNIT_TESTS CommMpiTests)
-  foreach(np 2 3)
-    add_test(NAME unit.comm.mpi.np${np}
-             COMMAND ${embc_mpiexec} ${np} ${embc_mpiexec_flags} $<TARGET_FILE:CommMpiTests>
-                     ${MPIEXEC_POSTFLAGS})
-    # A mismatched collective ends by the watchdog in 20 s, not by ctest.
-    set_tests_properties(unit.comm.mpi.np${np} PROPERTIES TIMEOUT 60 PROCESSORS ${np}
-                         ENVIRONMENT EMBC_COMM_TIMEOUT=20)
-  endforeach()
+  # A gtest program run under mpirun on 2 and 3 ranks as unit.TAG.mpi.npN
+  # (every rank runs every test in the same order); `comm_timeout` is the
+  # watchdog's, so a mismatched collective ends the job before ctest's
+  # `timeout` does.
+  function(embc_mpi_gtest name tag source libs timeout comm_timeout)
+    add_executable(${name} ${source})
+    target_link_libraries(${name} PRIVATE ${libs} GTest::gtest_main)
+    set_property(GLOBAL APPEND PROPERTY EMB_UNIT_TESTS ${name})
+    foreach(np 2 3)
+      add_test(NAME unit.${tag}.mpi.np${np}
+               COMMAND ${embc_mpiexec} ${np} ${embc_mpiexec_flags} $<TARGET_FILE:${name}>
+                       ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(unit.${tag}.mpi.np${np} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${np}
+                           ENVIRONMENT EMBC_COMM_TIMEOUT=${comm_timeout})
+    endforeach()
+  endfunction()
 
+  embc_mpi_gtest(CommMpiTests comm ${CMAKE_CURRENT_SOURCE_DIR}/comm/MpiCommunicatorTest.cpp
+                 EmbComm 60 20)
   # The grouped exchanges of sharded tables (-emb-batch-exchanges) against
   # the per-table ones, on the same ranks.
-  add_executable(ShardGroupMpiTests ${CMAKE_CURRENT_SOURCE_DIR}/comm/ShardGroupTest.cpp)
-  target_link_libraries(ShardGroupMpiTests PRIVATE EmbExec EmbComm GTest::gtest_main)
-  set_property(GLOBAL APPEND PROPERTY EMB_UNIT_TESTS ShardGroupMpiTests)
-  foreach(np 2 3)
-    add_test(NAME unit.shard_group.mpi.np${np}
-             COMMAND ${embc_mpiexec} ${np} ${embc_mpiexec_flags} $<TARGET_FILE:ShardGroupMpiTests>
-                     ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(unit.shard_group.mpi.np${np} PROPERTIES TIMEOUT 120 PROCESSORS ${np}
-                         ENVIRONMENT EMBC_COMM_TIMEOUT=60)
-  endforeach()
+  embc_mpi_gtest(ShardGroupMpiTests shard_group ${CMAKE_CURRENT_SOURCE_DIR}/comm/ShardGroupTest.cpp
+                 "EmbExec;EmbComm" 120 60)
 
   if(Python3_Interpreter_FOUND)
     add_executable(comm-failure-probe ${CMAKE_CURRENT_SOURCE_DIR}/comm/CommFailureProbe.cpp)
