@@ -184,6 +184,7 @@ std::optional<Outcome> AutoPass::evaluate(ModuleOp module, const Choice &choice,
   TrainingPipelineOptions options;
   options.pack = pack;
   options.fuse = fuse;
+  options.batchExchanges = batchExchanges;
   addPlanningPasses(pm, options);
   if (failed(pm.run(*clone)))
     return std::nullopt;

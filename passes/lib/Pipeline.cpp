@@ -11,6 +11,7 @@ void embc::addTrainingPipeline(mlir::OpPassManager &pm,
   EmbAutoPassOptions autoOptions;
   autoOptions.pack = options.pack;
   autoOptions.fuse = options.fuse;
+  autoOptions.batchExchanges = options.batchExchanges;
   pm.addPass(createEmbAutoPass(autoOptions));
   addPlanningPasses(pm, options);
 }

@@ -154,6 +154,8 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
            "Candidates are compiled with -emb-pack-params">,
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Candidates are compiled with -emb-fuse">,
+    Option<"batchExchanges", "batch-exchanges", "bool", /*default=*/"true",
+           "Candidates are compiled with -emb-batch-exchanges">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
 }
