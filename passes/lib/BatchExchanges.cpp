@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
+#include <vector>
 
 namespace embc {
 #define GEN_PASS_DEF_EMBBATCHEXCHANGESPASS
@@ -37,9 +38,10 @@ namespace {
 class Positions {
 public:
   explicit Positions(Block &block) : block_(block) {
-    int at = 0;
-    for (Operation &op : block)
-      index_[&op] = at++;
+    for (Operation &op : block) {
+      index_[&op] = int(ops_.size());
+      ops_.push_back(&op);
+    }
   }
 
   /// After this position every operand of `op` exists (-1: block arguments
@@ -63,16 +65,12 @@ public:
     return first;
   }
 
-  Operation *at(int position) const {
-    for (auto &[op, i] : index_)
-      if (i == position)
-        return op;
-    return nullptr;
-  }
+  Operation *at(int position) const { return ops_[size_t(position)]; }
 
 private:
   Block &block_;
   llvm::DenseMap<Operation *, int> index_;
+  std::vector<Operation *> ops_; ///< in block order: ops_[index_[op]] == op
 };
 
 /// Moves the side-effect-free ops that compute `op`'s operands (a hash of

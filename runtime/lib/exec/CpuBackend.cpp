@@ -138,9 +138,7 @@ BoundKernel bindForward(const Binder &b) {
   }
   if (op == "cross") {
     // A second output keeps xl w for cross_grad (emb.cross's `linear`).
-    if (k.outputs.size() != 2)
-      b.expectCounts(4, 1);
-    b.expectCounts(4, k.outputs.size());
+    b.expectCounts(4, k.outputs.size() == 2 ? 2 : 1);
     int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
     auto in = k.inputs;
     int32_t y = k.outputs[0], linear = k.outputs.size() == 2 ? k.outputs[1] : -1;
@@ -277,9 +275,7 @@ BoundKernel bindBackward(const Binder &b) {
   }
   if (op == "cross_grad") {
     // A sixth input is the forward's xl w (cross_grad's `linear`).
-    if (k.inputs.size() != 6)
-      b.expectCounts(5, 4);
-    b.expectCounts(k.inputs.size(), 4);
+    b.expectCounts(k.inputs.size() == 6 ? 6 : 5, 4);
     int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
     auto in = k.inputs;
     auto out = k.outputs;
