@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
@@ -25,6 +26,17 @@ namespace embc::planbuilder {
 using namespace mlir;
 using namespace embc::emb;
 namespace rt = embc::runtime;
+
+/// The plan's enumerator for a word the dialect spells (EmbEnums.td and
+/// plan/Enums.h spell each word alike; a divergence is a bug, caught by
+/// every lit test that builds a plan).
+template <class E> E planEnum(llvm::StringRef word) {
+  std::optional<E> value = rt::parseEnum<E>(std::string_view(word.data(), word.size()));
+  if (!value)
+    llvm::report_fatal_error(llvm::Twine("the plan has no ") +
+                             std::string(rt::EnumTraits<E>::what) + " '" + word + "'");
+  return *value;
+}
 
 inline rt::Initializer convertInit(InitializerAttr init) {
   rt::Initializer out;
@@ -40,7 +52,7 @@ inline rt::Initializer convertInit(InitializerAttr init) {
 
 inline rt::Optimizer convertOptimizer(OptimizerAttr opt) {
   rt::Optimizer out;
-  out.kind = stringifyOptimizerKind(opt.getKind()).str();
+  out.kind = planEnum<rt::OptimizerKind>(stringifyOptimizerKind(opt.getKind()));
   out.lr = opt.getLr();
   out.momentum = opt.getMomentum();
   out.beta1 = opt.getBeta1();
@@ -48,7 +60,8 @@ inline rt::Optimizer convertOptimizer(OptimizerAttr opt) {
   out.eps = opt.getEps();
   out.weightDecay = opt.getWeightDecay();
   out.initialAccumulator = opt.getInitialAccumulator();
-  out.weightDecayMode = stringifyWeightDecayMode(opt.getWeightDecayMode()).str();
+  out.weightDecayMode =
+      planEnum<rt::WeightDecayMode>(stringifyWeightDecayMode(opt.getWeightDecayMode()));
   return out;
 }
 
@@ -89,12 +102,12 @@ inline bool hasRowParams(StorageType storage) {
 /// Adagrad keeps one accumulator per row (leading dimension).
 inline SmallVector<std::vector<int64_t>> stateShapes(const rt::Optimizer &opt,
                                              const std::vector<int64_t> &shape) {
-  if (opt.kind == "sgd")
+  if (opt.kind == rt::OptimizerKind::Sgd)
     return opt.momentum != 0.0 ? SmallVector<std::vector<int64_t>>{shape}
                                : SmallVector<std::vector<int64_t>>{};
-  if (opt.kind == "adagrad")
+  if (opt.kind == rt::OptimizerKind::Adagrad)
     return {shape};
-  if (opt.kind == "rowwise_adagrad")
+  if (opt.kind == rt::OptimizerKind::RowwiseAdagrad)
     return {{shape.size() > 1 ? shape.front() : 1}};
   return {shape, shape}; // adam, adamw, lamb: first and second moments
 }

@@ -40,7 +40,7 @@ LogicalResult PlanBuilder::addPacks(const rt::Optimizer &dense) {
       rows += leadingRows(cast<RankedTensorType>(param.getType()).getShape());
     }
     std::vector<int64_t> stateShape =
-        dense.kind == "rowwise_adagrad" ? std::vector<int64_t>{rows} : std::vector<int64_t>{size};
+        dense.kind == rt::OptimizerKind::RowwiseAdagrad ? std::vector<int64_t>{rows} : std::vector<int64_t>{size};
     for (size_t i = 0, e = stateShapes(dense, {size, 1}).size(); i < e; ++i)
       p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
                                   rt::BufferRole::OptimizerState, rt::DType::F32, stateShape));
@@ -67,7 +67,7 @@ bool PlanBuilder::packedParam(ParamOp param, rt::Param &p) {
       int64_t bytes = offset * 4;
       p.buffer = addView("param/" + p.name, whole.buffer, bytes, shape);
       p.grad = addView("grad/" + p.name, whole.grad, bytes, shape);
-      bool rowwise = whole.optimizer.kind == "rowwise_adagrad";
+      bool rowwise = whole.optimizer.kind == rt::OptimizerKind::RowwiseAdagrad;
       for (auto [i, state] : llvm::enumerate(whole.state))
         p.state.push_back(addView("state/" + p.name + "/" + std::to_string(i), state,
                                   rowwise ? rowOffset * 4 : bytes,

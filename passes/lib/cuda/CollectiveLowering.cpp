@@ -280,13 +280,13 @@ void lowerShardPoolGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
 } // namespace
 
 void codegen::registerCollectiveLowerings(LoweringTable &table) {
-  table["shard_ids_group"] = lowerShardIdsGroup;
-  table["shard_pool_group"] = lowerShardPoolGroup<false>;
-  table["shard_pool_grad_group"] = lowerShardPoolGroup<true>;
-  table["grad_all_reduce_start"] = lowerAllReduceStart;
-  table["grad_all_reduce_wait"] = lowerAllReduceWait;
-  table["gather_rows"] = lowerGatherRows;
-  table["shard_ids"] = lowerShardIds;
-  table["shard_pool"] = lowerShardPool<false>;
-  table["shard_pool_grad"] = lowerShardPool<true>;
+  table.add(runtime::KernelOp::ShardIdsGroup, lowerShardIdsGroup);
+  table.add(runtime::KernelOp::ShardPoolGroup, lowerShardPoolGroup<false>);
+  table.add(runtime::KernelOp::ShardPoolGradGroup, lowerShardPoolGroup<true>);
+  table.add(runtime::KernelOp::GradAllReduceStart, lowerAllReduceStart);
+  table.add(runtime::KernelOp::GradAllReduceWait, lowerAllReduceWait);
+  table.add(runtime::KernelOp::GatherRows, lowerGatherRows);
+  table.add(runtime::KernelOp::ShardIds, lowerShardIds);
+  table.add(runtime::KernelOp::ShardPool, lowerShardPool<false>);
+  table.add(runtime::KernelOp::ShardPoolGrad, lowerShardPool<true>);
 }

@@ -139,6 +139,6 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 } // namespace
 
 void dense::registerCrossLowerings(LoweringTable &table) {
-  table["cross"] = lowerCross;
-  table["cross_grad"] = lowerCrossGrad;
+  table.add(runtime::KernelOp::Cross, lowerCross);
+  table.add(runtime::KernelOp::CrossGrad, lowerCrossGrad);
 }

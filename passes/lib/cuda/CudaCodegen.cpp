@@ -138,13 +138,30 @@ std::string withLaunchBounds(std::string source, const rt::CudaProgram &program,
 
 } // namespace
 
+void codegen::LoweringTable::add(rt::KernelOp op, Lowering lowering) {
+  if (byOp_[size_t(op)])
+    throw std::logic_error("two CUDA lowerings of '" +
+                           std::string(rt::kernelSpec(op).name) + "'");
+  byOp_[size_t(op)] = lowering;
+}
+
+const LoweringTable &codegen::cudaLowerings() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    registerEmbeddingLowerings(t);
+    registerDenseLowerings(t);
+    registerModelLowerings(t);
+    registerOptimizerLowerings(t);
+    registerCollectiveLowerings(t);
+    return t;
+  }();
+  return table;
+}
+
+bool codegen::cudaLowers(rt::KernelOp op) { return cudaLowerings().find(op) != nullptr; }
+
 bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
-  LoweringTable table;
-  registerEmbeddingLowerings(table);
-  registerDenseLowerings(table);
-  registerModelLowerings(table);
-  registerOptimizerLowerings(table);
-  registerCollectiveLowerings(table);
+  const LoweringTable &table = cudaLowerings();
 
   // A development aid while lowerings are written: EMBC_CUDA_PARTIAL=1
   // lowers an op without a lowering to one launch of an empty kernel marked
@@ -161,22 +178,23 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
     for (size_t i = 0; i < kernels.size(); ++i) {
       const rt::Kernel &k = kernels[i];
       std::string where = std::string(schedule) + " kernel " + std::to_string(i) + " '" + k.op + "'";
-      auto it = table.find(k.op);
+      const rt::KernelSpec *spec = rt::findKernel(k.op);
+      Lowering lowering = spec ? table.find(spec->op) : nullptr;
       rt::CudaKernel lowered;
-      if (it == table.end() && partial) {
+      if (!lowering && partial) {
         em.appendOnce("emb_missing", "extern \"C\" __global__ void emb_missing(EmbArgs a) {}\n");
         lowered.launches.push_back(CudaEmitter::kernelLaunch("emb_missing", {}, 1, 1));
         lowered.launches.back().params["missing"] = true;
         out.push_back(std::move(lowered));
         continue;
       }
-      if (it == table.end()) {
+      if (!lowering) {
         error = "CUDA codegen: " + where + " has no CUDA lowering";
         return false;
       }
       em.beginKernel();
       try {
-        it->second(em, k, lowered);
+        lowering(em, k, lowered);
       } catch (const std::exception &e) {
         error = "CUDA codegen: " + where + ": " + e.what();
         return false;

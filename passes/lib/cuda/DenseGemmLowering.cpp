@@ -259,10 +259,10 @@ void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 } // namespace
 
 void dense::registerGemmLowerings(LoweringTable &table) {
-  table["dense"] = lowerDense;
-  table["dense_act"] = lowerDenseAct;
-  table["dense_act_grad"] = lowerDenseActGrad;
-  table["dense_grad_input"] = lowerDenseGradInput;
-  table["dense_grad_weight"] = lowerDenseGradWeight;
-  table["bias_grad"] = lowerBiasGrad;
+  table.add(runtime::KernelOp::Dense, lowerDense);
+  table.add(runtime::KernelOp::DenseAct, lowerDenseAct);
+  table.add(runtime::KernelOp::DenseActGrad, lowerDenseActGrad);
+  table.add(runtime::KernelOp::DenseGradInput, lowerDenseGradInput);
+  table.add(runtime::KernelOp::DenseGradWeight, lowerDenseGradWeight);
+  table.add(runtime::KernelOp::BiasGrad, lowerBiasGrad);
 }

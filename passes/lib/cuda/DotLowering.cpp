@@ -143,6 +143,6 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 } // namespace
 
 void embc::codegen::registerDotLowerings(LoweringTable &table) {
-  table["dot"] = lowerDot;
-  table["dot_grad"] = lowerDotGrad;
+  table.add(runtime::KernelOp::Dot, lowerDot);
+  table.add(runtime::KernelOp::DotGrad, lowerDotGrad);
 }

@@ -319,11 +319,11 @@ void lowerSlice(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 } // namespace
 
 void dense::registerElementwiseLowerings(LoweringTable &table) {
-  table["activation"] = lowerActivation;
-  table["activation_grad"] = lowerActivationGrad;
-  table["add"] = lowerAdd;
-  table["accumulate_grad"] = lowerAccumulateGrad;
-  table["elementwise"] = lowerElementwiseChain;
-  table["concat"] = lowerConcat;
-  table["slice"] = lowerSlice;
+  table.add(runtime::KernelOp::Activation, lowerActivation);
+  table.add(runtime::KernelOp::ActivationGrad, lowerActivationGrad);
+  table.add(runtime::KernelOp::Add, lowerAdd);
+  table.add(runtime::KernelOp::AccumulateGrad, lowerAccumulateGrad);
+  table.add(runtime::KernelOp::Elementwise, lowerElementwiseChain);
+  table.add(runtime::KernelOp::Concat, lowerConcat);
+  table.add(runtime::KernelOp::Slice, lowerSlice);
 }

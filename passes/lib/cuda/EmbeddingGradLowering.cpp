@@ -398,7 +398,7 @@ $STORE
 } // namespace
 
 void emb::registerGradLowerings(LoweringTable &table) {
-  table["lookup_grad"] = lowerLookupGrad;
-  table["accumulate_rows"] = lowerAccumulateRows;
-  table["coalesce_rows"] = lowerCoalesceRows;
+  table.add(runtime::KernelOp::LookupGrad, lowerLookupGrad);
+  table.add(runtime::KernelOp::AccumulateRows, lowerAccumulateRows);
+  table.add(runtime::KernelOp::CoalesceRows, lowerCoalesceRows);
 }

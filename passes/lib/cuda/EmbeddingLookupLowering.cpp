@@ -432,8 +432,8 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
 } // namespace
 
 void emb::registerLookupLowerings(LoweringTable &table) {
-  table["hash"] = lowerHash;
-  table["lookup"] = lowerLookup;
-  table["gather"] = lowerGather;
-  table["fused_lookup"] = lowerFusedLookup;
+  table.add(runtime::KernelOp::Hash, lowerHash);
+  table.add(runtime::KernelOp::Lookup, lowerLookup);
+  table.add(runtime::KernelOp::Gather, lowerGather);
+  table.add(runtime::KernelOp::FusedLookup, lowerFusedLookup);
 }

@@ -468,30 +468,30 @@ OptSpec emb::optSpec(const Target &t) {
   o.beta2 = p.beta2;
   o.eps = p.eps;
   o.wd = p.weightDecay;
-  if (o.kind == "sgd")
+  if (o.kind == rt::OptimizerKind::Sgd)
     o.states = p.momentum != 0 ? 1 : 0;
-  else if (o.kind == "adagrad" || o.kind == "rowwise_adagrad")
+  else if (o.kind == rt::OptimizerKind::Adagrad || o.kind == rt::OptimizerKind::RowwiseAdagrad)
     o.states = 1;
   else if (o.adamFamily())
     o.states = 2;
   else
-    throw CodegenError("unknown optimizer '" + o.kind + "' of '" + t.name + "'");
+    throw CodegenError("unknown optimizer '" + rt::enumString(o.kind) + "' of '" + t.name + "'");
   if (int(t.state.size()) != o.states)
     throw CodegenError("'" + t.name + "' has " + std::to_string(t.state.size()) +
-                       " state buffers but " + o.kind + " keeps " + std::to_string(o.states));
+                       " state buffers but " + rt::enumString(o.kind) + " keeps " + std::to_string(o.states));
   const bool hasDecay = p.weightDecay != 0;
-  o.coupled = hasDecay && o.kind != "adamw" && o.kind != "lamb";
-  o.decoupled = hasDecay && o.kind == "adamw";
+  o.coupled = hasDecay && o.kind != rt::OptimizerKind::AdamW && o.kind != rt::OptimizerKind::Lamb;
+  o.decoupled = hasDecay && o.kind == rt::OptimizerKind::AdamW;
   // applyGlobalDecay: every row scaled by (1 - lr wd) first, then the plain
   // step; defined only where an untouched row's decay needs no state.
-  if (p.weightDecayMode == "global" && p.weightDecay > 0) {
+  if (p.weightDecayMode == rt::WeightDecayMode::Global && p.weightDecay > 0) {
     if (t.storage.quantised())
       throw CodegenError("global weight decay of '" + t.name +
                          "' would requantise every row every step; quantised tables take "
                          "lazy decay");
-    if (!(o.kind == "sgd" && p.momentum == 0) && o.kind != "adamw")
-      throw CodegenError("global weight decay of '" + t.name + "' (" + o.kind +
-                         (o.kind == "sgd" ? " with momentum" : "") +
+    if (!(o.kind == rt::OptimizerKind::Sgd && p.momentum == 0) && o.kind != rt::OptimizerKind::AdamW)
+      throw CodegenError("global weight decay of '" + t.name + "' (" + rt::enumString(o.kind) +
+                         (o.kind == rt::OptimizerKind::Sgd ? " with momentum" : "") +
                          ") is only defined for sgd without momentum and adamw; use lazy decay");
     o.globalDecay = true;
     o.coupled = o.decoupled = false;
@@ -548,7 +548,7 @@ static std::string orderedLoop(const Layout &l, const std::string &type, const s
 std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &o,
                                const Layout &l) {
   const std::string D = lit(l.D), K = std::to_string(l.K());
-  const bool rowwise = o.kind == "rowwise_adagrad";
+  const bool rowwise = o.kind == rt::OptimizerKind::RowwiseAdagrad;
   std::map<std::string, std::string> v = {
       {"K", K},
       {"D", D},
@@ -582,11 +582,11 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
     code += loadF32(l, "S1 + r * " + D, "s1");
 
   // OptimizerRow.h, expression for expression.
-  if (o.kind == "sgd" && o.momentum == 0) {
+  if (o.kind == rt::OptimizerKind::Sgd && o.momentum == 0) {
     code += forValues(l, "w[t] -= LR * (GS * g[t] + $WD * w[t]);");
-  } else if (o.kind == "sgd") {
+  } else if (o.kind == rt::OptimizerKind::Sgd) {
     code += forValues(l, "s0[t] = $MOM * s0[t] + (GS * g[t] + $WD * w[t]); w[t] -= LR * s0[t];");
-  } else if (o.kind == "adagrad") {
+  } else if (o.kind == rt::OptimizerKind::Adagrad) {
     code += forValues(l, "const float gi = GS * g[t] + $WD * w[t]; s0[t] += gi * gi; "
                          "w[t] -= LR * gi / (sqrtf(s0[t]) + $EPS);");
   } else if (rowwise) {
@@ -597,7 +597,7 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
     code += "  acc0 += (float)(sumSq / (double)$D);\n"
             "  const float rowStep = LR / (sqrtf(acc0) + $EPS);\n";
     code += forValues(l, "w[t] -= rowStep * (GS * g[t] + $WD * w[t]);");
-  } else if (o.kind == "adam" || o.kind == "adamw") {
+  } else if (o.kind == rt::OptimizerKind::Adam || o.kind == rt::OptimizerKind::AdamW) {
     code += forValues(l, "const float gi = GS * g[t] + $WD * w[t]; "
                          "s0[t] = $B1 * s0[t] + (1.0f - $B1) * gi; "
                          "s1[t] = $B2 * s1[t] + (1.0f - $B2) * gi * gi; "

@@ -189,12 +189,15 @@ uint64_t hashName(const std::string &name);
 /// what the CPU refuses (unknown kind, global decay but for sgd without
 /// momentum and adamw, global decay on a quantised table).
 struct OptSpec {
-  std::string kind;
+  runtime::OptimizerKind kind = runtime::OptimizerKind::Sgd;
   double lr = 0, momentum = 0, beta1 = 0, beta2 = 0, eps = 0, wd = 0;
   bool coupled = false, decoupled = false;
   bool globalDecay = false; ///< a decay pass over every row runs first
   int states = 0;
-  bool adamFamily() const { return kind == "adam" || kind == "adamw" || kind == "lamb"; }
+  bool adamFamily() const {
+    return kind == runtime::OptimizerKind::Adam || kind == runtime::OptimizerKind::AdamW ||
+           kind == runtime::OptimizerKind::Lamb;
+  }
 };
 OptSpec optSpec(const Target &t);
 

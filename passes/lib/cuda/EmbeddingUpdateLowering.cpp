@@ -83,7 +83,7 @@ std::string targetPointers(Args &args, const rt::Kernel &k, const Target &t, con
 Layout updateLayout(const CudaEmitter &em, const Target &t, const OptSpec &o,
                     const std::vector<int32_t> &grads) {
   std::vector<RowOperand> rows = {{CudaEmitter::buf(t.buffer), storageBits(t.storage)}};
-  if (o.kind != "rowwise_adagrad") // its state is one value per row
+  if (o.kind != rt::OptimizerKind::RowwiseAdagrad) // its state is one value per row
     for (int32_t s : t.state)
       rows.push_back({CudaEmitter::buf(s), 32});
   for (int32_t g : grads)
@@ -140,7 +140,7 @@ $ROWUPDATE
 )",
                   {{"TNAME", t.name},
                    {"STORAGE", t.storage.name},
-                   {"OPT", o.kind},
+                   {"OPT", rt::enumString(o.kind)},
                    {"DIM", std::to_string(t.dim)},
                    {"ENTRY", entry},
                    {"LEN", len},
@@ -434,7 +434,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   const std::string pointers = targetPointers(args, k, t, o);
   const std::string rowUpdate = rowUpdateCode(em, t, o, l);
   const std::map<std::string, std::string> common = {
-      {"TNAME", t.name}, {"STORAGE", t.storage.name}, {"OPT", o.kind},
+      {"TNAME", t.name}, {"STORAGE", t.storage.name}, {"OPT", rt::enumString(o.kind)},
       {"DIM", std::to_string(D)}, {"D", lit(D)}, {"KO", ko}, {"VO", vo}, {"RS", rs},
       {"RE", re}, {"RC", rc}, {"LL", ll}, {"LN", ln}, {"GSDECL", gsDecl},
       {"HYPER", hyperCode(o, "emb_gs")}, {"POINTERS", pointers}, {"K", std::to_string(l.K())},
@@ -605,6 +605,6 @@ $ROWUPDATE
 } // namespace
 
 void emb::registerUpdateLowerings(LoweringTable &table) {
-  table["update_table"] = lowerUpdateTable;
-  table["embedding_update"] = lowerEmbeddingUpdate;
+  table.add(runtime::KernelOp::UpdateTable, lowerUpdateTable);
+  table.add(runtime::KernelOp::EmbeddingUpdate, lowerEmbeddingUpdate);
 }

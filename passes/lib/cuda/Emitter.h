@@ -24,6 +24,7 @@
 #define EMBC_PASSES_CUDA_EMITTER_H
 
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <algorithm>
 #include <map>
@@ -126,7 +127,21 @@ private:
 /// CodegenError when it cannot.
 using Lowering = void (*)(CudaEmitter &em, const runtime::Kernel &kernel,
                           runtime::CudaKernel &out);
-using LoweringTable = std::map<std::string, Lowering>;
+/// The lowering of each kernel of the catalogue (runtime/include/embc/
+/// runtime/plan/KernelCatalogue.h), by KernelOp.
+class LoweringTable {
+public:
+  /// Registers `lowering` for `op`; a second lowering of one op is a bug.
+  void add(runtime::KernelOp op, Lowering lowering);
+  /// The lowering of `op`, or nullptr.
+  Lowering find(runtime::KernelOp op) const { return byOp_[size_t(op)]; }
+
+private:
+  std::vector<Lowering> byOp_ = std::vector<Lowering>(runtime::kernelCatalogue().size());
+};
+
+/// Every lowering, registered once.
+const LoweringTable &cudaLowerings();
 
 /// Each family registers the ops it lowers (one file or a few each).
 void registerEmbeddingLowerings(LoweringTable &table);   // EmbeddingLowering*.cpp

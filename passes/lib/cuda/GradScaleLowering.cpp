@@ -247,6 +247,6 @@ $CHAIN  if (bad) a.step->skip = 1;
 } // namespace
 
 void embc::codegen::registerGradScaleLowerings(LoweringTable &table) {
-  table["clip_grad_norm"] = lowerClipGradNorm;
-  table["unscale_grads"] = lowerUnscaleGrads;
+  table.add(runtime::KernelOp::ClipGradNorm, lowerClipGradNorm);
+  table.add(runtime::KernelOp::UnscaleGrads, lowerUnscaleGrads);
 }

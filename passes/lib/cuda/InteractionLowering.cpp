@@ -666,8 +666,8 @@ void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKe
 } // namespace
 
 void embc::codegen::registerInteractionLowerings(LoweringTable &table) {
-  table["interaction"] = lowerInteraction;
-  table["interaction_grad"] = lowerInteractionGrad;
-  table["interaction_concat"] = lowerInteractionConcat;
-  table["interaction_concat_grad"] = lowerInteractionConcatGrad;
+  table.add(runtime::KernelOp::Interaction, lowerInteraction);
+  table.add(runtime::KernelOp::InteractionGrad, lowerInteractionGrad);
+  table.add(runtime::KernelOp::InteractionConcat, lowerInteractionConcat);
+  table.add(runtime::KernelOp::InteractionConcatGrad, lowerInteractionConcatGrad);
 }

@@ -229,6 +229,6 @@ $BODY  }
 } // namespace
 
 void embc::codegen::registerLossLowerings(LoweringTable &table) {
-  table["loss"] = lowerLoss;
-  table["loss_grad"] = lowerLossGrad;
+  table.add(runtime::KernelOp::Loss, lowerLoss);
+  table.add(runtime::KernelOp::LossGrad, lowerLossGrad);
 }

@@ -36,29 +36,29 @@ namespace {
 constexpr int64_t kBlock = 256;
 
 struct Opt {
-  std::string kind;
+  rt::OptimizerKind kind = rt::OptimizerKind::Sgd;
   rt::Optimizer p;
   int states = 0;
   bool coupled = false, decoupled = false;
-  bool adamFamily() const { return kind == "adam" || kind == "adamw" || kind == "lamb"; }
-  bool perMember() const { return kind == "lamb" || kind == "rowwise_adagrad"; }
+  bool adamFamily() const { return kind == rt::OptimizerKind::Adam || kind == rt::OptimizerKind::AdamW || kind == rt::OptimizerKind::Lamb; }
+  bool perMember() const { return kind == rt::OptimizerKind::Lamb || kind == rt::OptimizerKind::RowwiseAdagrad; }
 };
 
 Opt optOf(const rt::Optimizer &p, const std::string &owner) {
   Opt o;
   o.kind = p.kind;
   o.p = p;
-  if (o.kind == "sgd")
+  if (o.kind == rt::OptimizerKind::Sgd)
     o.states = p.momentum != 0 ? 1 : 0;
-  else if (o.kind == "adagrad" || o.kind == "rowwise_adagrad")
+  else if (o.kind == rt::OptimizerKind::Adagrad || o.kind == rt::OptimizerKind::RowwiseAdagrad)
     o.states = 1;
   else if (o.adamFamily())
     o.states = 2;
   else
-    throw CodegenError("unknown optimizer '" + o.kind + "' of '" + owner + "'");
+    throw CodegenError("unknown optimizer '" + rt::enumString(o.kind) + "' of '" + owner + "'");
   const bool hasDecay = p.weightDecay != 0;
-  o.coupled = hasDecay && o.kind != "adamw" && o.kind != "lamb";
-  o.decoupled = hasDecay && o.kind == "adamw";
+  o.coupled = hasDecay && o.kind != rt::OptimizerKind::AdamW && o.kind != rt::OptimizerKind::Lamb;
+  o.decoupled = hasDecay && o.kind == rt::OptimizerKind::AdamW;
   return o;
 }
 
@@ -120,11 +120,11 @@ int outArg(const Update &u, int i) { return (u.clipped ? 2 : 1) + i; }
 void emitElementwise(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
   const Opt &o = u.opt;
   std::string body;
-  if (o.kind == "sgd" && o.p.momentum == 0)
+  if (o.kind == rt::OptimizerKind::Sgd && o.p.momentum == 0)
     body = "w -= LR * (GS * g + $WD * w);";
-  else if (o.kind == "sgd")
+  else if (o.kind == rt::OptimizerKind::Sgd)
     body = "m = $MOM * m + (GS * g + $WD * w);\n  w -= LR * m;";
-  else if (o.kind == "adagrad")
+  else if (o.kind == rt::OptimizerKind::Adagrad)
     body = "const float gi = GS * g + $WD * w;\n  m += gi * gi;\n"
            "  w -= LR * gi / (sqrtf(m) + $EPS);";
   else // adam, adamw
@@ -159,7 +159,7 @@ void emitElementwise(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
   loop << "    W[i] = w;\n";
   Vars v = constants(o);
   v["NAME"] = name;
-  v["OPT"] = o.kind;
+  v["OPT"] = rt::enumString(o.kind);
   v["WHAT"] = u.name;
   v["BODY"] = subst(body, constants(o));
   v["HYPER"] = hyperCode(u);
@@ -366,9 +366,9 @@ $CHAIN    // Every lane reads the accumulator before the warp sum (a warp-wide
 
 void emitUpdate(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
   useHelpers(em);
-  if (u.opt.kind == "lamb")
+  if (u.opt.kind == rt::OptimizerKind::Lamb)
     emitLamb(em, u, out);
-  else if (u.opt.kind == "rowwise_adagrad")
+  else if (u.opt.kind == rt::OptimizerKind::RowwiseAdagrad)
     emitRowwiseAdagrad(em, u, out);
   else
     emitElementwise(em, u, out);
@@ -387,7 +387,7 @@ void readArgs(CudaEmitter &em, const rt::Kernel &k, Update &u, int64_t stateElem
   if (u.clipped && numel(f32Buffer(em, k.inputs[1], "clip scale")) < 1)
     throw CodegenError("the clip scale is empty");
   for (size_t i = 1; i < k.outputs.size(); ++i) {
-    const int64_t want = u.opt.kind == "rowwise_adagrad" ? stateElems : u.n;
+    const int64_t want = u.opt.kind == rt::OptimizerKind::RowwiseAdagrad ? stateElems : u.n;
     if (numel(f32Buffer(em, k.outputs[i], "optimizer state")) < want)
       throw CodegenError("optimizer state '" + em.buffer(k.outputs[i]).name + "' holds " +
                          std::to_string(numel(em.buffer(k.outputs[i]))) + " values, expected " +
@@ -445,7 +445,7 @@ void lowerUpdatePacked(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     m.rowLength = values.shape.back();
     if (m.offset < 0 || m.offset + m.n > u.n)
       throw CodegenError("member '" + param.name + "' lies outside pack '" + pack.name + "'");
-    if (u.opt.kind == "rowwise_adagrad") {
+    if (u.opt.kind == rt::OptimizerKind::RowwiseAdagrad) {
       if (param.state.empty() || pack.state.empty())
         throw CodegenError("rowwise_adagrad member '" + param.name + "' has no accumulator");
       m.stateOffset = (plan.buffers.at(size_t(param.state[0])).offset -
@@ -463,7 +463,7 @@ void lowerUpdatePacked(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
 } // namespace
 
 void embc::codegen::registerOptimizerLowerings(LoweringTable &table) {
-  table["update_param"] = lowerUpdateParam;
-  table["update_packed"] = lowerUpdatePacked;
+  table.add(runtime::KernelOp::UpdateParam, lowerUpdateParam);
+  table.add(runtime::KernelOp::UpdatePacked, lowerUpdatePacked);
   registerGradScaleLowerings(table);
 }

@@ -26,23 +26,11 @@
 
 namespace embc::runtime::cpu::detail {
 
-/// The optimizer's name as the plan spells it, for error messages.
+/// The optimizer's name as the plan spells it (plan/Enums.h), for messages.
 inline const char *optimizerName(OptimizerKind kind) {
-  switch (kind) {
-  case OptimizerKind::Sgd:
-    return "sgd";
-  case OptimizerKind::Adagrad:
-    return "adagrad";
-  case OptimizerKind::RowwiseAdagrad:
-    return "rowwise_adagrad";
-  case OptimizerKind::Adam:
-    return "adam";
-  case OptimizerKind::AdamW:
-    return "adamw";
-  case OptimizerKind::Lamb:
-    return "lamb";
-  }
-  throw std::invalid_argument("unknown optimizer kind " + std::to_string(static_cast<int>(kind)));
+  if (size_t(kind) >= enumCount<OptimizerKind>())
+    throw std::invalid_argument("unknown optimizer kind " + std::to_string(int(kind)));
+  return enumName(kind).data(); // the spellings are NUL-terminated literals
 }
 
 /// The scalars of one update, converted to T once so inner loops stay in T.

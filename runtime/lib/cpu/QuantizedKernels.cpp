@@ -28,18 +28,10 @@ using detail::kParallelWork;
 namespace data = embc::runtime::data;
 
 Storage parseStorage(const std::string &name) {
-  if (name == "f32")
-    return Storage::F32;
-  if (name == "f16")
-    return Storage::F16;
-  if (name == "bf16")
-    return Storage::BF16;
-  if (name == "int8")
-    return Storage::Int8;
-  if (name == "int4")
-    return Storage::Int4;
-  throw std::invalid_argument("unknown table storage '" + name +
-                              "' (expected f32, f16, bf16, int8 or int4)");
+  if (std::optional<Storage> storage = parseEnum<Storage>(name))
+    return *storage;
+  throw std::invalid_argument("unknown table storage '" + name + "' (expected " +
+                              enumChoices<Storage>() + ")");
 }
 
 int64_t storageRowBytes(Storage storage, int64_t D) {

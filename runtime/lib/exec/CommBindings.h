@@ -18,18 +18,17 @@
 
 namespace embc::runtime {
 
-/// Binds shard_ids, shard_pool and shard_pool_grad (ShardBindings.cpp), the
-/// exchanges of sharded tables; nullptr for another op.
-BoundKernel bindShardKernel(const Binder &b);
+/// The exchanges of sharded tables (ShardBindings.cpp): shard_ids,
+/// shard_pool, shard_pool_grad and their groups.
+std::vector<CpuBinding> shardBindings();
 
-/// Binds grad_all_reduce_start, grad_all_reduce_wait, gather_rows and the
-/// shard exchanges (bindShardKernel). One per
-/// backend: a start and the wait of the same gradient, bound separately,
-/// share the requests in flight through it.
+/// The state of grad_all_reduce_start and grad_all_reduce_wait, one per
+/// backend (Binder::comm): a start and the wait of the same gradient, bound
+/// separately, share the requests in flight through it.
 class CommBinder {
 public:
-  /// nullptr for an op that is not a collective.
-  BoundKernel bind(const Binder &b);
+  BoundKernel bindAllReduceStart(const Binder &b);
+  BoundKernel bindAllReduceWait(const Binder &b);
 
 private:
   using Requests = std::vector<comm::Request>;

@@ -30,427 +30,506 @@ namespace cpu = embc::runtime::cpu;
 
 namespace {
 
-BoundKernel bindForward(const Binder &b) {
+BoundKernel bindHash(const Binder &b) {
   const Kernel &k = b.k;
-  const std::string &op = k.op;
-  if (op == "hash") {
-    b.expectCounts(1, 1);
-    int64_t buckets = b.integer("buckets");
-    uint64_t seed = uint64_t(b.integer("seed"));
-    int32_t in = k.inputs[0], out = k.outputs[0];
-    return [=](ExecState &s) {
-      int64_t n = idCount(s, in);
-      cpu::hashIds(s.data<int64_t>(in), s.data<int64_t>(out), n, buckets, seed);
-      s.length[out] = n;
-    };
-  }
-  if (op == "lookup") {
-    bool weighted = k.inputs.size() == 3;
-    b.expectCounts(weighted ? 3 : 2, 1);
-    const Table &t = b.table();
-    cpu::Pooling pooling = poolingOf(b);
-    int64_t B = b.dim(b.out(0), 0), D = t.dim;
-    int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
-    int32_t weights = weighted ? k.inputs[2] : -1, table = t.buffer;
-    return [=, &t](ExecState &s) {
-      checkIds(s.data<int64_t>(ids), idCount(s, ids), t.rowsOn(s.rank()), t);
-      cpu::lookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
-                         s.data<int64_t>(offsets),
-                         weights >= 0 ? s.data<float>(weights) : nullptr, B,
-                         pooling, s.data<float>(y));
-    };
-  }
-  if (op == "gather") {
-    b.expectCounts(1, 1);
-    const Table &t = b.table();
-    int64_t n = Binder::numel(b.in(0)), D = t.dim, rows = t.rows;
-    int32_t ids = k.inputs[0], y = k.outputs[0], table = t.buffer;
-    return [=, &t](ExecState &s) {
-      checkIds(s.data<int64_t>(ids), n, rows, t);
-      cpu::gatherForward(s.data<float>(table), D, s.data<int64_t>(ids), n,
-                         s.data<float>(y));
-    };
-  }
-  if (op == "dense") {
-    bool bias = k.inputs.size() == 3;
-    b.expectCounts(bias ? 3 : 2, 1);
-    int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
-    if (b.dim(b.in(1), 0) != K)
-      b.fail("weight rows != input columns");
-    int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1,
-            y = k.outputs[0];
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      cpu::denseForward(s.data<float>(x), s.data<float>(w),
-                        bb >= 0 ? s.data<float>(bb) : nullptr, s.data<float>(y),
-                        B, K, N, compute);
-    };
-  }
-  if (op == "activation") {
-    b.expectCounts(1, 1);
-    cpu::Activation f = activationOf(b);
-    int64_t n = Binder::numel(b.in(0));
-    int32_t x = k.inputs[0], y = k.outputs[0];
-    return [=](ExecState &s) {
-      cpu::activationForward(f, s.data<float>(x), s.data<float>(y), n);
-    };
-  }
-  if (op == "concat") {
-    b.expectMinInputs(1, 1);
-    std::vector<int64_t> widths = widthsOf(b, 0, k.inputs.size());
-    int64_t B = b.dim(b.out(0), 0);
-    std::vector<int32_t> ins = k.inputs;
-    int32_t y = k.outputs[0];
-    return [=](ExecState &s) {
-      std::vector<const float *> xs;
-      for (int32_t i : ins)
-        xs.push_back(s.data<float>(i));
-      cpu::concatForward(xs, widths, s.data<float>(y), B);
-    };
-  }
-  if (op == "add") {
-    bool bias = b.flag("bias");
-    b.expectMinInputs(bias ? 2 : 1, 1);
-    int64_t B = b.dim(b.out(0), 0), N = b.dim(b.out(0), 1);
-    std::vector<int32_t> ins(k.inputs.begin(), k.inputs.end() - (bias ? 1 : 0));
-    int32_t bb = bias ? k.inputs.back() : -1, y = k.outputs[0];
-    return [=](ExecState &s) {
-      std::vector<const float *> xs;
-      for (int32_t i : ins)
-        xs.push_back(s.data<float>(i));
-      cpu::addForward(xs, bb >= 0 ? s.data<float>(bb) : nullptr,
-                      s.data<float>(y), B, N);
-    };
-  }
-  if (op == "interaction") {
-    b.expectMinInputs(2, 1);
-    bool self = b.flag("self");
-    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
-    std::vector<int32_t> ins = k.inputs;
-    int32_t y = k.outputs[0];
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      std::vector<const float *> xs;
-      for (int32_t i : ins)
-        xs.push_back(s.data<float>(i));
-      cpu::interactionForward(xs, s.data<float>(y), B, D, self, compute);
-    };
-  }
-  if (op == "cross") {
-    // A second output keeps xl w for cross_grad (emb.cross's `linear`).
-    b.expectCounts(4, k.outputs.size() == 2 ? 2 : 1);
-    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
-    auto in = k.inputs;
-    int32_t y = k.outputs[0], linear = k.outputs.size() == 2 ? k.outputs[1] : -1;
-    if (linear >= 0 && Binder::numel(b.out(1)) != B * D)
-      b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      cpu::crossForward(s.data<float>(in[0]), s.data<float>(in[1]),
-                        s.data<float>(in[2]), s.data<float>(in[3]),
-                        s.data<float>(y), B, D, compute,
-                        linear >= 0 ? s.data<float>(linear) : nullptr);
-    };
-  }
-  if (op == "dot") {
-    b.expectCounts(2, 1);
-    int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
-    int64_t K = b.in(1).shape.size() == 3 ? b.in(1).shape[1] : 0;
-    int32_t l = k.inputs[0], r = k.inputs[1], y = k.outputs[0];
-    return [=](ExecState &s) {
-      cpu::dotForward(s.data<float>(l), s.data<float>(r), s.data<float>(y), B,
-                      K, D);
-    };
-  }
-  if (op == "loss") {
-    b.expectCounts(2, 1);
-    cpu::LossKind kind = lossOf(b);
-    int64_t B = b.dim(b.in(0), 0);
-    int64_t C = kind == cpu::LossKind::NegSampling ? b.dim(b.in(1), 1)
-                                                   : b.dim(b.in(0), 1);
-    int32_t in = k.inputs[0], target = k.inputs[1], out = k.outputs[0];
-    return [=](ExecState &s) {
-      *s.data<float>(out) = cpu::lossForward(kind, s.data<float>(in),
-                                             s.data<float>(target), B, C);
-    };
-  }
-  return nullptr;
+  b.expectCounts(1, 1);
+  int64_t buckets = b.integer("buckets");
+  uint64_t seed = uint64_t(b.integer("seed"));
+  int32_t in = k.inputs[0], out = k.outputs[0];
+  return [=](ExecState &s) {
+    int64_t n = idCount(s, in);
+    cpu::hashIds(s.data<int64_t>(in), s.data<int64_t>(out), n, buckets, seed);
+    s.length[out] = n;
+  };
 }
 
-BoundKernel bindBackward(const Binder &b) {
+BoundKernel bindLookup(const Binder &b) {
   const Kernel &k = b.k;
-  const std::string &op = k.op;
-  if (op == "loss_grad") {
-    cpu::LossKind kind = lossOf(b);
-    bool twoSided = kind == cpu::LossKind::NegSampling;
-    b.expectCounts(2, twoSided ? 2 : 1);
-    int64_t B = b.dim(b.in(0), 0);
-    int64_t C = twoSided ? b.dim(b.in(1), 1) : b.dim(b.in(0), 1);
-    int32_t in = k.inputs[0], target = k.inputs[1], din = k.outputs[0];
-    int32_t dtarget = twoSided ? k.outputs[1] : -1;
-    // fp16 loss scaling: the gradient leaves the loss multiplied by the
-    // current scale, so every gradient behind it (dense and embedding) is.
-    bool scaled = b.flag("loss_scaled");
-    if (scaled && !b.p.config.lossScaling.enabled)
-      b.fail("loss_scaled is set but the plan's config.loss_scaling is disabled");
-    int64_t nIn = Binder::numel(b.out(0)), nTarget = twoSided ? Binder::numel(b.out(1)) : 0;
-    return [=](ExecState &s) {
-      cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target),
-                    s.data<float>(din),
-                    dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
-      if (!scaled)
-        return;
-      const float scale = float(s.lossScale.scale);
-      for (auto [buffer, n] : {std::pair{din, nIn}, std::pair{dtarget, nTarget}}) {
-        float *g = buffer >= 0 ? s.data<float>(buffer) : nullptr;
-        for (int64_t i = 0; g && i < n; ++i)
-          g[i] *= scale;
-      }
-    };
-  }
-  if (op == "dense_grad_input") {
-    b.expectCounts(2, 1);
-    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1), K = b.dim(b.in(1), 0);
-    int32_t dy = k.inputs[0], w = k.inputs[1], dx = k.outputs[0];
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      cpu::denseGradInput(s.data<float>(dy), s.data<float>(w),
-                          s.data<float>(dx), B, K, N, compute);
-    };
-  }
-  if (op == "dense_grad_weight") {
-    b.expectCounts(2, 1);
-    int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
-    int32_t x = k.inputs[0], dy = k.inputs[1], dw = k.outputs[0];
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      cpu::denseGradWeight(s.data<float>(x), s.data<float>(dy),
-                           s.data<float>(dw), B, K, N, compute);
-    };
-  }
-  if (op == "bias_grad") {
-    b.expectCounts(1, 1);
-    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
-    int32_t dy = k.inputs[0], db = k.outputs[0];
-    return [=](ExecState &s) {
-      cpu::biasGrad(s.data<float>(dy), s.data<float>(db), B, N);
-    };
-  }
-  if (op == "activation_grad" && !b.flag("from_output")) {
-    b.expectCounts(2, 1);
-    cpu::Activation f = activationOf(b);
-    int64_t n = Binder::numel(b.in(0));
-    int32_t dy = k.inputs[0], x = k.inputs[1], dx = k.outputs[0];
-    return [=](ExecState &s) {
-      cpu::activationGrad(f, s.data<float>(dy), s.data<float>(x),
-                          s.data<float>(dx), n);
-    };
-  }
-  if (op == "slice") {
-    b.expectCounts(1, 1);
-    int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
-    int64_t offset = b.integer("offset"), width = b.dim(b.out(0), 1);
-    int32_t x = k.inputs[0], y = k.outputs[0];
-    return [=](ExecState &s) {
-      cpu::sliceColumns(s.data<float>(x), s.data<float>(y), B, N, offset, width);
-    };
-  }
-  if (op == "interaction_grad") {
-    b.expectMinInputs(3, k.inputs.size() - 1);
-    bool self = b.flag("self");
-    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
-    int32_t dy = k.inputs[0];
-    std::vector<int32_t> xs(k.inputs.begin() + 1, k.inputs.end());
-    std::vector<int32_t> dxs = k.outputs;
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      std::vector<const float *> x;
-      std::vector<float *> dx;
-      for (int32_t i : xs)
-        x.push_back(s.data<float>(i));
-      for (int32_t i : dxs)
-        dx.push_back(s.data<float>(i));
-      cpu::interactionGrad(s.data<float>(dy), x, dx, B, D, self, compute);
-    };
-  }
-  if (op == "cross_grad") {
-    // A sixth input is the forward's xl w (cross_grad's `linear`).
-    b.expectCounts(k.inputs.size() == 6 ? 6 : 5, 4);
-    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
-    auto in = k.inputs;
-    auto out = k.outputs;
-    int32_t linear = in.size() == 6 ? in[5] : -1;
-    if (linear >= 0 && Binder::numel(b.in(5)) != B * D)
-      b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
-    cpu::ComputeType compute = computeOf(b);
-    return [=](ExecState &s) {
-      cpu::crossGrad(s.data<float>(in[0]), s.data<float>(in[1]),
-                     s.data<float>(in[2]), s.data<float>(in[3]),
-                     s.data<float>(in[4]), s.data<float>(out[0]),
-                     s.data<float>(out[1]), s.data<float>(out[2]),
-                     s.data<float>(out[3]), B, D, compute,
-                     linear >= 0 ? s.data<const float>(linear) : nullptr);
-    };
-  }
-  if (op == "dot_grad") {
-    b.expectCounts(3, 2);
-    int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
-    int64_t K = b.in(2).shape.size() == 3 ? b.in(2).shape[1] : 0;
-    auto in = k.inputs;
-    auto out = k.outputs;
-    return [=](ExecState &s) {
-      cpu::dotGrad(s.data<float>(in[0]), s.data<float>(in[1]),
-                   s.data<float>(in[2]), s.data<float>(out[0]),
-                   s.data<float>(out[1]), B, K, D);
-    };
-  }
-  if (op == "lookup_grad") {
-    bool weighted = k.inputs.size() == 4;
-    b.expectCounts(weighted ? 4 : 3, 1);
-    const Table &t = b.table();
-    cpu::Pooling pooling = poolingOf(b);
-    int32_t ids = k.inputs[0], offsets = k.inputs[1];
-    int32_t weights = weighted ? k.inputs[2] : -1, dy = k.inputs.back();
-    int64_t B = b.dim(b.p.buffers[dy], 0), D = t.dim;
-    int32_t out = k.outputs[0], table = t.buffer;
-    return [=](ExecState &s) {
-      cpu::lookupGrad(s.data<float>(table), D, s.data<int64_t>(ids),
-                      s.data<int64_t>(offsets),
-                      weights >= 0 ? s.data<float>(weights) : nullptr, B,
-                      pooling, s.data<float>(dy), s.data<float>(out));
-      // Ids outside every bag get no gradient. Their rows are written as
-      // zeros: with buffers reused between lifetimes (-emb-plan-memory) they
-      // would otherwise hold another value's bytes.
-      int64_t n = idCount(s, ids);
-      const int64_t *o = s.data<int64_t>(offsets);
-      int64_t lo = B > 0 ? std::clamp<int64_t>(o[0], 0, n) : n;
-      int64_t hi = B > 0 ? std::clamp<int64_t>(o[B], lo, n) : n;
-      float *rows = s.data<float>(out);
-      std::fill(rows, rows + lo * D, 0.0f);
-      std::fill(rows + hi * D, rows + n * D, 0.0f);
-      s.length[out] = n;
-    };
-  }
-  if (op == "accumulate_grad") {
-    b.expectCounts(1, 1);
-    int64_t n = Binder::numel(b.in(0));
-    if (n != Binder::numel(b.out(0)))
-      b.fail("gradient size != accumulator size");
-    int32_t g = k.inputs[0], acc = k.outputs[0];
-    return [=](ExecState &s) {
-      float *a = s.data<float>(acc);
-      cpu::addTwo(a, s.data<float>(g), a, n);
-    };
-  }
-  if (op == "accumulate_rows") {
-    b.expectCounts(2, 2);
-    const Table &t = b.table();
-    int64_t D = t.dim, capacity = b.dim(b.out(0), 0);
-    // A batched table's ids become batch rows (docs/plan-format.md).
-    int64_t rowOffset = k.attrs.contains("row_offset") ? b.integer("row_offset") : 0;
-    int32_t ids = k.inputs[0], vals = k.inputs[1];
-    int32_t rows = k.outputs[0], values = k.outputs[1];
-    return [=, &t](ExecState &s) {
-      int64_t n = idCount(s, ids), at = s.length[rows];
-      if (at + n > capacity)
-        throw std::runtime_error("sparse gradient of table '" + t.name +
-                                 "' overflows its capacity of " +
-                                 std::to_string(capacity) + " rows");
-      const int64_t *in = s.data<int64_t>(ids);
-      int64_t *out = s.data<int64_t>(rows) + at;
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = in[i] + rowOffset;
-      std::memcpy(s.data<float>(values) + at * D, s.data<float>(vals),
-                  size_t(n * D) * sizeof(float));
-      s.length[rows] = s.length[values] = at + n;
-    };
-  }
-  return nullptr;
+  bool weighted = k.inputs.size() == 3;
+  b.expectCounts(weighted ? 3 : 2, 1);
+  const Table &t = b.table();
+  cpu::Pooling pooling = poolingOf(b);
+  int64_t B = b.dim(b.out(0), 0), D = t.dim;
+  int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
+  int32_t weights = weighted ? k.inputs[2] : -1, table = t.buffer;
+  return [=, &t](ExecState &s) {
+    checkIds(s.data<int64_t>(ids), idCount(s, ids), t.rowsOn(s.rank()), t);
+    cpu::lookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
+                       s.data<int64_t>(offsets),
+                       weights >= 0 ? s.data<float>(weights) : nullptr, B,
+                       pooling, s.data<float>(y));
+  };
 }
 
-BoundKernel bindUpdate(const Binder &b) {
+BoundKernel bindGather(const Binder &b) {
   const Kernel &k = b.k;
-  const std::string &op = k.op;
-  if (op == "coalesce_rows") {
-    b.expectCounts(0, 2);
-    int64_t D = b.sparseTarget().dim;
-    int32_t rows = k.outputs[0], values = k.outputs[1];
-    return [=](ExecState &s) {
-      int64_t n = cpu::coalesceRows(s.data<int64_t>(rows), s.data<float>(values),
-                                    s.length[rows], D);
-      s.length[rows] = s.length[values] = n;
-    };
-  }
-  if (op == "clip_grad_norm") {
-    b.expectMinInputs(1, 1);
-    double maxNorm = b.real("max_norm"), gradScale = b.real("grad_scale");
-    std::vector<int32_t> grads = k.inputs;
-    int32_t out = k.outputs[0];
-    return [=](ExecState &s) {
-      double sum = 0;
-      for (int32_t g : grads) {
-        const Buffer &buf = s.buffer(g);
-        if (buf.dynamic) {
-          // Sparse values: the filled rows, each row's sum added in row
-          // order, so one batched table gives the sum its members give apart.
-          int64_t D = Binder::numel(buf) / buf.shape[0];
-          const float *v = s.data<float>(g);
-          for (int64_t r = 0; r < s.length[g]; ++r)
-            sum += cpu::sumSquares(v + r * D, D);
-        } else {
-          sum += cpu::sumSquares(s.data<float>(g), Binder::numel(buf));
-        }
-      }
-      double norm = std::sqrt(sum) * gradScale;
-      *s.data<float>(out) = float(std::min(1.0, maxNorm / (norm + 1e-6)));
-    };
-  }
-  if (op == "update_param") {
-    const Param &p = b.param();
-    bool clipped = k.inputs.size() == 2;
-    b.expectCounts(clipped ? 2 : 1, 1 + p.state.size());
-    cpu::OptimizerParams opt = optimizerOf(b, p.optimizer);
-    const Buffer &w = b.out(0);
-    int64_t n = Binder::numel(w), rowLength = w.shape.back();
-    double gradScale = b.real("grad_scale");
-    int32_t g = k.inputs[0], scale = clipped ? k.inputs[1] : -1;
-    std::vector<int32_t> out = k.outputs;
-    return [=](ExecState &s) {
-      double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
-      cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor,
-                       s.data<float>(out[0]), s.data<float>(g),
-                       out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                       out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
-                       rowLength);
-    };
-  }
-  if (op == "update_table") {
-    Binder::SparseTarget t = b.sparseTarget();
-    bool clipped = k.inputs.size() == 3;
-    b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
-    cpu::OptimizerParams opt = optimizerOf(b, t.optimizer);
-    double gradScale = b.real("grad_scale");
-    int64_t D = t.dim;
-    // A sharded table's update sees its shard's rows only (global weight
-    // decay included).
-    const Table *sharded = k.attrs.contains("table") ? &b.table() : nullptr;
-    int64_t allRows = t.rows;
-    int32_t rows = k.inputs[0], values = k.inputs[1];
-    int32_t scale = clipped ? k.inputs[2] : -1;
-    std::vector<int32_t> out = k.outputs;
-    return [=](ExecState &s) {
-      double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
-      int64_t rowsCount = sharded ? sharded->rowsOn(s.rank()) : allRows;
-      cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor,
-                        s.data<float>(out[0]), rowsCount, D,
-                        s.data<int64_t>(rows), s.data<float>(values),
-                        s.length[rows],
-                        out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                        out.size() > 2 ? s.data<float>(out[2]) : nullptr);
-    };
-  }
-  return nullptr;
+  b.expectCounts(1, 1);
+  const Table &t = b.table();
+  int64_t n = Binder::numel(b.in(0)), D = t.dim, rows = t.rows;
+  int32_t ids = k.inputs[0], y = k.outputs[0], table = t.buffer;
+  return [=, &t](ExecState &s) {
+    checkIds(s.data<int64_t>(ids), n, rows, t);
+    cpu::gatherForward(s.data<float>(table), D, s.data<int64_t>(ids), n,
+                       s.data<float>(y));
+  };
 }
+
+BoundKernel bindDense(const Binder &b) {
+  const Kernel &k = b.k;
+  bool bias = k.inputs.size() == 3;
+  b.expectCounts(bias ? 3 : 2, 1);
+  int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+  if (b.dim(b.in(1), 0) != K)
+    b.fail("weight rows != input columns");
+  int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1,
+          y = k.outputs[0];
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    cpu::denseForward(s.data<float>(x), s.data<float>(w),
+                      bb >= 0 ? s.data<float>(bb) : nullptr, s.data<float>(y),
+                      B, K, N, compute);
+  };
+}
+
+BoundKernel bindActivation(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(1, 1);
+  cpu::Activation f = activationOf(b);
+  int64_t n = Binder::numel(b.in(0));
+  int32_t x = k.inputs[0], y = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::activationForward(f, s.data<float>(x), s.data<float>(y), n);
+  };
+}
+
+BoundKernel bindConcat(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectMinInputs(1, 1);
+  std::vector<int64_t> widths = widthsOf(b, 0, k.inputs.size());
+  int64_t B = b.dim(b.out(0), 0);
+  std::vector<int32_t> ins = k.inputs;
+  int32_t y = k.outputs[0];
+  return [=](ExecState &s) {
+    std::vector<const float *> xs;
+    for (int32_t i : ins)
+      xs.push_back(s.data<float>(i));
+    cpu::concatForward(xs, widths, s.data<float>(y), B);
+  };
+}
+
+BoundKernel bindAdd(const Binder &b) {
+  const Kernel &k = b.k;
+  bool bias = b.flag("bias");
+  b.expectMinInputs(bias ? 2 : 1, 1);
+  int64_t B = b.dim(b.out(0), 0), N = b.dim(b.out(0), 1);
+  std::vector<int32_t> ins(k.inputs.begin(), k.inputs.end() - (bias ? 1 : 0));
+  int32_t bb = bias ? k.inputs.back() : -1, y = k.outputs[0];
+  return [=](ExecState &s) {
+    std::vector<const float *> xs;
+    for (int32_t i : ins)
+      xs.push_back(s.data<float>(i));
+    cpu::addForward(xs, bb >= 0 ? s.data<float>(bb) : nullptr,
+                    s.data<float>(y), B, N);
+  };
+}
+
+BoundKernel bindInteraction(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectMinInputs(2, 1);
+  bool self = b.flag("self");
+  int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+  std::vector<int32_t> ins = k.inputs;
+  int32_t y = k.outputs[0];
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    std::vector<const float *> xs;
+    for (int32_t i : ins)
+      xs.push_back(s.data<float>(i));
+    cpu::interactionForward(xs, s.data<float>(y), B, D, self, compute);
+  };
+}
+
+BoundKernel bindCross(const Binder &b) {
+  const Kernel &k = b.k;
+  // A second output keeps xl w for cross_grad (emb.cross's `linear`).
+  b.expectCounts(4, k.outputs.size() == 2 ? 2 : 1);
+  int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+  auto in = k.inputs;
+  int32_t y = k.outputs[0], linear = k.outputs.size() == 2 ? k.outputs[1] : -1;
+  if (linear >= 0 && Binder::numel(b.out(1)) != B * D)
+    b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    cpu::crossForward(s.data<float>(in[0]), s.data<float>(in[1]),
+                      s.data<float>(in[2]), s.data<float>(in[3]),
+                      s.data<float>(y), B, D, compute,
+                      linear >= 0 ? s.data<float>(linear) : nullptr);
+  };
+}
+
+BoundKernel bindDot(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  int64_t B = b.dim(b.in(0), 0), D = b.dim(b.in(0), 1);
+  int64_t K = b.in(1).shape.size() == 3 ? b.in(1).shape[1] : 0;
+  int32_t l = k.inputs[0], r = k.inputs[1], y = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::dotForward(s.data<float>(l), s.data<float>(r), s.data<float>(y), B,
+                    K, D);
+  };
+}
+
+BoundKernel bindLoss(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  cpu::LossKind kind = lossOf(b);
+  int64_t B = b.dim(b.in(0), 0);
+  int64_t C = kind == cpu::LossKind::NegSampling ? b.dim(b.in(1), 1)
+                                                 : b.dim(b.in(0), 1);
+  int32_t in = k.inputs[0], target = k.inputs[1], out = k.outputs[0];
+  return [=](ExecState &s) {
+    *s.data<float>(out) = cpu::lossForward(kind, s.data<float>(in),
+                                           s.data<float>(target), B, C);
+  };
+}
+
+
+BoundKernel bindLossGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  cpu::LossKind kind = lossOf(b);
+  bool twoSided = kind == cpu::LossKind::NegSampling;
+  b.expectCounts(2, twoSided ? 2 : 1);
+  int64_t B = b.dim(b.in(0), 0);
+  int64_t C = twoSided ? b.dim(b.in(1), 1) : b.dim(b.in(0), 1);
+  int32_t in = k.inputs[0], target = k.inputs[1], din = k.outputs[0];
+  int32_t dtarget = twoSided ? k.outputs[1] : -1;
+  // fp16 loss scaling: the gradient leaves the loss multiplied by the
+  // current scale, so every gradient behind it (dense and embedding) is.
+  bool scaled = b.flag("loss_scaled");
+  if (scaled && !b.p.config.lossScaling.enabled)
+    b.fail("loss_scaled is set but the plan's config.loss_scaling is disabled");
+  int64_t nIn = Binder::numel(b.out(0)), nTarget = twoSided ? Binder::numel(b.out(1)) : 0;
+  return [=](ExecState &s) {
+    cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target),
+                  s.data<float>(din),
+                  dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
+    if (!scaled)
+      return;
+    const float scale = float(s.lossScale.scale);
+    for (auto [buffer, n] : {std::pair{din, nIn}, std::pair{dtarget, nTarget}}) {
+      float *g = buffer >= 0 ? s.data<float>(buffer) : nullptr;
+      for (int64_t i = 0; g && i < n; ++i)
+        g[i] *= scale;
+    }
+  };
+}
+
+BoundKernel bindDenseGradInput(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1), K = b.dim(b.in(1), 0);
+  int32_t dy = k.inputs[0], w = k.inputs[1], dx = k.outputs[0];
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    cpu::denseGradInput(s.data<float>(dy), s.data<float>(w),
+                        s.data<float>(dx), B, K, N, compute);
+  };
+}
+
+BoundKernel bindDenseGradWeight(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+  int32_t x = k.inputs[0], dy = k.inputs[1], dw = k.outputs[0];
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    cpu::denseGradWeight(s.data<float>(x), s.data<float>(dy),
+                         s.data<float>(dw), B, K, N, compute);
+  };
+}
+
+BoundKernel bindBiasGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(1, 1);
+  int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
+  int32_t dy = k.inputs[0], db = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::biasGrad(s.data<float>(dy), s.data<float>(db), B, N);
+  };
+}
+
+BoundKernel bindActivationGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  if (b.flag("from_output"))
+    return nullptr; // FusedDenseBindings.cpp binds it
+  b.expectCounts(2, 1);
+  cpu::Activation f = activationOf(b);
+  int64_t n = Binder::numel(b.in(0));
+  int32_t dy = k.inputs[0], x = k.inputs[1], dx = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::activationGrad(f, s.data<float>(dy), s.data<float>(x),
+                        s.data<float>(dx), n);
+  };
+}
+
+BoundKernel bindSlice(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(1, 1);
+  int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
+  int64_t offset = b.integer("offset"), width = b.dim(b.out(0), 1);
+  int32_t x = k.inputs[0], y = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::sliceColumns(s.data<float>(x), s.data<float>(y), B, N, offset, width);
+  };
+}
+
+BoundKernel bindInteractionGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectMinInputs(3, k.inputs.size() - 1);
+  bool self = b.flag("self");
+  int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+  int32_t dy = k.inputs[0];
+  std::vector<int32_t> xs(k.inputs.begin() + 1, k.inputs.end());
+  std::vector<int32_t> dxs = k.outputs;
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    std::vector<const float *> x;
+    std::vector<float *> dx;
+    for (int32_t i : xs)
+      x.push_back(s.data<float>(i));
+    for (int32_t i : dxs)
+      dx.push_back(s.data<float>(i));
+    cpu::interactionGrad(s.data<float>(dy), x, dx, B, D, self, compute);
+  };
+}
+
+BoundKernel bindCrossGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  // A sixth input is the forward's xl w (cross_grad's `linear`).
+  b.expectCounts(k.inputs.size() == 6 ? 6 : 5, 4);
+  int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+  auto in = k.inputs;
+  auto out = k.outputs;
+  int32_t linear = in.size() == 6 ? in[5] : -1;
+  if (linear >= 0 && Binder::numel(b.in(5)) != B * D)
+    b.fail("the kept product xl w must have " + std::to_string(B * D) + " elements");
+  cpu::ComputeType compute = computeOf(b);
+  return [=](ExecState &s) {
+    cpu::crossGrad(s.data<float>(in[0]), s.data<float>(in[1]),
+                   s.data<float>(in[2]), s.data<float>(in[3]),
+                   s.data<float>(in[4]), s.data<float>(out[0]),
+                   s.data<float>(out[1]), s.data<float>(out[2]),
+                   s.data<float>(out[3]), B, D, compute,
+                   linear >= 0 ? s.data<const float>(linear) : nullptr);
+  };
+}
+
+BoundKernel bindDotGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(3, 2);
+  int64_t B = b.dim(b.in(1), 0), D = b.dim(b.in(1), 1);
+  int64_t K = b.in(2).shape.size() == 3 ? b.in(2).shape[1] : 0;
+  auto in = k.inputs;
+  auto out = k.outputs;
+  return [=](ExecState &s) {
+    cpu::dotGrad(s.data<float>(in[0]), s.data<float>(in[1]),
+                 s.data<float>(in[2]), s.data<float>(out[0]),
+                 s.data<float>(out[1]), B, K, D);
+  };
+}
+
+BoundKernel bindLookupGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  bool weighted = k.inputs.size() == 4;
+  b.expectCounts(weighted ? 4 : 3, 1);
+  const Table &t = b.table();
+  cpu::Pooling pooling = poolingOf(b);
+  int32_t ids = k.inputs[0], offsets = k.inputs[1];
+  int32_t weights = weighted ? k.inputs[2] : -1, dy = k.inputs.back();
+  int64_t B = b.dim(b.p.buffers[dy], 0), D = t.dim;
+  int32_t out = k.outputs[0], table = t.buffer;
+  return [=](ExecState &s) {
+    cpu::lookupGrad(s.data<float>(table), D, s.data<int64_t>(ids),
+                    s.data<int64_t>(offsets),
+                    weights >= 0 ? s.data<float>(weights) : nullptr, B,
+                    pooling, s.data<float>(dy), s.data<float>(out));
+    // Ids outside every bag get no gradient. Their rows are written as
+    // zeros: with buffers reused between lifetimes (-emb-plan-memory) they
+    // would otherwise hold another value's bytes.
+    int64_t n = idCount(s, ids);
+    const int64_t *o = s.data<int64_t>(offsets);
+    int64_t lo = B > 0 ? std::clamp<int64_t>(o[0], 0, n) : n;
+    int64_t hi = B > 0 ? std::clamp<int64_t>(o[B], lo, n) : n;
+    float *rows = s.data<float>(out);
+    std::fill(rows, rows + lo * D, 0.0f);
+    std::fill(rows + hi * D, rows + n * D, 0.0f);
+    s.length[out] = n;
+  };
+}
+
+BoundKernel bindAccumulateGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(1, 1);
+  int64_t n = Binder::numel(b.in(0));
+  if (n != Binder::numel(b.out(0)))
+    b.fail("gradient size != accumulator size");
+  int32_t g = k.inputs[0], acc = k.outputs[0];
+  return [=](ExecState &s) {
+    float *a = s.data<float>(acc);
+    cpu::addTwo(a, s.data<float>(g), a, n);
+  };
+}
+
+BoundKernel bindAccumulateRows(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 2);
+  const Table &t = b.table();
+  int64_t D = t.dim, capacity = b.dim(b.out(0), 0);
+  // A batched table's ids become batch rows (docs/plan-format.md).
+  int64_t rowOffset = k.attrs.contains("row_offset") ? b.integer("row_offset") : 0;
+  int32_t ids = k.inputs[0], vals = k.inputs[1];
+  int32_t rows = k.outputs[0], values = k.outputs[1];
+  return [=, &t](ExecState &s) {
+    int64_t n = idCount(s, ids), at = s.length[rows];
+    if (at + n > capacity)
+      throw std::runtime_error("sparse gradient of table '" + t.name +
+                               "' overflows its capacity of " +
+                               std::to_string(capacity) + " rows");
+    const int64_t *in = s.data<int64_t>(ids);
+    int64_t *out = s.data<int64_t>(rows) + at;
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = in[i] + rowOffset;
+    std::memcpy(s.data<float>(values) + at * D, s.data<float>(vals),
+                size_t(n * D) * sizeof(float));
+    s.length[rows] = s.length[values] = at + n;
+  };
+}
+
+
+BoundKernel bindCoalesceRows(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(0, 2);
+  int64_t D = b.sparseTarget().dim;
+  int32_t rows = k.outputs[0], values = k.outputs[1];
+  return [=](ExecState &s) {
+    int64_t n = cpu::coalesceRows(s.data<int64_t>(rows), s.data<float>(values),
+                                  s.length[rows], D);
+    s.length[rows] = s.length[values] = n;
+  };
+}
+
+BoundKernel bindClipGradNorm(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectMinInputs(1, 1);
+  double maxNorm = b.real("max_norm"), gradScale = b.real("grad_scale");
+  std::vector<int32_t> grads = k.inputs;
+  int32_t out = k.outputs[0];
+  return [=](ExecState &s) {
+    double sum = 0;
+    for (int32_t g : grads) {
+      const Buffer &buf = s.buffer(g);
+      if (buf.dynamic) {
+        // Sparse values: the filled rows, each row's sum added in row
+        // order, so one batched table gives the sum its members give apart.
+        int64_t D = Binder::numel(buf) / buf.shape[0];
+        const float *v = s.data<float>(g);
+        for (int64_t r = 0; r < s.length[g]; ++r)
+          sum += cpu::sumSquares(v + r * D, D);
+      } else {
+        sum += cpu::sumSquares(s.data<float>(g), Binder::numel(buf));
+      }
+    }
+    double norm = std::sqrt(sum) * gradScale;
+    *s.data<float>(out) = float(std::min(1.0, maxNorm / (norm + 1e-6)));
+  };
+}
+
+BoundKernel bindUpdateParam(const Binder &b) {
+  const Kernel &k = b.k;
+  const Param &p = b.param();
+  bool clipped = k.inputs.size() == 2;
+  b.expectCounts(clipped ? 2 : 1, 1 + p.state.size());
+  cpu::OptimizerParams opt = optimizerOf(b, p.optimizer);
+  const Buffer &w = b.out(0);
+  int64_t n = Binder::numel(w), rowLength = w.shape.back();
+  double gradScale = b.real("grad_scale");
+  int32_t g = k.inputs[0], scale = clipped ? k.inputs[1] : -1;
+  std::vector<int32_t> out = k.outputs;
+  return [=](ExecState &s) {
+    double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
+    cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor,
+                     s.data<float>(out[0]), s.data<float>(g),
+                     out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                     out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
+                     rowLength);
+  };
+}
+
+BoundKernel bindUpdateTable(const Binder &b) {
+  const Kernel &k = b.k;
+  Binder::SparseTarget t = b.sparseTarget();
+  bool clipped = k.inputs.size() == 3;
+  b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
+  cpu::OptimizerParams opt = optimizerOf(b, t.optimizer);
+  double gradScale = b.real("grad_scale");
+  int64_t D = t.dim;
+  // A sharded table's update sees its shard's rows only (global weight
+  // decay included).
+  const Table *sharded = k.attrs.contains("table") ? &b.table() : nullptr;
+  int64_t allRows = t.rows;
+  int32_t rows = k.inputs[0], values = k.inputs[1];
+  int32_t scale = clipped ? k.inputs[2] : -1;
+  std::vector<int32_t> out = k.outputs;
+  return [=](ExecState &s) {
+    double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
+    int64_t rowsCount = sharded ? sharded->rowsOn(s.rank()) : allRows;
+    cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor,
+                      s.data<float>(out[0]), rowsCount, D,
+                      s.data<int64_t>(rows), s.data<float>(values),
+                      s.length[rows],
+                      out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                      out.size() > 2 ? s.data<float>(out[2]) : nullptr);
+  };
+}
+
+
+} // namespace
+
+std::vector<CpuBinding> embc::runtime::coreBindings() {
+  return {
+      {KernelOp::Hash, bindHash},
+      {KernelOp::Lookup, bindLookup},
+      {KernelOp::Gather, bindGather},
+      {KernelOp::Dense, bindDense},
+      {KernelOp::Activation, bindActivation},
+      {KernelOp::Concat, bindConcat},
+      {KernelOp::Add, bindAdd},
+      {KernelOp::Interaction, bindInteraction},
+      {KernelOp::Cross, bindCross},
+      {KernelOp::Dot, bindDot},
+      {KernelOp::Loss, bindLoss},
+      {KernelOp::LossGrad, bindLossGrad},
+      {KernelOp::DenseGradInput, bindDenseGradInput},
+      {KernelOp::DenseGradWeight, bindDenseGradWeight},
+      {KernelOp::BiasGrad, bindBiasGrad},
+      {KernelOp::ActivationGrad, bindActivationGrad},
+      {KernelOp::Slice, bindSlice},
+      {KernelOp::InteractionGrad, bindInteractionGrad},
+      {KernelOp::CrossGrad, bindCrossGrad},
+      {KernelOp::DotGrad, bindDotGrad},
+      {KernelOp::LookupGrad, bindLookupGrad},
+      {KernelOp::AccumulateGrad, bindAccumulateGrad},
+      {KernelOp::AccumulateRows, bindAccumulateRows},
+      {KernelOp::CoalesceRows, bindCoalesceRows},
+      {KernelOp::ClipGradNorm, bindClipGradNorm},
+      {KernelOp::UpdateParam, bindUpdateParam},
+      {KernelOp::UpdateTable, bindUpdateTable},
+  };
+}
+
+namespace {
+
+const std::vector<std::vector<BindFn>> &cpuBindingTable();
 
 class CpuBackend final : public Backend {
 public:
@@ -488,17 +567,18 @@ public:
 
   BoundKernel bind(const Kernel &kernel, const Plan &plan) override {
     Binder binder(kernel, plan);
+    binder.comm = &comm_;
     for (const std::vector<int32_t> *list : {&kernel.inputs, &kernel.outputs})
       for (int32_t i : *list)
         if (i < 0 || i >= int32_t(plan.buffers.size()))
           binder.fail("buffer index " + std::to_string(i) + " out of range");
-    for (auto bind : {bindQuantized, bindForward, bindBackward, bindUpdate, bindPacked,
-                      bindFusedDense, bindFusedEmbedding, bindLossScaling})
+    const KernelSpec *spec = findKernel(kernel.op);
+    if (!spec)
+      binder.fail("not in the CPU backend's kernel catalogue");
+    for (BindFn bind : cpuBindingTable()[size_t(spec->op)])
       if (BoundKernel bound = bind(binder))
         return bound;
-    if (BoundKernel bound = comm_.bind(binder)) // data-parallel collectives
-      return bound;
-    binder.fail("not in the CPU backend's kernel catalogue");
+    binder.fail("no CPU binding accepts this kernel");
   }
 
 private:
@@ -512,8 +592,25 @@ private:
   TeamTuner tuner_;
 };
 
+/// Every CPU binding, indexed by KernelOp, in the order they are tried: a
+/// quantised table's first (they decline f32 tables), then the plain ones.
+const std::vector<std::vector<BindFn>> &cpuBindingTable() {
+  static const std::vector<std::vector<BindFn>> table = [] {
+    std::vector<std::vector<BindFn>> byOp(kernelCatalogue().size());
+    for (auto list : {quantizedBindings, coreBindings, packedBindings, fusedDenseBindings,
+                      fusedEmbeddingBindings, lossScalingBindings, commBindings})
+      for (const CpuBinding &binding : list())
+        byOp[size_t(binding.op)].push_back(binding.bind);
+    return byOp;
+  }();
+  return table;
+}
+
 } // namespace
 
+bool embc::runtime::cpuBackendBinds(KernelOp op) {
+  return !cpuBindingTable()[size_t(op)].empty();
+}
 
 std::unique_ptr<Backend> embc::runtime::createCpuBackend(int threads) {
   return std::make_unique<CpuBackend>(threads);

@@ -13,13 +13,17 @@
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/data/Data.h"
 #include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace embc::runtime {
 namespace cpu = embc::runtime::cpu;
+
+class CommBinder;
 
 /// Checked view of one kernel's operands while binding it.
 class Binder {
@@ -107,61 +111,41 @@ public:
 
   const Kernel &k;
   const Plan &p;
+  /// The backend's collective state (CommBindings.h), for the comm kernels.
+  CommBinder *comm = nullptr;
 };
 
+/// The word attribute `key` as the enum E (plan/Enums.h).
+template <class E> E wordOf(const Binder &b, const char *key) {
+  std::string word = b.str(key);
+  std::optional<E> value = parseEnum<E>(word);
+  if (!value)
+    b.fail("unknown " + std::string(EnumTraits<E>::what) + " '" + word + "'");
+  return *value;
+}
+
+/// "kind" of a plain activation kernel: "none" is only for fused kernels.
 inline cpu::Activation activationOf(const Binder &b) {
-  static const std::map<std::string, cpu::Activation> kinds = {
-      {"relu", cpu::Activation::Relu}, {"sigmoid", cpu::Activation::Sigmoid},
-      {"tanh", cpu::Activation::Tanh}, {"gelu", cpu::Activation::Gelu}};
-  auto it = kinds.find(b.str("kind"));
-  if (it == kinds.end())
-    b.fail("unknown activation '" + b.str("kind") + "'");
-  return it->second;
+  cpu::Activation kind = wordOf<cpu::Activation>(b, "kind");
+  if (kind == cpu::Activation::None)
+    b.fail("unknown activation 'none'");
+  return kind;
 }
 
-inline cpu::Pooling poolingOf(const Binder &b) {
-  std::string pooling = b.str("pooling");
-  if (pooling == "sum")
-    return cpu::Pooling::Sum;
-  if (pooling == "mean")
-    return cpu::Pooling::Mean;
-  if (pooling == "max")
-    return cpu::Pooling::Max;
-  b.fail("unknown pooling '" + pooling + "'");
-}
+inline cpu::Pooling poolingOf(const Binder &b) { return wordOf<cpu::Pooling>(b, "pooling"); }
 
-inline cpu::LossKind lossOf(const Binder &b) {
-  static const std::map<std::string, cpu::LossKind> kinds = {
-      {"bce_with_logits", cpu::LossKind::BceWithLogits},
-      {"mse", cpu::LossKind::Mse},
-      {"softmax_ce", cpu::LossKind::SoftmaxCe},
-      {"neg_sampling", cpu::LossKind::NegSampling}};
-  auto it = kinds.find(b.str("kind"));
-  if (it == kinds.end())
-    b.fail("unknown loss '" + b.str("kind") + "'");
-  return it->second;
-}
+inline cpu::LossKind lossOf(const Binder &b) { return wordOf<cpu::LossKind>(b, "kind"); }
 
-inline cpu::OptimizerParams optimizerOf(const Binder &b, const Optimizer &o) {
-  static const std::map<std::string, cpu::OptimizerKind> kinds = {
-      {"sgd", cpu::OptimizerKind::Sgd},
-      {"adagrad", cpu::OptimizerKind::Adagrad},
-      {"rowwise_adagrad", cpu::OptimizerKind::RowwiseAdagrad},
-      {"adam", cpu::OptimizerKind::Adam},
-      {"adamw", cpu::OptimizerKind::AdamW},
-      {"lamb", cpu::OptimizerKind::Lamb}};
-  auto it = kinds.find(o.kind);
-  if (it == kinds.end())
-    b.fail("unknown optimizer '" + o.kind + "'");
+inline cpu::OptimizerParams optimizerOf(const Binder &, const Optimizer &o) {
   cpu::OptimizerParams params;
-  params.kind = it->second;
+  params.kind = o.kind;
   params.lr = o.lr;
   params.momentum = o.momentum;
   params.beta1 = o.beta1;
   params.beta2 = o.beta2;
   params.eps = o.eps;
   params.weightDecay = o.weightDecay;
-  params.globalDecay = o.weightDecayMode == "global";
+  params.globalDecay = o.weightDecayMode == WeightDecayMode::Global;
   return params;
 }
 
@@ -200,14 +184,7 @@ inline void checkIds(const int64_t *ids, int64_t n, int64_t rows, const Table &t
 inline cpu::ComputeType computeOf(const Binder &b) {
   if (!b.k.attrs.contains("compute"))
     return cpu::ComputeType::F32;
-  std::string compute = b.str("compute");
-  if (compute == "bf16")
-    return cpu::ComputeType::BF16;
-  if (compute == "fp16")
-    return cpu::ComputeType::F16;
-  if (compute == "fp32")
-    return cpu::ComputeType::F32;
-  b.fail("unknown compute type '" + compute + "' (expected fp32, bf16 or fp16)");
+  return wordOf<cpu::ComputeType>(b, "compute");
 }
 
 inline std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count) {
@@ -218,21 +195,37 @@ inline std::vector<int64_t> widthsOf(const Binder &b, size_t first, size_t count
 }
 
 
+/// A CPU binding of one kernel op: returns the bound kernel, nullptr when
+/// the kernel is not its case (another binding of the op takes it: a
+/// quantised table's lookup, a from_output activation gradient), or throws
+/// PlanError for a kernel it cannot run.
+using BindFn = BoundKernel (*)(const Binder &);
+struct CpuBinding {
+  KernelOp op;
+  BindFn bind;
+};
+
+// The bindings of each file; CpuBackend.cpp tries them in this order.
 /// Kernels on tables in quantised storage (-emb-quantize): lookup, gather,
 /// max-pooled lookup_grad, update_table, fused_lookup, embedding_update;
-/// nullptr for kernels on f32 tables. Bound before the others.
-BoundKernel bindQuantized(const Binder &b);
-/// Packed parameters and batched tables (-emb-pack-params): update_packed.
-BoundKernel bindPacked(const Binder &b);
-/// Fused dense kernels (-emb-fuse): dense_act, dense_act_grad,
-/// elementwise chains, interaction_concat and its gradient.
-BoundKernel bindFusedDense(const Binder &b);
-/// Fused embedding kernels (-emb-fuse): fused_lookup, embedding_update.
-BoundKernel bindFusedEmbedding(const Binder &b);
+/// each declines kernels on f32 tables.
+std::vector<CpuBinding> quantizedBindings();    // QuantizedBindings.cpp
+/// The plain catalogue: one kernel per emb op.
+std::vector<CpuBinding> coreBindings();         // CpuBackend.cpp
+/// Packed parameters (-emb-pack-params): update_packed.
+std::vector<CpuBinding> packedBindings();       // PackedBindings.cpp
+/// Fused dense kernels (-emb-fuse): dense_act, dense_act_grad, elementwise
+/// chains, interaction_concat and its gradient, from_output activation_grad.
+std::vector<CpuBinding> fusedDenseBindings();   // FusedDenseBindings.cpp
+/// Fused embedding kernels (-emb-fuse): fused_lookup, embedding_update,
 /// skipgram_step (SkipgramBindings.cpp).
-BoundKernel bindSkipgram(const Binder &b);
+std::vector<CpuBinding> fusedEmbeddingBindings(); // FusedEmbeddingBindings.cpp
 /// fp16 dynamic loss scaling (-emb-quantize): unscale_grads.
-BoundKernel bindLossScaling(const Binder &b);
+std::vector<CpuBinding> lossScalingBindings();  // LossScaleBindings.cpp
+/// The collectives of -emb-distribute and -emb-batch-exchanges.
+std::vector<CpuBinding> commBindings();         // CommBindings.cpp, ShardBindings.cpp
+/// skipgram_step.
+BoundKernel bindSkipgram(const Binder &b);      // SkipgramBindings.cpp
 
 } // namespace embc::runtime
 

@@ -181,7 +181,7 @@ int64_t numel(const Buffer &b) {
 
 void Executor::initialize(uint64_t seed) {
   auto initStates = [&](const std::vector<int32_t> &states, const Optimizer &o) {
-    float start = (o.kind == "adagrad" || o.kind == "rowwise_adagrad")
+    float start = (o.kind == OptimizerKind::Adagrad || o.kind == OptimizerKind::RowwiseAdagrad)
                       ? float(o.initialAccumulator)
                       : 0.0f;
     for (int32_t s : states)

@@ -23,11 +23,7 @@ namespace {
 
 /// The "kind" attribute; unlike activationOf it accepts "none" (a fused
 /// dense layer or chain step without activation).
-cpu::Activation kindOf(const Binder &b) {
-  if (b.str("kind") == "none")
-    return cpu::Activation::None;
-  return activationOf(b);
-}
+cpu::Activation kindOf(const Binder &b) { return wordOf<cpu::Activation>(b, "kind"); }
 
 /// Fails unless `buf` holds exactly `n` elements.
 void expectNumel(const Binder &b, const Buffer &buf, int64_t n, const std::string &what) {
@@ -60,7 +56,11 @@ std::vector<int64_t> integers(const Binder &b, const char *key) {
   return out;
 }
 
+/// activation_grad with from_output (-emb-fuse's rewrite); the plain
+/// backend binds the others.
 BoundKernel bindActivationGradFromOutput(const Binder &b) {
+  if (!b.flag("from_output"))
+    return nullptr;
   b.expectCounts(2, 1);
   cpu::Activation f = kindOf(b);
   if (!cpu::hasDerivativeFromOutput(f))
@@ -146,11 +146,23 @@ BoundKernel bindDenseActGrad(const Binder &b) {
   };
 }
 
+/// The word `key` of a step of an elementwise kernel, as the enum E.
+template <class E>
+E stepWord(const Binder &b, const nlohmann::json &op, const char *key, const std::string &where) {
+  std::optional<E> value;
+  if (op.contains(key) && op[key].is_string())
+    value = parseEnum<E>(op[key].get<std::string>());
+  if (!value)
+    b.fail(where + "'" + key + "' is not a " + std::string(EnumTraits<E>::what) + " (" +
+           enumChoices<E>() + ")");
+  return *value;
+}
+
 /// One step of the "ops" attribute of an elementwise kernel.
 cpu::ElementwiseStep parseStep(const Binder &b, const nlohmann::json &op, size_t j) {
   const std::string where = "step " + std::to_string(j) + " of 'ops': ";
-  if (!op.is_object() || !op.contains("op") || !op["op"].is_string())
-    b.fail(where + "not an object with a string 'op'");
+  if (!op.is_object())
+    b.fail(where + "not an object");
   if (!op.contains("args") || !op["args"].is_array())
     b.fail(where + "missing the list 'args'");
   cpu::ElementwiseStep step;
@@ -166,32 +178,13 @@ cpu::ElementwiseStep parseStep(const Binder &b, const nlohmann::json &op, size_t
       b.fail(where + "'" + key + "' is not a boolean");
     return op[key].get<bool>();
   };
-  auto kind = [&]() {
-    static const std::map<std::string, cpu::Activation> kinds = {
-        {"none", cpu::Activation::None},       {"relu", cpu::Activation::Relu},
-        {"sigmoid", cpu::Activation::Sigmoid}, {"tanh", cpu::Activation::Tanh},
-        {"gelu", cpu::Activation::Gelu}};
-    if (!op.contains("kind") || !op["kind"].is_string())
-      b.fail(where + "missing string 'kind'");
-    auto it = kinds.find(op["kind"].get<std::string>());
-    if (it == kinds.end())
-      b.fail(where + "unknown activation '" + op["kind"].get<std::string>() + "'");
-    return it->second;
-  };
-  const std::string name = op["op"].get<std::string>();
-  if (name == "add") {
-    step.op = cpu::ElementwiseStep::Op::Add;
+  step.op = stepWord<ElementwiseOp>(b, op, "op", where);
+  if (step.op == ElementwiseOp::Add)
     step.bias = boolean("bias");
-  } else if (name == "activation") {
-    step.op = cpu::ElementwiseStep::Op::Activation;
-    step.kind = kind();
-  } else if (name == "activation_grad") {
-    step.op = cpu::ElementwiseStep::Op::ActivationGrad;
-    step.kind = kind();
+  else
+    step.kind = stepWord<cpu::Activation>(b, op, "kind", where);
+  if (step.op == ElementwiseOp::ActivationGrad)
     step.fromOutput = boolean("from_output");
-  } else {
-    b.fail(where + "unknown op '" + name + "' (add, activation, activation_grad)");
-  }
   return step;
 }
 
@@ -360,20 +353,11 @@ BoundKernel bindInteractionConcatGrad(const Binder &b) {
 
 } // namespace
 
-BoundKernel embc::runtime::bindFusedDense(const Binder &b) {
-  const std::string &op = b.k.op;
-  // The plain backend binds activation_grad without from_output.
-  if (op == "activation_grad" && b.flag("from_output"))
-    return bindActivationGradFromOutput(b);
-  if (op == "dense_act")
-    return bindDenseAct(b);
-  if (op == "dense_act_grad")
-    return bindDenseActGrad(b);
-  if (op == "elementwise")
-    return bindElementwise(b);
-  if (op == "interaction_concat")
-    return bindInteractionConcat(b);
-  if (op == "interaction_concat_grad")
-    return bindInteractionConcatGrad(b);
-  return nullptr;
+std::vector<CpuBinding> embc::runtime::fusedDenseBindings() {
+  return {{KernelOp::ActivationGrad, bindActivationGradFromOutput},
+          {KernelOp::DenseAct, bindDenseAct},
+          {KernelOp::DenseActGrad, bindDenseActGrad},
+          {KernelOp::Elementwise, bindElementwise},
+          {KernelOp::InteractionConcat, bindInteractionConcat},
+          {KernelOp::InteractionConcatGrad, bindInteractionConcatGrad}};
 }

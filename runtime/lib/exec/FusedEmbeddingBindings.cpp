@@ -225,7 +225,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
   const size_t states = tableStateCount(opt);
   if (state.size() != states)
     b.fail("'" + name + "' has " + std::to_string(state.size()) + " state buffers but " +
-           optimizer->kind +
+           enumString(optimizer->kind) +
            (opt.kind == cpu::OptimizerKind::Sgd && states ? " with momentum" : "") + " keeps " +
            std::to_string(states));
   if (opt.globalDecay && opt.weightDecay > 0 &&
@@ -374,12 +374,8 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
 
 } // namespace
 
-BoundKernel embc::runtime::bindFusedEmbedding(const Binder &b) {
-  if (b.k.op == "fused_lookup")
-    return bindFusedLookup(b);
-  if (b.k.op == "embedding_update")
-    return bindEmbeddingUpdate(b);
-  if (b.k.op == "skipgram_step")
-    return bindSkipgram(b);
-  return nullptr;
+std::vector<CpuBinding> embc::runtime::fusedEmbeddingBindings() {
+  return {{KernelOp::FusedLookup, bindFusedLookup},
+          {KernelOp::EmbeddingUpdate, bindEmbeddingUpdate},
+          {KernelOp::SkipgramStep, bindSkipgram}};
 }

@@ -19,10 +19,10 @@
 
 using namespace embc::runtime;
 
-BoundKernel embc::runtime::bindLossScaling(const Binder &b) {
+namespace {
+
+BoundKernel bindUnscaleGrads(const Binder &b) {
   const Kernel &k = b.k;
-  if (k.op != "unscale_grads")
-    return nullptr;
   const LossScaling config = b.p.config.lossScaling;
   if (!config.enabled)
     b.fail("the plan's config.loss_scaling is disabled; unscale_grads needs it");
@@ -54,4 +54,10 @@ BoundKernel embc::runtime::bindLossScaling(const Binder &b) {
     if (!apply)
       s.skipUpdate = true;
   };
+}
+
+} // namespace
+
+std::vector<CpuBinding> embc::runtime::lossScalingBindings() {
+  return {{KernelOp::UnscaleGrads, bindUnscaleGrads}};
 }

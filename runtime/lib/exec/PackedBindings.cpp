@@ -79,9 +79,6 @@ BoundKernel bindUpdatePacked(const Binder &b) {
 
 } // namespace
 
-BoundKernel embc::runtime::bindPacked(const Binder &b) {
-  const std::string &op = b.k.op;
-  if (op == "update_packed")
-    return bindUpdatePacked(b);
-  return nullptr;
+std::vector<CpuBinding> embc::runtime::packedBindings() {
+  return {{KernelOp::UpdatePacked, bindUpdatePacked}};
 }

@@ -301,26 +301,39 @@ bool quantised(const Target &t) { return t.storage != "f32"; }
 
 } // namespace
 
-BoundKernel embc::runtime::bindQuantized(const Binder &b) {
-  const std::string &op = b.k.op;
-  if (op == "lookup" || op == "gather" || (op == "lookup_grad" && b.str("pooling") == "max")) {
-    Target t = tableTarget(b, b.integer("table"));
-    return quantised(t) ? bindLookup(b, t) : nullptr;
-  }
-  if (op == "update_table" || op == "embedding_update") {
-    Target t = updateTarget(b);
-    if (!quantised(t))
-      return nullptr;
-    if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != "stochastic")
-      b.fail("updates '" + t.name + "' stored as " + t.storage +
-             " but does not say \"requantize\": \"stochastic\"");
-    return op == "update_table" ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);
-  }
-  if (op == "fused_lookup" && b.k.attrs.contains("members") && b.k.attrs["members"].is_array()) {
-    for (const nlohmann::json &j : b.k.attrs["members"])
-      if (j.is_object() && j.contains("table") && j["table"].is_number_integer() &&
-          quantised(tableTarget(b, j["table"].get<int64_t>())))
-        return bindFusedLookup(b);
-  }
+namespace {
+
+BoundKernel bindQuantizedLookup(const Binder &b) {
+  if (b.k.op == "lookup_grad" && b.str("pooling") != "max")
+    return nullptr; // sum and mean gradients never read the table
+  Target t = tableTarget(b, b.integer("table"));
+  return quantised(t) ? bindLookup(b, t) : nullptr;
+}
+
+BoundKernel bindQuantizedUpdate(const Binder &b) {
+  Target t = updateTarget(b);
+  if (!quantised(t))
+    return nullptr;
+  if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != "stochastic")
+    b.fail("updates '" + t.name + "' stored as " + t.storage +
+           " but does not say \"requantize\": \"stochastic\"");
+  return b.k.op == "update_table" ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);
+}
+
+BoundKernel bindQuantizedFusedLookup(const Binder &b) {
+  for (const nlohmann::json &j : b.k.attrs["members"])
+    if (quantised(tableTarget(b, j["table"].get<int64_t>())))
+      return bindFusedLookup(b);
   return nullptr;
+}
+
+} // namespace
+
+std::vector<CpuBinding> embc::runtime::quantizedBindings() {
+  return {{KernelOp::Lookup, bindQuantizedLookup},
+          {KernelOp::Gather, bindQuantizedLookup},
+          {KernelOp::LookupGrad, bindQuantizedLookup},
+          {KernelOp::UpdateTable, bindQuantizedUpdate},
+          {KernelOp::EmbeddingUpdate, bindQuantizedUpdate},
+          {KernelOp::FusedLookup, bindQuantizedFusedLookup}};
 }

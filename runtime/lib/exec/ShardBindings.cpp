@@ -202,18 +202,12 @@ BoundKernel bindShardPoolGroup(const Binder &b, bool gradient) {
 
 } // namespace
 
-BoundKernel embc::runtime::bindShardKernel(const Binder &b) {
-  if (b.k.op == "shard_ids_group")
-    return bindShardIdsGroup(b);
-  if (b.k.op == "shard_pool_group")
-    return bindShardPoolGroup(b, false);
-  if (b.k.op == "shard_pool_grad_group")
-    return bindShardPoolGroup(b, true);
-  if (b.k.op == "shard_ids")
-    return bindShardIds(b);
-  if (b.k.op == "shard_pool")
-    return bindShardPool(b, false);
-  if (b.k.op == "shard_pool_grad")
-    return bindShardPool(b, true);
-  return nullptr;
+std::vector<CpuBinding> embc::runtime::shardBindings() {
+  return {{KernelOp::ShardIds, bindShardIds},
+          {KernelOp::ShardPool, [](const Binder &b) { return bindShardPool(b, false); }},
+          {KernelOp::ShardPoolGrad, [](const Binder &b) { return bindShardPool(b, true); }},
+          {KernelOp::ShardIdsGroup, bindShardIdsGroup},
+          {KernelOp::ShardPoolGroup, [](const Binder &b) { return bindShardPoolGroup(b, false); }},
+          {KernelOp::ShardPoolGradGroup,
+           [](const Binder &b) { return bindShardPoolGroup(b, true); }}};
 }

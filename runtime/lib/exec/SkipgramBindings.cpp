@@ -17,9 +17,7 @@ using namespace embc::runtime;
 
 BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   const Kernel &k = b.k;
-  const std::string mode = b.str("mode");
-  if (mode != "per_example" && mode != "hogwild")
-    b.fail("unknown mode '" + mode + "' (expected per_example or hogwild)");
+  const cpu::SkipgramMode m = wordOf<cpu::SkipgramMode>(b, "mode");
   const Binder::SparseTarget target = b.sparseTarget();
   const int32_t values = k.attrs.contains("batch")
                              ? b.p.tableBatches[size_t(b.integer("batch"))].buffer
@@ -28,7 +26,7 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   const size_t states = tableStateCount(opt);
   if (target.state.size() != states)
     b.fail("the target has " + std::to_string(target.state.size()) + " state buffers but " +
-           target.optimizer.kind + " keeps " + std::to_string(states));
+           enumString(target.optimizer.kind) + " keeps " + std::to_string(states));
   b.expectCounts(5, 3 + states);
   if (k.outputs[2] != values)
     b.fail("output 2 must be the target's values (buffer " + std::to_string(values) + ")");
@@ -93,8 +91,6 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   const int32_t state0 = states > 0 ? target.state[0] : -1;
   const int32_t state1 = states > 1 ? target.state[1] : -1;
   const int64_t D = target.dim, rows = target.rows;
-  const cpu::SkipgramMode m =
-      mode == "hogwild" ? cpu::SkipgramMode::Hogwild : cpu::SkipgramMode::PerExample;
   return [=](ExecState &s) {
     cpu::SkipgramStep step;
     step.centerIds = s.data<int64_t>(in0);

@@ -68,6 +68,16 @@ public:
     return v.get<double>();
   }
 
+  /// A string field holding a word of the enum E (plan/Enums.h); `what`
+  /// names the set in the message.
+  template <class E> E word(const char *key, const char *what) {
+    std::string value = string(key);
+    std::optional<E> parsed = parseEnum<E>(value);
+    if (!parsed)
+      failAt(where(key), "unknown " + std::string(what) + " '" + value + "' (expected " +
+                             enumChoices<E>() + ")");
+    return *parsed;
+  }
   int64_t integer(const char *key) { return integerValue(field(key), where(key)); }
 
   uint64_t unsignedInteger(const char *key) {
@@ -154,7 +164,7 @@ Initializer readInitializer(const json &value, const std::string &path) {
 Optimizer readOptimizer(const json &value, const std::string &path) {
   ObjectReader r(value, path);
   Optimizer opt;
-  opt.kind = r.string("kind");
+  opt.kind = r.word<OptimizerKind>("kind", "optimizer");
   opt.lr = r.number("lr");
   opt.momentum = r.number("momentum");
   opt.beta1 = r.number("beta1");
@@ -162,7 +172,7 @@ Optimizer readOptimizer(const json &value, const std::string &path) {
   opt.eps = r.number("eps");
   opt.weightDecay = r.number("weight_decay");
   opt.initialAccumulator = r.number("initial_accumulator");
-  opt.weightDecayMode = r.string("weight_decay_mode");
+  opt.weightDecayMode = r.word<WeightDecayMode>("weight_decay_mode", "weight decay mode");
   r.finish();
   return opt;
 }

@@ -40,7 +40,7 @@ json initializerJson(const Initializer &init, const std::string &path) {
 }
 
 json optimizerJson(const Optimizer &opt, const std::string &path) {
-  return {{"kind", opt.kind},
+  return {{"kind", std::string(enumName(opt.kind))},
           {"lr", finite(opt.lr, childPath(path, "lr"))},
           {"momentum", finite(opt.momentum, childPath(path, "momentum"))},
           {"beta1", finite(opt.beta1, childPath(path, "beta1"))},
@@ -49,7 +49,7 @@ json optimizerJson(const Optimizer &opt, const std::string &path) {
           {"weight_decay", finite(opt.weightDecay, childPath(path, "weight_decay"))},
           {"initial_accumulator",
            finite(opt.initialAccumulator, childPath(path, "initial_accumulator"))},
-          {"weight_decay_mode", opt.weightDecayMode}};
+          {"weight_decay_mode", std::string(enumName(opt.weightDecayMode))}};
 }
 
 /// fp16 dynamic loss scaling (-emb-quantize); always written, disabled

@@ -4,8 +4,8 @@
 // inside the arena at a 64-byte boundary with exactly the bytes its shape
 // needs, every buffer reference is in range and points at a buffer of the
 // expected role (and, for tables, shape and dtype), and every enumerated
-// word is one the runtime knows. Kernel op names are the exception: the
-// executor checks that it has each op, so the catalogue lives in one place.
+// word is one the runtime knows, and every kernel is one of the catalogue
+// (KernelCatalogue.h) with the operand counts and attributes it declares.
 // The rules are listed in docs/plan-format.md ("Validation").
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +13,7 @@
 #include "PlanInternal.h"
 
 #include "embc/runtime/cuda/KernelAbi.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <algorithm>
 #include <cctype>
@@ -26,25 +27,19 @@ using nlohmann::json;
 
 namespace {
 
-/// The words Plan.h documents for its string fields.
-const std::vector<std::string> kLrSchedules = {"constant", "linear", "cosine"};
-const std::vector<std::string> kLosses = {"bce_with_logits", "mse", "softmax_ce",
-                                          "neg_sampling"};
-const std::vector<std::string> kPrecisions = {"fp32", "bf16", "fp16"};
-const std::vector<std::string> kInitializers = {"zeros",  "constant",       "uniform",
-                                                "normal", "xavier_uniform", "xavier_normal"};
-const std::vector<std::string> kOptimizers = {"sgd",  "adagrad", "rowwise_adagrad",
-                                              "adam", "adamw",   "lamb"};
-const std::vector<std::string> kWeightDecayModes = {"lazy", "global"};
-const std::vector<std::string> kInputRoles = {"dense", "ids",   "offsets",
-                                              "weights", "label", "negatives"};
-const std::vector<std::string> kLabelKinds = {"binary", "real", "class"};
-
 void requireWord(const std::string &value, const std::vector<std::string> &words,
                  const std::string &path, const char *what) {
   if (std::find(words.begin(), words.end(), value) == words.end())
     failAt(path, "unknown " + std::string(what) + " '" + value + "' (expected " +
                      joinAlternatives(words) + ")");
+}
+
+/// A string field holding one of the words of the enum E (Enums.h).
+template <class E>
+void requireWord(const std::string &value, const std::string &path, const char *what) {
+  if (!parseEnum<E>(value))
+    failAt(path, "unknown " + std::string(what) + " '" + value + "' (expected " +
+                     enumChoices<E>() + ")");
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -87,7 +82,7 @@ void validateConfig(const TrainingConfig &config) {
   if (config.gradClipNorm < 0)
     failAt("config.grad_clip_norm",
            "must be >= 0 (0 disables clipping), got " + std::to_string(config.gradClipNorm));
-  requireWord(config.lrSchedule, kLrSchedules, "config.lr_schedule", "learning-rate schedule");
+  requireWord<LrSchedule>(config.lrSchedule, "config.lr_schedule", "learning-rate schedule");
   if (config.warmupSteps < 0)
     failAt("config.warmup_steps", "must be >= 0, got " + std::to_string(config.warmupSteps));
   if (config.decaySteps < 0)
@@ -95,8 +90,8 @@ void validateConfig(const TrainingConfig &config) {
   if (config.lrSchedule != "constant" && config.decaySteps == 0)
     failAt("config.decay_steps", "must be positive for the '" + config.lrSchedule +
                                      "' schedule");
-  requireWord(config.loss, kLosses, "config.loss", "loss");
-  requireWord(config.precision, kPrecisions, "config.precision", "precision");
+  requireWord<LossKind>(config.loss, "config.loss", "loss");
+  requireWord<ComputeType>(config.precision, "config.precision", "precision");
   // Dynamic loss scaling: checked even when disabled, so a plan never
   // carries a policy that would misbehave if switched on.
   const LossScaling &ls = config.lossScaling;
@@ -160,32 +155,18 @@ void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string 
 }
 
 void validateInitializer(const Initializer &init, const std::string &path) {
-  requireWord(init.kind, kInitializers, childPath(path, "kind"), "initializer");
-}
-
-/// How many state buffers an optimizer keeps (Kernels.h has the formulas):
-/// momentum for SGD when it is on, one accumulator for the Adagrads, two
-/// moments for the Adams and LAMB.
-size_t stateBuffersFor(const Optimizer &opt) {
-  if (opt.kind == "sgd")
-    return opt.momentum != 0 ? 1 : 0;
-  if (opt.kind == "adagrad" || opt.kind == "rowwise_adagrad")
-    return 1;
-  return 2;
+  requireWord<InitKind>(init.kind, childPath(path, "kind"), "initializer");
 }
 
 void validateOptimizer(const Optimizer &opt, const std::vector<int32_t> &state,
                        const BufferRefs &refs, const std::string &path) {
   std::string optPath = childPath(path, "optimizer");
-  requireWord(opt.kind, kOptimizers, childPath(optPath, "kind"), "optimizer");
-  requireWord(opt.weightDecayMode, kWeightDecayModes, childPath(optPath, "weight_decay_mode"),
-              "weight decay mode");
   std::string statePath = childPath(path, "state");
   for (size_t i = 0; i < state.size(); ++i)
     refs.withRole(state[i], BufferRole::OptimizerState, childPath(statePath, i));
-  size_t expected = stateBuffersFor(opt);
+  size_t expected = opt.stateBuffers();
   if (state.size() != expected)
-    failAt(statePath, "optimizer " + opt.kind + " needs " + std::to_string(expected) +
+    failAt(statePath, "optimizer " + enumString(opt.kind) + " needs " + std::to_string(expected) +
                           " state buffers, got " + std::to_string(state.size()));
 }
 
@@ -335,13 +316,13 @@ void validatePack(const Plan &plan, const ParamPack &pack, const BufferRefs &ref
     packOf[p] = static_cast<int>(self);
     const Param &param = plan.params[p];
     if (param.optimizer.kind != pack.optimizer.kind)
-      failAt(at, "parameter '" + param.name + "' uses " + param.optimizer.kind +
-                     ", the pack " + pack.optimizer.kind);
+      failAt(at, "parameter '" + param.name + "' uses " + enumString(param.optimizer.kind) +
+                     ", the pack " + enumString(pack.optimizer.kind));
     const Buffer &member = plan.buffers.at(param.buffer);
     int64_t relative = member.offset - values.offset;
     requireViewAt(plan, param.buffer, pack.buffer, relative, at);
     requireViewAt(plan, param.grad, pack.grad, relative, at);
-    if (pack.optimizer.kind == "rowwise_adagrad")
+    if (pack.optimizer.kind == OptimizerKind::RowwiseAdagrad)
       continue; // one accumulator per row: its own offsets, checked by the kernel binder
     for (size_t s = 0; s < pack.state.size(); ++s)
       requireViewAt(plan, param.state.at(s), pack.state[s], relative, at);
@@ -434,8 +415,8 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
                  " with dim " + std::to_string(batch.dim));
     nextRow += table.rows;
     if (table.optimizer.kind != batch.optimizer.kind)
-      failAt(at, "table '" + table.name + "' uses " + table.optimizer.kind + ", the batch " +
-                     batch.optimizer.kind);
+      failAt(at, "table '" + table.name + "' uses " + enumString(table.optimizer.kind) +
+                     ", the batch " + enumString(batch.optimizer.kind));
     int64_t rowBytes = shape[1] * dtypeBytes(values.dtype);
     requireViewAt(plan, table.buffer, batch.buffer, batch.rowOffsets[m] * rowBytes, at);
     for (size_t s = 0; s < batch.state.size(); ++s) {
@@ -534,7 +515,7 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
 void validateInput(const Input &input, const BufferRefs &refs, const std::string &path) {
   if (input.feature.empty())
     failAt(childPath(path, "feature"), "must not be empty");
-  requireWord(input.role, kInputRoles, childPath(path, "role"), "input role");
+  requireWord<InputRole>(input.role, childPath(path, "role"), "input role");
   refs.withRole(input.buffer, BufferRole::Input, childPath(path, "buffer"));
   if (input.width < 0)
     failAt(childPath(path, "width"), "must be >= 0, got " + std::to_string(input.width));
@@ -545,27 +526,25 @@ void validateInput(const Input &input, const BufferRefs &refs, const std::string
     failAt(childPath(path, "hotness"), "must be at least 1, got " + std::to_string(input.hotness));
   std::string kindPath = childPath(path, "label_kind");
   if (input.role == "label")
-    requireWord(input.labelKind, kLabelKinds, kindPath, "label kind");
+    requireWord<LabelKind>(input.labelKind, kindPath, "label kind");
   else if (!input.labelKind.empty())
     failAt(kindPath, "only a label input has a label kind, this is a '" + input.role + "' input");
 }
 
-void validateKernels(const std::vector<Kernel> &kernels, const BufferRefs &refs,
-                     const std::string &path) {
+void validateKernels(const Plan &plan, const std::vector<Kernel> &kernels, const BufferRefs &refs,
+                     bool update) {
+  const std::string path = update ? "update" : "step";
   for (size_t k = 0; k < kernels.size(); ++k) {
     const Kernel &kernel = kernels[k];
     std::string at = childPath(path, k);
-    if (kernel.op.empty())
-      failAt(childPath(at, "op"), "must not be empty");
     for (size_t i = 0; i < kernel.inputs.size(); ++i)
       refs.get(kernel.inputs[i], childPath(childPath(at, "inputs"), i));
     for (size_t i = 0; i < kernel.outputs.size(); ++i)
       refs.get(kernel.outputs[i], childPath(childPath(at, "outputs"), i));
     if (kernel.bytes < 0)
       failAt(childPath(at, "bytes"), "must be >= 0, got " + std::to_string(kernel.bytes));
-    if (!kernel.attrs.is_object())
-      failAt(childPath(at, "attrs"),
-             "expected an object, got " + std::string(kernel.attrs.type_name()));
+    if (auto problem = checkKernel(kernel, plan, update, at))
+      throw PlanFormatError(*problem);
   }
 }
 
@@ -707,8 +686,8 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
                        childPath("table_batches", i));
   for (size_t i = 0; i < plan.inputs.size(); ++i)
     validateInput(plan.inputs[i], refs, childPath("inputs", i));
-  validateKernels(plan.step, refs, "step");
-  validateKernels(plan.update, refs, "update");
+  validateKernels(plan, plan.step, refs, /*update=*/false);
+  validateKernels(plan, plan.update, refs, /*update=*/true);
   if (plan.forwardKernels < 0 || static_cast<uint64_t>(plan.forwardKernels) > plan.step.size())
     failAt("forward_kernels", std::to_string(plan.forwardKernels) +
                                   " is not between 0 and the " +

@@ -391,7 +391,7 @@ TEST(CudaEmbeddingLowering, UpdateGroupsAreAsWideAsTheRow) {
     t.dim = dim;
     t.buffer = table;
     t.state = {accumulator};
-    t.optimizer.kind = "rowwise_adagrad";
+    t.optimizer.kind = embc::runtime::OptimizerKind::RowwiseAdagrad;
     p.plan.tables.push_back(t);
     p.kernel("update_table", {rows, values}, {table, accumulator},
              {{"table", 0}, {"grad_scale", 1.0}});

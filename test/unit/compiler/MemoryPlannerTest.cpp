@@ -141,16 +141,23 @@ rt::Plan chainPlan() {
   int32_t c = add("act/c", rt::BufferRole::Activation, 256);
   int32_t loss = add("act/loss", rt::BufferRole::Activation, 1);
   int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, 8);
-  auto kernel = [](std::vector<int32_t> in, std::vector<int32_t> out) {
+  // Catalogue kernels (the reader validates them); only their operands
+  // matter to the planner.
+  auto kernel = [](const char *op, std::vector<int32_t> in, std::vector<int32_t> out,
+                   nlohmann::json attrs = nlohmann::json::object()) {
     rt::Kernel k;
-    k.op = "k";
+    k.op = op;
     k.inputs = std::move(in);
     k.outputs = std::move(out);
+    k.attrs = std::move(attrs);
     return k;
   };
-  plan.step = {kernel({x, w}, {a}), kernel({a}, {b}), kernel({b}, {c}), kernel({c}, {loss}),
-               kernel({c, x}, {g})};
-  plan.update = {kernel({g}, {scratch}), kernel({g, scratch}, {w})};
+  const nlohmann::json relu = {{"kind", "relu"}}, clip = {{"max_norm", 1.0}, {"grad_scale", 1.0}};
+  plan.step = {kernel("dense", {x, w}, {a}), kernel("activation", {a}, {b}, relu),
+               kernel("activation", {b}, {c}, relu), kernel("bias_grad", {c}, {loss}),
+               kernel("dense_grad_weight", {c, x}, {g})};
+  plan.update = {kernel("clip_grad_norm", {g}, {scratch}, clip),
+                 kernel("clip_grad_norm", {g, scratch}, {w}, clip)};
   plan.forwardKernels = 4;
   plan.lossBuffer = plan.predictionBuffer = loss;
   return plan;

@@ -10,7 +10,8 @@ emb_unit_test(PlanTests
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanScheduleTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanDocExampleTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan/PlanCudaTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/plan/ShardGroupAttrsTest.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/plan/ShardGroupAttrsTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/plan/KernelCatalogueDocTest.cpp)
 target_include_directories(PlanTests PRIVATE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(PlanTests PRIVATE EmbPlan ${XXHASH_LIBRARY})
 # The example in docs/plan-format.md is read and validated by a test.

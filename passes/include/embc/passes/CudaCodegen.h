@@ -15,6 +15,7 @@
 #define EMBC_PASSES_CUDACODEGEN_H
 
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <string>
 
@@ -24,6 +25,10 @@ namespace embc::codegen {
 /// index and op) and what is missing, when a kernel has no CUDA lowering or
 /// its attributes are outside what the lowering supports.
 bool generateCuda(runtime::Plan &plan, std::string &error);
+
+/// Whether the CUDA target lowers `op` (a unit test checks it against the
+/// catalogue's KernelSpec::cuda for every kernel).
+bool cudaLowers(runtime::KernelOp op);
 
 } // namespace embc::codegen
 

@@ -24,6 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embc/runtime/plan/Enums.h"
+
 namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
@@ -89,10 +91,29 @@ struct Initializer {
 
 /// An optimizer and its hyper-parameters (formulas: runtime/include/embc/runtime/cpu/Kernels.h).
 struct Optimizer {
-  std::string kind = "sgd"; ///< sgd, adagrad, rowwise_adagrad, adam, adamw, lamb
+  OptimizerKind kind = OptimizerKind::Sgd;
   double lr = 0.01, momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0, initialAccumulator = 0;
-  std::string weightDecayMode = "global"; ///< lazy (touched rows only) or global
+  /// Lazy: touched rows only; global: every row, every step.
+  WeightDecayMode weightDecayMode = WeightDecayMode::Global;
+
+  /// How many state buffers it keeps (cpu/Kernels.h has the formulas):
+  /// momentum for SGD when it is on, one accumulator for the Adagrads, two
+  /// moments for the Adams and LAMB.
+  size_t stateBuffers() const {
+    switch (kind) {
+    case OptimizerKind::Sgd:
+      return momentum != 0 ? 1 : 0;
+    case OptimizerKind::Adagrad:
+    case OptimizerKind::RowwiseAdagrad:
+      return 1;
+    case OptimizerKind::Adam:
+    case OptimizerKind::AdamW:
+    case OptimizerKind::Lamb:
+      return 2;
+    }
+    return 0;
+  }
 };
 
 /// A trainable dense parameter: its values, gradient accumulator and

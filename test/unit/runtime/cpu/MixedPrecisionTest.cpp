@@ -339,7 +339,7 @@ Plan lossScaledPlan(bool packed, double initialScale, int64_t interval) {
   p.config.lossScaling.initial = initialScale;
   p.config.lossScaling.interval = interval;
   Optimizer adam;
-  adam.kind = "adam";
+  adam.kind = embc::runtime::OptimizerKind::Adam;
   adam.lr = 0.05;
   int32_t x = addBuffer(p, "x", BufferRole::Input, DType::F32, {2, 2});
   int32_t ids = addBuffer(p, "ids", BufferRole::Input, DType::I64, {2}, true);

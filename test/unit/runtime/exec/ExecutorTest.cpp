@@ -64,7 +64,7 @@ Plan denseMsePlan() {
   w.grad = addBuffer(p, "dw", BufferRole::Grad, DType::F32, {2, 1});
   w.init.kind = "constant";
   w.init.value = 0.5;
-  w.optimizer.kind = "sgd";
+  w.optimizer.kind = embc::runtime::OptimizerKind::Sgd;
   w.optimizer.lr = 0.1;
   p.params.push_back(w);
   int32_t y = addBuffer(p, "y", BufferRole::Activation, DType::F32, {2, 1});

@@ -49,5 +49,5 @@ TEST(PlanDocExample, IsAValidPlanThatRoundTrips) {
   EXPECT_EQ(planToJson(*plan), body);
   EXPECT_EQ(serializePlan(*plan), containerWith(body.dump()));
   EXPECT_EQ(plan->tables.size(), 1u);
-  EXPECT_EQ(plan->arenaBytes, 960);
+  EXPECT_EQ(plan->arenaBytes, 1024);
 }

@@ -81,7 +81,7 @@ TEST(PlanJson, UsesTheDocumentedSnakeCaseSchema) {
   EXPECT_EQ(body["tables"][0]["grad_rows"], kTableGradRows);
   EXPECT_EQ(body["tables"][0]["grad_values"], kTableGradValues);
   EXPECT_EQ(body["inputs"][3]["label_kind"], "binary");
-  EXPECT_EQ(body["step"][2]["attrs"]["k"], 9);
+  EXPECT_EQ(body["step"][2]["attrs"]["compute"], "bf16");
   EXPECT_EQ(body["forward_kernels"], 3);
   EXPECT_EQ(body["loss_buffer"], kLoss);
   EXPECT_EQ(body["prediction_buffer"], kLogits);

@@ -106,7 +106,7 @@ Plan samplePlan() {
   weight.init.mean = 0.125;
   weight.init.std = 0.3;
   weight.init.gain = 1.25;
-  weight.optimizer.kind = "adam";
+  weight.optimizer.kind = embc::runtime::OptimizerKind::Adam;
   weight.optimizer.lr = 0.001;
   weight.optimizer.momentum = 0.5;
   weight.optimizer.beta1 = 0.85;
@@ -114,7 +114,7 @@ Plan samplePlan() {
   weight.optimizer.eps = 1e-7;
   weight.optimizer.weightDecay = 0.01;
   weight.optimizer.initialAccumulator = 0.2;
-  weight.optimizer.weightDecayMode = "global";
+  weight.optimizer.weightDecayMode = embc::runtime::WeightDecayMode::Global;
   plan.params.push_back(weight);
 
   Table table;
@@ -132,7 +132,7 @@ Plan samplePlan() {
   table.init.mean = -1e-3;
   table.init.std = 0.02;
   table.init.gain = 2;
-  table.optimizer.kind = "rowwise_adagrad";
+  table.optimizer.kind = embc::runtime::OptimizerKind::RowwiseAdagrad;
   table.optimizer.lr = 0.05;
   table.optimizer.momentum = 0.9;
   table.optimizer.beta1 = 0.8;
@@ -140,7 +140,7 @@ Plan samplePlan() {
   table.optimizer.eps = 1e-10;
   table.optimizer.weightDecay = 1e-5;
   table.optimizer.initialAccumulator = 0.1;
-  table.optimizer.weightDecayMode = "lazy";
+  table.optimizer.weightDecayMode = embc::runtime::WeightDecayMode::Lazy;
   plan.tables.push_back(table);
 
   Input dense = input("d0", "I1", "dense", kDenseInput);
@@ -155,23 +155,29 @@ Plan samplePlan() {
   label.labelKind = "binary";
   plan.inputs = {dense, ids, offsets, label};
 
+  // Catalogue kernels (KernelCatalogue.h) with every kind of attribute:
+  // words, indices, numbers, booleans and a list of objects.
   plan.step = {
-      kernel("embedding_bag_forward", {kTable, kIdsInput, kOffsetsInput}, {kPooled},
-             {{"pooling", "sum"}, {"table", "emb"}}),
-      kernel("concat", {kDenseInput, kPooled}, {kConcat}, {{"widths", {1, 8}}}),
-      kernel("dense_forward", {kConcat, kWeight}, {kLogits},
-             {{"k", 9}, {"n", 1}, {"bias", false}, {"scale", 0.1}}),
-      kernel("bce_with_logits", {kLogits, kLabelInput}, {kLoss, kLogitsGrad}),
+      kernel("fused_lookup", {kIdsInput, kOffsetsInput}, {kPooled},
+             {{"members",
+               {{{"table", 0}, {"pooling", "sum"}, {"weighted", false}, {"hash", true},
+                 {"buckets", 10}, {"seed", 7}, {"hashed_output", false}}}}}),
+      kernel("concat", {kDenseInput, kPooled}, {kConcat}),
+      kernel("dense", {kConcat, kWeight}, {kLogits}, {{"bias", false}, {"compute", "bf16"}}),
+      kernel("loss", {kLogits, kLabelInput}, {kLoss}, {{"kind", "bce_with_logits"}}),
+      kernel("loss_grad", {kLogits, kLabelInput}, {kLogitsGrad}, {{"kind", "bce_with_logits"}}),
       kernel("dense_grad_weight", {kConcat, kLogitsGrad}, {kWeightGrad}),
-      kernel("embedding_bag_backward", {kLogitsGrad, kIdsInput, kOffsetsInput},
-             {kTableGradRows, kTableGradValues, kScratch}, {{"mode", "atomic"}}),
+      kernel("lookup_grad", {kIdsInput, kOffsetsInput, kLogitsGrad}, {kScratch},
+             {{"table", 0}, {"pooling", "sum"}}),
+      kernel("accumulate_rows", {kIdsInput, kScratch}, {kTableGradRows, kTableGradValues},
+             {{"table", 0}}),
   };
   plan.forwardKernels = 3;
   plan.update = {
-      kernel("adam_update", {kWeight, kWeightGrad, kWeightMoment1, kWeightMoment2}, {kWeight},
-             {{"nested", {{"a", json::array()}, {"b", nullptr}}}}),
-      kernel("rowwise_adagrad_sparse",
-             {kTable, kTableGradRows, kTableGradValues, kTableAccumulator}, {kTable}),
+      kernel("update_param", {kWeightGrad}, {kWeight, kWeightMoment1, kWeightMoment2},
+             {{"param", 0}, {"grad_scale", 0.5}}),
+      kernel("update_table", {kTableGradRows, kTableGradValues}, {kTable, kTableAccumulator},
+             {{"table", 0}, {"grad_scale", 1.0}}),
   };
   plan.lossBuffer = kLoss;
   plan.predictionBuffer = kLogits;

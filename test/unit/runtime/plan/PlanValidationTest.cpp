@@ -9,7 +9,11 @@
 
 #include "PlanTestUtil.h"
 
+#include "embc/runtime/plan/KernelCatalogue.h"
+
 #include <gtest/gtest.h>
+
+#include <set>
 
 using namespace embc::runtime;
 using namespace embc::runtime::testing;
@@ -131,7 +135,7 @@ TEST(PlanValidation, OptimizerStateCount) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].state.pop_back(); }),
             "params[0].state: optimizer adam needs 2 state buffers, got 1");
   EXPECT_EQ(errorAfter([](Plan &p) {
-              p.params[0].optimizer.kind = "sgd";
+              p.params[0].optimizer.kind = embc::runtime::OptimizerKind::Sgd;
               p.params[0].optimizer.momentum = 0;
             }),
             "params[0].state: optimizer sgd needs 0 state buffers, got 2");
@@ -261,19 +265,75 @@ TEST(PlanValidation, Inputs) {
 // --- Kernels and schedules --------------------------------------------------
 
 TEST(PlanValidation, KernelOpAndAttrs) {
-  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].op.clear(); }), "update[0].op: must not be empty");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].op.clear(); }),
+            "update[0].op: '' is not a kernel of the catalogue");
   EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["step"][1]["attrs"] = json::array({1}); }),
             "step[1].attrs: expected an object, got array");
-  // Unknown op names are the executor's business, not the format's.
-  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].op = "no_such_kernel_yet"; }), "<accepted>");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].op = "no_such_kernel_yet"; }),
+            "step[0].op: 'no_such_kernel_yet' is not a kernel of the catalogue");
+}
+
+// Every kernel is checked against its KernelCatalogue.h entry.
+TEST(PlanValidation, KernelsAgainstTheCatalogue) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[1].op = "update_table"; }),
+            "step[1].op: 'update_table' runs in the update, not the step");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].op = "dense"; }),
+            "update[0].op: 'dense' runs in the step, not the update");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].inputs.push_back(kWeight); p.step[2].inputs.push_back(kWeight); }),
+            "step[2].inputs: 'dense' takes 2 to 3 operand(s), got 4");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[3].outputs.push_back(kScratch); }),
+            "step[3].outputs: 'loss' has 1 result(s), got 2");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[1].inputs.clear(); }),
+            "step[1].inputs: 'concat' takes at least 1 operand(s), got 0");
+  // Attributes: missing, unknown, mistyped, a word outside its set, an index
+  // out of range, nested objects, exactly one of table / batch.
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[3].attrs.erase("kind"); }),
+            "step[3].attrs.kind: missing");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].attrs["scale"] = 0.1; }),
+            "step[2].attrs.scale: not an attribute of this kernel");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].attrs["bias"] = 1; }),
+            "step[2].attrs.bias: expected true or false, got 1");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].attrs["compute"] = "fp8"; }),
+            "step[2].attrs.compute: \"fp8\" is not a precision (fp32, bf16, fp16)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[6].attrs["pooling"] = "median"; }),
+            "step[6].attrs.pooling: \"median\" is not a pooling (sum, mean, max)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[6].attrs["table"] = 1; }),
+            "step[6].attrs.table: 1 is not an index into tables (1 of them)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].attrs["param"] = -1; }),
+            "update[0].attrs.param: -1 is not an index into params (1 of them)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[0].attrs["grad_scale"] = "half"; }),
+            "update[0].attrs.grad_scale: expected a finite number, got \"half\"");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].attrs["members"][0]["buckets"] = -5; }),
+            "step[0].attrs.members[0].buckets: expected an integer >= 0, got -5");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].attrs["members"][0]["extra"] = true; }),
+            "step[0].attrs.members[0].extra: not an attribute of this kernel");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.step[0].attrs["members"] = json::object(); }),
+            "step[0].attrs.members: expected an array, got {}");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[1].attrs.erase("table"); }),
+            "update[1].attrs: needs exactly one of 'table' or 'batch', has 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update[1].attrs["batch"] = 0; }),
+            "update[1].attrs.batch: 0 is not an index into table_batches (0 of them)");
+}
+
+TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
+  const std::vector<KernelSpec> &catalogue = kernelCatalogue();
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < catalogue.size(); ++i) {
+    EXPECT_EQ(size_t(catalogue[i].op), i);
+    EXPECT_TRUE(names.insert(catalogue[i].name).second) << catalogue[i].name;
+    EXPECT_EQ(findKernel(catalogue[i].name), &catalogue[i]);
+    EXPECT_LE(catalogue[i].inputs.min, catalogue[i].inputs.max) << catalogue[i].name;
+    EXPECT_LE(catalogue[i].outputs.min, catalogue[i].outputs.max) << catalogue[i].name;
+  }
+  EXPECT_EQ(findKernel("embedding_bag"), nullptr);
 }
 
 TEST(PlanValidation, ForwardKernelsWithinTheStep) {
-  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 7; }),
-            "forward_kernels: 7 is not between 0 and the 6 kernels of the step");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 9; }),
+            "forward_kernels: 9 is not between 0 and the 8 kernels of the step");
   EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = -1; }),
-            "forward_kernels: -1 is not between 0 and the 6 kernels of the step");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 6; }), "<accepted>");
+            "forward_kernels: -1 is not between 0 and the 8 kernels of the step");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.forwardKernels = 8; }), "<accepted>");
 }
 
 // --- Training configuration and words ---------------------------------------
@@ -298,10 +358,13 @@ TEST(PlanValidation, Config) {
 }
 
 TEST(PlanValidation, OptimizerAndInitializerWords) {
-  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].optimizer.kind = "adadelta"; }),
+  // Typed fields: a bad word can only come from the file, and the reader
+  // refuses it.
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["tables"][0]["optimizer"]["kind"] = "adadelta"; }),
             "tables[0].optimizer.kind: unknown optimizer 'adadelta' (expected sgd, adagrad, "
             "rowwise_adagrad, adam, adamw or lamb)");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].optimizer.weightDecayMode = "eager"; }),
+  EXPECT_EQ(errorAfterBodyEdit(
+                [](json &b) { b["params"][0]["optimizer"]["weight_decay_mode"] = "eager"; }),
             "params[0].optimizer.weight_decay_mode: unknown weight decay mode 'eager' (expected "
             "lazy or global)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].init.kind = "he"; }),

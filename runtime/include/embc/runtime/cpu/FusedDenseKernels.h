@@ -64,7 +64,7 @@ void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const 
 /// One step of an elementwise chain. Arguments are references: 0 .. m-1 are
 /// the chain's m inputs, m + j the value of step j (only earlier steps).
 struct ElementwiseStep {
-  enum class Op { Add, Activation, ActivationGrad };
+  using Op = ElementwiseOp; // plan/Enums.h: add, activation, activation_grad
   Op op = Op::Add;
   Activation kind = Activation::None; ///< Activation, ActivationGrad
   bool fromOutput = false;            ///< ActivationGrad: args[1] is f's output, not its input

@@ -20,6 +20,8 @@
 #ifndef EMBC_RUNTIME_CPU_HALFFLOAT_H
 #define EMBC_RUNTIME_CPU_HALFFLOAT_H
 
+#include "embc/runtime/plan/Enums.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -98,7 +100,8 @@ inline float halfToFloat(uint16_t h) {
 }
 
 /// The compute precision of a dense kernel: F32 leaves operands unchanged.
-enum class ComputeType { F32, BF16, F16 };
+/// (plan/Enums.h: the plan's `compute` words fp32, bf16, fp16.)
+using ::embc::runtime::ComputeType;
 
 /// f32 rounded to the nearest value representable in `type` (RNE), as f32.
 inline float roundTo(ComputeType type, float f) {

@@ -22,16 +22,18 @@
 #define EMBC_RUNTIME_CPU_KERNELS_H
 
 #include "embc/runtime/cpu/HalfFloat.h"
+#include "embc/runtime/plan/Enums.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace embc::runtime::cpu {
 
-enum class Activation { None, Relu, Sigmoid, Tanh, Gelu };
-enum class Pooling { Sum, Mean, Max };
-enum class LossKind { BceWithLogits, Mse, SoftmaxCe, NegSampling };
-enum class OptimizerKind { Sgd, Adagrad, RowwiseAdagrad, Adam, AdamW, Lamb };
+// The plan's enumerations (plan/Enums.h), under the names the kernels use.
+using ::embc::runtime::Activation;
+using ::embc::runtime::LossKind;
+using ::embc::runtime::OptimizerKind;
+using ::embc::runtime::Pooling;
 
 // --- Dense layers -----------------------------------------------------------
 

@@ -34,7 +34,7 @@
 
 namespace embc::runtime::cpu {
 
-enum class Storage { F32, F16, BF16, Int8, Int4 };
+using ::embc::runtime::Storage; // plan/Enums.h
 
 /// The plan's spelling (f32, f16, bf16, int8, int4); throws
 /// std::invalid_argument for anything else.

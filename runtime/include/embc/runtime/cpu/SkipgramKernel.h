@@ -35,7 +35,7 @@
 
 namespace embc::runtime::cpu {
 
-enum class SkipgramMode { PerExample, Hogwild };
+using ::embc::runtime::SkipgramMode; // plan/Enums.h
 
 /// The rows [rowOffset, rowOffset + rows) of the target one role reads.
 struct SkipgramRole {

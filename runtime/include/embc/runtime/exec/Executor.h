@@ -11,6 +11,7 @@
 #define EMBC_RUNTIME_EXEC_EXECUTOR_H
 
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 #include "embc/runtime/cpu/LossScaling.h"
 #include "embc/runtime/comm/Communicator.h"
 #include "embc/runtime/data/Data.h"
@@ -208,6 +209,9 @@ public:
 /// may use; it trains with the fastest team size up to that, measured
 /// (TeamTuner.h).
 std::unique_ptr<Backend> createCpuBackend(int threads);
+/// Whether the CPU backend has a binding for `op` (a unit test walks the
+/// kernel catalogue with it: every kernel must have one).
+bool cpuBackendBinds(KernelOp op);
 
 class Executor {
 public:
