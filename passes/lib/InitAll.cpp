@@ -4,6 +4,7 @@
 
 #include "embc/dialect/EmbDialect.h"
 #include "embc/passes/Passes.h"
+#include "embc/passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +16,7 @@ void embc::registerAllEmbDialects(mlir::DialectRegistry &registry) {
 
 void embc::registerAllEmbPasses() {
   registerEmbPasses();
+  registerTrainingPipeline();
   // canonicalize, cse and friends: the pipeline runs them between lowerings.
   mlir::registerTransformsPasses();
 }

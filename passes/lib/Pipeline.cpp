@@ -3,6 +3,41 @@
 #include "embc/passes/Pipeline.h"
 #include "embc/passes/Passes.h"
 
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace {
+/// The pipeline's switches on the emb-opt command line:
+/// -emb-train-pipeline="fuse=false pack=false".
+struct TrainingPipelineCLOptions
+    : mlir::PassPipelineOptions<TrainingPipelineCLOptions> {
+  Option<bool> pack{*this, "pack", llvm::cl::desc("Run -emb-pack-params"),
+                    llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Run -emb-fuse"), llvm::cl::init(true)};
+  Option<bool> batchExchanges{*this, "batch-exchanges",
+                              llvm::cl::desc("Run -emb-batch-exchanges"),
+                              llvm::cl::init(true)};
+  Option<bool> planMemory{*this, "plan-memory", llvm::cl::desc("Run -emb-plan-memory"),
+                          llvm::cl::init(true)};
+};
+} // namespace
+
+void embc::registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<TrainingPipelineCLOptions>(
+      "emb-train-pipeline",
+      "embc's training pipeline on a model's emb IR: -emb-autodiff, -emb-auto, -emb-quantize, "
+      "-emb-pack-params, -emb-remat, -emb-pipeline, -emb-distribute, -emb-batch-exchanges, "
+      "-emb-fuse, -emb-plan-memory (what embc runs before -emb-to-plan)",
+      [](mlir::OpPassManager &pm, const TrainingPipelineCLOptions &cl) {
+        TrainingPipelineOptions options;
+        options.pack = cl.pack;
+        options.fuse = cl.fuse;
+        options.batchExchanges = cl.batchExchanges;
+        options.planMemory = cl.planMemory;
+        addTrainingPipeline(pm, options);
+      });
+}
+
 void embc::addTrainingPipeline(mlir::OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
   pm.addPass(createEmbAutodiffPass());

@@ -30,6 +30,10 @@ void addTrainingPipeline(mlir::OpPassManager &pm,
 void addPlanningPasses(mlir::OpPassManager &pm,
                        const TrainingPipelineOptions &options = {});
 
+/// Registers the whole pipeline as `-emb-train-pipeline` (options pack, fuse,
+/// batch-exchanges, plan-memory) for emb-opt; registerAllEmbPasses calls it.
+void registerTrainingPipeline();
+
 } // namespace embc
 
 #endif // EMBC_PASSES_PIPELINE_H
