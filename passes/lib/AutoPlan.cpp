@@ -36,6 +36,9 @@
 #include "llvm/Support/Format.h"
 
 #include <optional>
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-auto"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBAUTOPASS
@@ -255,6 +258,12 @@ void AutoPass::runOnOperation() {
   auto consider = [&](const Choice &c, bool pick) -> std::optional<Outcome> {
     std::string why;
     std::optional<Outcome> out = evaluate(module, c, bySize, why);
+    LLVM_DEBUG(llvm::dbgs() << "emb-auto: candidate level " << c.level << ", "
+                            << c.quantized << " quantised, " << c.sharded << " sharded, "
+                            << c.microBatches << " micro-batches: "
+                            << (out ? "peak " + std::to_string(out->peak) + " bytes"
+                                    : "refused (" + why + ")")
+                            << "\n");
     if (!out)
       return std::nullopt;
     if (!smallest || out->peak < smallest->second.peak)

@@ -21,6 +21,9 @@
 
 #include <limits>
 #include <vector>
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-batch-exchanges"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBBATCHEXCHANGESPASS
@@ -220,6 +223,8 @@ struct BatchExchangesPass
     for (const Group &g : groups)
       anchors.push_back(pos.at(g.firstUse));
     for (auto [g, anchor] : llvm::zip(groups, anchors)) {
+      LLVM_DEBUG(llvm::dbgs() << "emb-batch-exchanges: " << g.members.size() << " x "
+                              << OpT::getOperationName() << " merged\n");
       merge(g, anchor);
       ++numGroups;
       numMerged += g.members.size();

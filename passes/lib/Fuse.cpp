@@ -17,6 +17,9 @@
 
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-fuse"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBFUSEPASS
@@ -133,6 +136,8 @@ private:
       fused->setAttr(pipeline::kStageAttrName, stage);
     ++numGroups;
     numFusedOps += ops.size();
+    LLVM_DEBUG(llvm::dbgs() << "emb-fuse: " << stringifyFusionKind(kind) << " group of "
+                            << ops.size() << " ops at " << fused.getLoc() << "\n");
   }
   void gradientsFromOutputs(Block *block);
   void denseActivations(Block *block);

@@ -19,6 +19,9 @@
 #include "embc/passes/Passes.h"
 
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-pipeline"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBPIPELINEPASS
@@ -168,6 +171,8 @@ void PipelinePass::runOnOperation() {
     return signalPassFailure();
   }
   int64_t batch = training.getBatchSize();
+  LLVM_DEBUG(llvm::dbgs() << "emb-pipeline: " << m << " micro-batches, " << p << " stages, "
+                          << stringifyPipelineSchedule(kind) << "\n");
   if (batch % m != 0) {
     module.emitError("-emb-pipeline: ")
         << m << " micro-batches do not divide the batch of " << batch;

@@ -12,6 +12,9 @@
 #include "embc/passes/Passes.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-pack-params"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBPACKPARAMSPASS
@@ -140,6 +143,7 @@ LogicalResult PackParamsPass::packParams(ModuleOp module, func::FuncOp step,
     if (failed(collapseOps(updates, name)))
       return failure();
     numPackedParams += params.size();
+    LLVM_DEBUG(llvm::dbgs() << "emb-pack-params: " << params.size() << " parameters packed\n");
   }
   return success();
 }

@@ -29,6 +29,9 @@
 #include "embc/passes/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-quantize"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBQUANTIZEPASS
@@ -83,6 +86,8 @@ LogicalResult QuantizePass::chooseStorage(ModuleOp module,
              << " with global weight decay, which would requantise every row "
                 "every step; use weight_decay_mode 'lazy' (touched rows only)";
     storage[table.getSymName()] = table.getStorage();
+    LLVM_DEBUG(llvm::dbgs() << "emb-quantize: @" << table.getSymName() << " stored as "
+                            << stringifyStorageType(table.getStorage()) << "\n");
   }
   return success();
 }

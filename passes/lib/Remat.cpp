@@ -15,6 +15,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "emb-remat"
 
 namespace embc {
 #define GEN_PASS_DEF_EMBREMATPASS
@@ -383,6 +386,8 @@ void RematPass::runOnOperation() {
 
   int64_t after = livenessPeak(body);
   double extra = forwardFlops ? 100.0 * double(clonedFlops) / (3.0 * double(forwardFlops)) : 0.0;
+  LLVM_DEBUG(llvm::dbgs() << "emb-remat: keeps " << checkpoints.size() << ", recomputes "
+                          << dropped.size() << " values\n");
   std::string note = "recomputes " + std::to_string(dropped.size()) + " values (" +
                      std::to_string(clonedOps) + " ops), +" +
                      formatPercent(extra) + "% step FLOPs, activation estimate " +
