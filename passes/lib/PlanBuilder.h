@@ -65,28 +65,26 @@ inline rt::Optimizer convertOptimizer(OptimizerAttr opt) {
   return out;
 }
 
-/// A table's storage as the plan spells it (Table::storage) and the dtype
-/// of its buffer (-emb-quantize).
-inline std::string storageName(StorageType storage) {
-  if (storage == StorageType::int8_rowwise)
-    return "int8";
-  if (storage == StorageType::int4_rowwise)
-    return "int4";
-  return stringifyStorageType(storage).str();
-}
-inline rt::DType storageDType(StorageType storage) {
+/// A table's storage in the plan (Table::storage; the dialect spells the
+/// row-wise ones int8_rowwise / int4_rowwise).
+inline rt::Storage planStorage(StorageType storage) {
   switch (storage) {
   case StorageType::f16:
-    return rt::DType::F16;
+    return rt::Storage::F16;
   case StorageType::bf16:
-    return rt::DType::BF16;
+    return rt::Storage::BF16;
   case StorageType::int8_rowwise:
-  case StorageType::int4_rowwise: // two 4-bit codes per byte
-    return rt::DType::U8;
+    return rt::Storage::Int8;
+  case StorageType::int4_rowwise:
+    return rt::Storage::Int4;
   case StorageType::f32:
     break;
   }
-  return rt::DType::F32;
+  return rt::Storage::F32;
+}
+/// The dtype of a table's values buffer (-emb-quantize).
+inline rt::DType storageDType(StorageType storage) {
+  return rt::storageDType(planStorage(storage));
 }
 /// The shape of a rows x dim table's values buffer: int4 packs two codes per
 /// byte (low nibble first), so its U8 buffer is rows x dim/2.
@@ -94,9 +92,7 @@ inline std::vector<int64_t> storageShape(StorageType storage, int64_t rows, int6
   return {rows, storage == StorageType::int4_rowwise ? dim / 2 : dim};
 }
 /// Row-wise storages (int8, int4) keep a rows x 2 F16 (scale, bias) buffer.
-inline bool hasRowParams(StorageType storage) {
-  return storage == StorageType::int8_rowwise || storage == StorageType::int4_rowwise;
-}
+inline bool hasRowParams(StorageType storage) { return rt::isRowwise(planStorage(storage)); }
 
 /// Optimizer state buffers (shape of each) for a value of `shape`; rowwise
 /// Adagrad keeps one accumulator per row (leading dimension).

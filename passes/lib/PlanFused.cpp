@@ -298,14 +298,14 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
   if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.attrs["batch"] = batch->second;
-    if (b.storage != "f32")
+    if (b.storage != rt::Storage::F32)
       k.attrs["requantize"] = "stochastic";
     k.outputs = {b.buffer};
     k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
   } else {
     int32_t t = tableIndex.lookup(update.getTarget());
     k.attrs["table"] = t;
-    if (plan.tables[t].storage != "f32")
+    if (plan.tables[t].storage != rt::Storage::F32)
       k.attrs["requantize"] = "stochastic";
     k.outputs = {plan.tables[t].buffer};
     k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());

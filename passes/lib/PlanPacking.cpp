@@ -109,7 +109,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     }
     capacity = std::max<int64_t>(capacity, 1);
     std::vector<int64_t> shape = {b.rows, b.dim};
-    b.storage = storageName(storage.value_or(StorageType::f32));
+    b.storage = planStorage(storage.value_or(StorageType::f32));
     StorageType kind = storage.value_or(StorageType::f32);
     b.buffer = addBuffer("tables/" + b.name, rt::BufferRole::Table, storageDType(kind),
                          storageShape(kind, b.rows, b.dim));
@@ -172,7 +172,7 @@ std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.op = "update_table";
     k.attrs["batch"] = batch->second;
-    if (b.storage != "f32")
+    if (b.storage != rt::Storage::F32)
       k.attrs["requantize"] = "stochastic";
     k.inputs = {b.gradRows, b.gradValues};
     k.outputs = {b.buffer};

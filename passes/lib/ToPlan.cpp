@@ -232,7 +232,7 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     t.name = table.getSymName().str();
     t.rows = int64_t(table.getRows());
     t.dim = int64_t(table.getDim());
-    t.storage = storageName(storage);
+    t.storage = planStorage(storage);
     t.init = convertInit(table.getInit());
     t.optimizer = convertOptimizer(table.getOptimizer());
     // A sharded table's buffers hold one shard (-emb-distribute); when a
@@ -329,7 +329,7 @@ LogicalResult PlanBuilder::dequantizeAttr(Operation *op, StringRef table,
            << table << " stored as " << stringifyStorageType(storage)
            << " but is not marked " << kDequantizeAttrName << " = #emb<storage "
            << stringifyStorageType(storage) << ">: run -emb-quantize";
-  attrs["dequantize"] = storageName(storage);
+  attrs["dequantize"] = rt::enumString(planStorage(storage));
   return success();
 }
 
@@ -527,7 +527,7 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
         const rt::Table &table = plan.tables[t];
         k.op = "update_table";
         k.attrs["table"] = t;
-        if (table.storage != "f32")
+        if (table.storage != rt::Storage::F32)
           k.attrs["requantize"] = "stochastic";
         k.inputs = {table.gradRows, table.gradValues};
         k.outputs = {table.buffer};
@@ -715,7 +715,7 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   if (module->hasAttr(kQuantizedAttrName)) {
     std::map<std::string, int64_t> byStorage;
     for (const rt::Table &t : plan.tables)
-      ++byStorage[t.storage];
+      ++byStorage[rt::enumString(t.storage)]; // words in alphabetical order
     std::string counts;
     for (auto &[storage, n] : byStorage)
       counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + storage;

@@ -83,7 +83,18 @@ static int64_t vectorWidth(int64_t D, int64_t maxV) {
 }
 
 int emb::storageBits(const Storage &s) {
-  return s.name == "f32" ? 32 : s.name == "int8" ? 8 : s.name == "int4" ? 4 : 16;
+  switch (s.kind) {
+  case rt::Storage::F32:
+    return 32;
+  case rt::Storage::Int8:
+    return 8;
+  case rt::Storage::Int4:
+    return 4;
+  case rt::Storage::F16:
+  case rt::Storage::BF16:
+    break;
+  }
+  return 16;
 }
 
 int64_t emb::vectorWidthFor(const CudaEmitter &em, int64_t D,
@@ -156,19 +167,17 @@ std::string emb::forValues(const Layout &l, const std::string &body) {
 }
 
 std::string Storage::elemType() const {
-  if (name == "f32")
+  if (kind == rt::Storage::F32)
     return "float";
-  if (name == "f16" || name == "bf16")
+  if (kind == rt::Storage::F16 || kind == rt::Storage::BF16)
     return "emb_u16";
   return "emb_u8";
 }
 
-Storage emb::storageOf(const std::string &name) {
-  if (name != "f32" && name != "f16" && name != "bf16" && name != "int8" && name != "int4")
-    throw CodegenError("unknown table storage '" + name +
-                       "' (expected f32, f16, bf16, int8 or int4)");
+Storage emb::storageOf(rt::Storage kind) {
   Storage s;
-  s.name = name;
+  s.kind = kind;
+  s.name = rt::enumString(kind);
   return s;
 }
 
@@ -221,11 +230,11 @@ std::string emb::storeF32(const Layout &l, const std::string &dst, const std::st
 std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &table,
                          const std::string &qp, const std::string &row, const std::string &out) {
   const std::string D = lit(l.D);
-  if (s.name == "f32")
+  if (s.kind == rt::Storage::F32)
     return loadF32(l, table + " + (" + row + ") * " + D, out);
   std::string head, body;
-  if (s.name == "f16" || s.name == "bf16") {
-    const std::string cvt = s.name == "f16" ? "emb_half_to_float" : "emb_bf16_to_float";
+  if (s.kind == rt::Storage::F16 || s.kind == rt::Storage::BF16) {
+    const std::string cvt = s.kind == rt::Storage::F16 ? "emb_half_to_float" : "emb_bf16_to_float";
     head = "const emb_u16 *emb_src = " + table + " + (" + row + ") * " + D + ";";
     if (l.V == 4)
       body = "const emb_h4 q = emb_vload<emb_h4>(emb_src + j); $OUT[c * 4] = $CVT(q.x); "
@@ -240,7 +249,7 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
   } else {
     // value = scale * q + bias in f32 from the row's fp16 scale and bias
     // (QuantizedKernels.cpp dequantizeRow).
-    const bool int4 = s.name == "int4";
+    const bool int4 = s.kind == rt::Storage::Int4;
     head = "const emb_u8 *emb_src = " + table + " + (" + row + ") * " +
            lit(int4 ? l.D / 2 : l.D) + ";\n    const float emb_sc = emb_half_to_float(" + qp +
            "[2 * (" + row + ")]), emb_bi = emb_half_to_float(" + qp + "[2 * (" + row +
@@ -451,7 +460,7 @@ Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
     if (t.segments.front().firstRow != 0)
       throw CodegenError("table batch '" + b.name + "': the row segments must start at row 0");
   }
-  if (t.storage.name == "int4" && t.dim % 2 != 0)
+  if (t.storage.kind == rt::Storage::Int4 && t.dim % 2 != 0)
     throw CodegenError("int4 table '" + t.name + "' has an odd dim " + std::to_string(t.dim));
   if (t.storage.rowwise() && t.qparams < 0)
     throw CodegenError("table '" + t.name + "' is " + t.storage.name + " but has no qparams");
@@ -643,14 +652,14 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
             "; }\n";
   code += "  const emb_u64 rkey = emb_row_key((emb_u64)a.step->seed, tableKey, r - firstRow, "
           "a.step->optimizerStep);\n";
-  if (t.storage.name == "f16" || t.storage.name == "bf16") {
+  if (t.storage.kind == rt::Storage::F16 || t.storage.kind == rt::Storage::BF16) {
     code += forValues(l, "TBL[r * $D + j] = emb_stochastic16(w[t], emb_mix64(rkey + (emb_u64)j), " +
-                             std::string(t.storage.name == "bf16" ? "true" : "false") + ");");
+                             std::string(t.storage.kind == rt::Storage::BF16 ? "true" : "false") + ");");
     return subst(code, v);
   }
   // int8 / int4: min, max and finiteness in row order (ties keep the first
   // value, as std::min/max do), the fp16 scale and bias, then the codes.
-  const bool int4 = t.storage.name == "int4";
+  const bool int4 = t.storage.kind == rt::Storage::Int4;
   const int code_ = em.errorCode("table '" + t.name + "': an updated row holds a non-finite value; " +
                                  t.storage.name + " storage cannot represent it (row)");
   code += "  float lo = __shfl_sync(emb_gm, w[0], 0, " + std::to_string(l.L) +

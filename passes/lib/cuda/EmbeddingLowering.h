@@ -80,13 +80,14 @@ std::string forValues(const Layout &l, const std::string &body);
 
 /// The storage of a table or batch and its element type in code.
 struct Storage {
-  std::string name = "f32"; ///< f32, f16, bf16, int8, int4
-  bool rowwise() const { return name == "int8" || name == "int4"; }
-  bool quantised() const { return name != "f32"; }
+  rt::Storage kind = rt::Storage::F32;
+  std::string name = "f32"; ///< the plan's word for `kind`, for messages and comments
+  bool rowwise() const { return rt::isRowwise(kind); }
+  bool quantised() const { return kind != rt::Storage::F32; }
   /// C type of the values buffer's elements (float, emb_u16, emb_u8).
   std::string elemType() const;
 };
-Storage storageOf(const std::string &name);
+Storage storageOf(rt::Storage kind);
 /// The bits of one value of a storage (32, 16, 8 or 4).
 int storageBits(const Storage &s);
 

@@ -27,13 +27,6 @@ namespace embc::runtime::cpu {
 using detail::kParallelWork;
 namespace data = embc::runtime::data;
 
-Storage parseStorage(const std::string &name) {
-  if (std::optional<Storage> storage = parseEnum<Storage>(name))
-    return *storage;
-  throw std::invalid_argument("unknown table storage '" + name + "' (expected " +
-                              enumChoices<Storage>() + ")");
-}
-
 int64_t storageRowBytes(Storage storage, int64_t D) {
   switch (storage) {
   case Storage::F32:

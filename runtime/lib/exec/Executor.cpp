@@ -206,7 +206,7 @@ void Executor::initialize(uint64_t seed) {
       initStates(t.state, t.optimizer);
       continue;
     }
-    if (t.storage == "f32") {
+    if (t.storage == Storage::F32) {
       fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
     } else {
       // The f32 values an f32 table would get, rounded to nearest into the
@@ -214,7 +214,7 @@ void Executor::initialize(uint64_t seed) {
       // shape: int4 packs two values per byte.
       std::vector<float> values(size_t(t.rows * t.dim));
       fillInitial(values.data(), t.rows * t.dim, t.init, {t.rows, t.dim}, seed, t.name);
-      cpu::QuantizedTable q{cpu::parseStorage(t.storage), data<std::byte>(t.buffer),
+      cpu::QuantizedTable q{t.storage, data<std::byte>(t.buffer),
                             t.qparams >= 0 ? data<uint16_t>(t.qparams) : nullptr, t.rows,
                             t.dim};
       // Rows are independent (int4 rows are whole bytes): a 4M-row table

@@ -31,7 +31,8 @@ namespace {
 
 /// What a kernel reads or updates: a table or a batch, in its storage.
 struct Target {
-  std::string name, storage;
+  std::string name;
+  Storage storage = Storage::F32;
   int32_t buffer = -1, qparams = -1;
   int64_t rows = 0, dim = 0;
   std::vector<int32_t> state;
@@ -39,7 +40,7 @@ struct Target {
   std::vector<cpu::RowSegment> segments;
 
   cpu::QuantizedTable view(const ExecState &s) const {
-    return {cpu::parseStorage(storage), s.data<std::byte>(buffer),
+    return {storage, s.data<std::byte>(buffer),
             qparams >= 0 ? s.data<uint16_t>(qparams) : nullptr, rows, dim};
   }
 };
@@ -73,9 +74,10 @@ Target updateTarget(const Binder &b) {
 
 /// The kernel's "dequantize" must name the table's storage.
 void expectDequantize(const Binder &b, const nlohmann::json &attrs, const Target &t) {
-  if (!attrs.contains("dequantize") || attrs["dequantize"] != t.storage)
-    b.fail("reads table '" + t.name + "' stored as " + t.storage +
-           " but does not say \"dequantize\": \"" + t.storage + "\"");
+  const std::string storage = enumString(t.storage);
+  if (!attrs.contains("dequantize") || attrs["dequantize"] != storage)
+    b.fail("reads table '" + t.name + "' stored as " + storage +
+           " but does not say \"dequantize\": \"" + storage + "\"");
 }
 
 BoundKernel bindLookup(const Binder &b, const Target &t) {
@@ -245,7 +247,7 @@ BoundKernel bindFusedLookup(const Binder &b) {
       b.fail("a member is not an object");
     int64_t index = j.value("table", int64_t(-1));
     Member m{tableTarget(b, index), index, -1, -1, -1, -1, -1, false, 0, 0, 0, cpu::Pooling::Sum};
-    if (m.table.storage != "f32")
+    if (m.table.storage != Storage::F32)
       expectDequantize(b, j, m.table);
     std::string pooling = j.value("pooling", "");
     m.pooling = pooling == "max" ? cpu::Pooling::Max
@@ -297,7 +299,7 @@ BoundKernel bindFusedLookup(const Binder &b) {
   };
 }
 
-bool quantised(const Target &t) { return t.storage != "f32"; }
+bool quantised(const Target &t) { return t.storage != Storage::F32; }
 
 } // namespace
 
@@ -315,7 +317,7 @@ BoundKernel bindQuantizedUpdate(const Binder &b) {
   if (!quantised(t))
     return nullptr;
   if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != "stochastic")
-    b.fail("updates '" + t.name + "' stored as " + t.storage +
+    b.fail("updates '" + t.name + "' stored as " + enumString(t.storage) +
            " but does not say \"requantize\": \"stochastic\"");
   return b.k.op == "update_table" ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);
 }

@@ -589,13 +589,13 @@ void Trainer::exportEmbeddings(const std::string &path) const {
       tables.push_back({t.name, "F32", {t.rows, t.dim}, whole.data(), whole.size()});
       continue;
     }
-    if (t.storage == "f32") {
+    if (t.storage == Storage::F32) {
       tables.push_back({t.name, "F32", b.shape, executor_.data<float>(t.buffer),
                         size_t(b.bytes)});
       continue;
     }
     std::vector<float> &values = dequantised.emplace_back(size_t(t.rows * t.dim));
-    cpu::QuantizedTable q{cpu::parseStorage(t.storage),
+    cpu::QuantizedTable q{t.storage,
                           const_cast<std::byte *>(executor_.data<std::byte>(t.buffer)),
                           t.qparams >= 0
                               ? const_cast<uint16_t *>(executor_.data<uint16_t>(t.qparams))

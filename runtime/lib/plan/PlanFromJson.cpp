@@ -290,7 +290,7 @@ TableBatch readTableBatch(const json &value, const std::string &path) {
   batch.rowOffsets = readIntegers(r, "row_offsets");
   batch.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
   if (value.contains("storage"))
-    batch.storage = r.string("storage");
+    batch.storage = r.word<Storage>("storage", "storage");
   if (value.contains("qparams"))
     batch.qparams = r.index("qparams");
   r.finish();
@@ -324,7 +324,7 @@ Table readTable(const json &value, const std::string &path) {
   table.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
   // -emb-quantize's fields; plans written before them hold f32 tables.
   if (value.contains("storage"))
-    table.storage = r.string("storage");
+    table.storage = r.word<Storage>("storage", "storage");
   if (value.contains("qparams"))
     table.qparams = r.index("qparams");
   const json &shards = r.array("shard_rows");

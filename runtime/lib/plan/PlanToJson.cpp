@@ -116,7 +116,7 @@ json tableBatchJson(const TableBatch &batch, const std::string &path) {
           {"state", batch.state},
           {"members", batch.members},
           {"row_offsets", batch.rowOffsets},
-          {"storage", batch.storage},
+          {"storage", enumString(batch.storage)},
           {"qparams", batch.qparams},
           {"optimizer", optimizerJson(batch.optimizer, childPath(path, "optimizer"))}};
 }
@@ -138,7 +138,7 @@ json tableJson(const Table &table, const std::string &path) {
           {"grad_rows", table.gradRows},
           {"grad_values", table.gradValues},
           {"state", table.state},
-          {"storage", table.storage},
+          {"storage", enumString(table.storage)},
           {"qparams", table.qparams},
           {"shard_rows", table.shardRows},
           {"init", initializerJson(table.init, childPath(path, "init"))},

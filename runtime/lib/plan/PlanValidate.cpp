@@ -339,8 +339,8 @@ void validatePack(const Plan &plan, const ParamPack &pack, const BufferRefs &ref
 
 /// The shape of a rows x dim table's values buffer in `storage`: int4 packs
 /// two 4-bit codes per byte, so its u8 buffer is rows x dim/2.
-std::vector<int64_t> storageShape(const std::string &storage, int64_t rows, int64_t dim) {
-  return {rows, storage == "int4" ? dim / 2 : dim};
+std::vector<int64_t> storageShape(Storage storage, int64_t rows, int64_t dim) {
+  return {rows, storage == Storage::Int4 ? dim / 2 : dim};
 }
 
 /// A table's (or batch's) storage (-emb-quantize): the values buffer has
@@ -348,28 +348,20 @@ std::vector<int64_t> storageShape(const std::string &storage, int64_t rows, int6
 /// with a rows x 2 f16 scale/bias buffer (role table); other storages have
 /// none. The values buffer's shape is checked by the caller (storageShape),
 /// after this.
-void validateStorage(const std::string &storage, int32_t qparams, const Buffer &values,
-                     int64_t rows, int64_t dim, const BufferRefs &refs,
-                     const std::string &path) {
-  static const std::map<std::string, DType> dtypes = {{"f32", DType::F32},
-                                                      {"f16", DType::F16},
-                                                      {"bf16", DType::BF16},
-                                                      {"int8", DType::U8},
-                                                      {"int4", DType::U8}};
-  auto it = dtypes.find(storage);
-  if (it == dtypes.end())
-    failAt(childPath(path, "storage"),
-           "unknown storage '" + storage + "' (expected f32, f16, bf16, int8 or int4)");
-  if (values.dtype != it->second)
+void validateStorage(Storage storage, int32_t qparams, const Buffer &values, int64_t rows,
+                     int64_t dim, const BufferRefs &refs, const std::string &path) {
+  const DType dtype = storageDType(storage);
+  if (values.dtype != dtype)
     failAt(childPath(path, "buffer"), "values buffer '" + values.name + "' is " +
-                                          dtypeName(values.dtype) + ", but " + storage +
-                                          " storage needs " + dtypeName(it->second));
-  if (storage == "int4" && dim % 2 != 0)
+                                          dtypeName(values.dtype) + ", but " +
+                                          enumString(storage) + " storage needs " +
+                                          dtypeName(dtype));
+  if (storage == Storage::Int4 && dim % 2 != 0)
     failAt(childPath(path, "dim"), "is " + std::to_string(dim) +
                                        ", but int4 storage packs two values per byte and "
                                        "needs an even dim");
   std::string qpath = childPath(path, "qparams");
-  if (storage != "int8" && storage != "int4") {
+  if (!isRowwise(storage)) {
     if (qparams != -1)
       failAt(qpath, "must be -1: only int8 and int4 storage have a per-row scale and bias");
     return;
@@ -390,7 +382,7 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
   if (values.parent >= 0 || values.shape != shape)
     failAt(childPath(path, "buffer"),
            std::string("must be a ") +
-               (batch.storage == "int4" ? "[rows, dim / 2] = " : "[rows, dim] = ") +
+               (batch.storage == Storage::Int4 ? "[rows, dim / 2] = " : "[rows, dim] = ") +
                shapeText(shape) + " buffer of its own, got '" + values.name + "' " +
                shapeText(values.shape));
   refs.withRole(batch.gradRows, BufferRole::Grad, childPath(path, "grad_rows"));
@@ -427,8 +419,8 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
     if (table.gradRows != batch.gradRows || table.gradValues != batch.gradValues)
       failAt(at, "table '" + table.name + "' must share the batch's sparse gradient buffers");
     if (table.storage != batch.storage)
-      failAt(at, "table '" + table.name + "' is stored as " + table.storage + ", the batch as " +
-                     batch.storage);
+      failAt(at, "table '" + table.name + "' is stored as " + enumString(table.storage) +
+                     ", the batch as " + enumString(batch.storage));
     if (batch.qparams >= 0)
       requireViewAt(plan, table.qparams, batch.qparams, batch.rowOffsets[m] * 2 * 2, at);
   }
@@ -489,7 +481,7 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
   if (values.shape != shape)
     failAt(childPath(path, "buffer"),
            "table buffer '" + values.name + "' has shape " + shapeText(values.shape) +
-               (table.storage == "int4" ? ", expected [rows, dim / 2] = "
+               (table.storage == Storage::Int4 ? ", expected [rows, dim / 2] = "
                                         : ", expected [rows, dim] = ") +
                shapeText(shape) + (table.shardRows.empty() ? "" : " (its largest shard)"));
 

@@ -39,6 +39,23 @@ enum class DType { F32, F64, I64, F16, BF16, U8 };
 const char *dtypeName(DType type);
 int64_t dtypeBytes(DType type);
 
+/// The dtype of a table's values buffer in `storage` (int8 and int4 rows
+/// are u8 codes; int4 packs two per byte).
+inline DType storageDType(Storage storage) {
+  switch (storage) {
+  case Storage::F16:
+    return DType::F16;
+  case Storage::BF16:
+    return DType::BF16;
+  case Storage::Int8:
+  case Storage::Int4:
+    return DType::U8;
+  case Storage::F32:
+    break;
+  }
+  return DType::F32;
+}
+
 /// Why a buffer exists; the memory report groups by role.
 enum class BufferRole {
   Table,          ///< embedding table rows
@@ -137,7 +154,7 @@ struct Table {
   /// -emb-quantize). The table buffer's dtype is F32, F16, BF16, U8 or U8
   /// accordingly, shape rows x dim, except int4: rows x dim/2, two 4-bit
   /// codes per byte, element 2k in the low nibble (dim must be even).
-  std::string storage = "f32";
+  Storage storage = Storage::F32;
   /// int8/int4 only: rows x 2 F16 (scale, bias) per row; value = scale * q +
   /// bias, computed in f32 from the fp16 values.
   int32_t qparams = -1;
@@ -196,7 +213,7 @@ struct TableBatch {
   /// The members' storage (-emb-pack-params batches one storage only) and,
   /// for int8/int4, the rows x 2 F16 scale/bias buffer the members' qparams
   /// view (at byte 4 * row offset). An int4 batch's buffer is rows x dim/2.
-  std::string storage = "f32";
+  Storage storage = Storage::F32;
   int32_t qparams = -1;
 };
 

@@ -223,7 +223,7 @@ TEST(QuantizedKernels, Int4PacksTwoCodesPerByteLowNibbleFirst) {
   EXPECT_EQ(q.dequantized(), v);
   EXPECT_THROW(storageRowBytes(Storage::Int4, 5), std::invalid_argument);
   EXPECT_EQ(storageRowBytes(Storage::Int4, 128), 64);
-  EXPECT_EQ(parseStorage("int4"), Storage::Int4);
+  EXPECT_EQ(parseEnum<Storage>("int4"), Storage::Int4);
 }
 
 TEST(QuantizedKernels, LookupEqualsF32LookupOfDequantisedTable) {

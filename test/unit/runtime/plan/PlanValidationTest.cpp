@@ -167,7 +167,7 @@ void makeInt4(Plan &p) {
   q.offset = p.arenaBytes;
   p.arenaBytes += 128; // room for an f32 version in the cases below
   p.buffers.push_back(q);
-  p.tables[0].storage = "int4";
+  p.tables[0].storage = Storage::Int4;
   p.tables[0].qparams = int32_t(p.buffers.size() - 1);
 }
 
@@ -176,7 +176,7 @@ TEST(PlanValidation, QuantisedTableStorage) {
   // int8: the same scale/bias buffer, codes [rows, dim].
   EXPECT_EQ(errorAfter([](Plan &p) {
               makeInt4(p);
-              p.tables[0].storage = "int8";
+              p.tables[0].storage = Storage::Int8;
               p.buffers[kTable].shape = {10, 8};
               p.buffers[kTable].bytes = 80;
             }),
@@ -206,14 +206,11 @@ TEST(PlanValidation, QuantisedTableStorage) {
               p.tables[0].qparams = -1;
             }),
             "tables[0].qparams: buffer -1 is out of range (the plan has 19 buffers)");
-  EXPECT_EQ(errorAfter([](Plan &p) {
-              makeInt4(p);
-              p.tables[0].storage = "int2";
-            }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["tables"][0]["storage"] = "int2"; }),
             "tables[0].storage: unknown storage 'int2' (expected f32, f16, bf16, int8 or int4)");
   EXPECT_EQ(errorAfter([](Plan &p) {
               makeInt4(p);
-              p.tables[0].storage = "f32";
+              p.tables[0].storage = Storage::F32;
               p.buffers[kTable].dtype = DType::F32;
               p.buffers[kTable].shape = {10, 8};
               p.buffers[kTable].bytes = 320;

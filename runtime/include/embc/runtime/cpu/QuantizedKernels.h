@@ -34,14 +34,11 @@
 
 namespace embc::runtime::cpu {
 
-using ::embc::runtime::Storage; // plan/Enums.h
+// The plan's storages (plan/Enums.h) and isRowwise (int8, int4 keep a
+// per-row scale and bias).
+using ::embc::runtime::isRowwise;
+using ::embc::runtime::Storage;
 
-/// The plan's spelling (f32, f16, bf16, int8, int4); throws
-/// std::invalid_argument for anything else.
-Storage parseStorage(const std::string &name);
-
-/// Row-wise storages (Int8, Int4) keep a per-row scale and bias.
-inline bool isRowwise(Storage s) { return s == Storage::Int8 || s == Storage::Int4; }
 /// Bytes of a row of D values in `storage`, scale and bias excluded (Int4
 /// needs an even D: D / 2 bytes).
 int64_t storageRowBytes(Storage storage, int64_t D);

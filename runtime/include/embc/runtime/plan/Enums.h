@@ -64,6 +64,8 @@ EMBC_PLAN_ENUM(ComputeType, F16, "precision", "fp32", "bf16", "fp16");
 /// A table's row storage (Table::storage, a kernel's "dequantize").
 enum class Storage : uint8_t { F32, F16, BF16, Int8, Int4 };
 EMBC_PLAN_ENUM(Storage, Int4, "storage", "f32", "f16", "bf16", "int8", "int4");
+/// Row-wise storages (int8, int4) keep a per-row scale and bias.
+inline bool isRowwise(Storage s) { return s == Storage::Int8 || s == Storage::Int4; }
 
 /// How an update of a quantised table rounds back to its storage.
 enum class Requantize : uint8_t { Stochastic };
