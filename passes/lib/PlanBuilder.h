@@ -40,7 +40,7 @@ template <class E> E planEnum(llvm::StringRef word) {
 
 inline rt::Initializer convertInit(InitializerAttr init) {
   rt::Initializer out;
-  out.kind = stringifyInitKind(init.getKind()).str();
+  out.kind = planEnum<rt::InitKind>(stringifyInitKind(init.getKind()));
   out.value = init.getValue();
   out.low = init.getLow();
   out.high = init.getHigh();

@@ -660,11 +660,11 @@ FailureOr<rt::Plan> PlanBuilder::build() {
   config.batchSize = training.getBatchSize();
   config.gradAccumulation = training.getGradAccumulation();
   config.gradClipNorm = training.getGradClipNorm();
-  config.lrSchedule = stringifyLrSchedule(training.getLrSchedule()).str();
+  config.lrSchedule = planEnum<rt::LrSchedule>(stringifyLrSchedule(training.getLrSchedule()));
   config.warmupSteps = training.getWarmupSteps();
   config.decaySteps = training.getDecaySteps();
   config.seed = uint64_t(training.getSeed());
-  config.precision = stringifyPrecision(training.getPrecision()).str();
+  config.precision = planEnum<rt::ComputeType>(stringifyPrecision(training.getPrecision()));
   // Ranks: what -emb-distribute inserted collectives for. A plan asking for
   // more ranks without them would train each rank on its own.
   auto planAttr = module->getAttrOfType<PlanAttr>(kPlanAttrName);
@@ -675,7 +675,7 @@ FailureOr<rt::Plan> PlanBuilder::build() {
            << planAttr.getDataParallel()
            << " but the module has no collectives: run -emb-distribute";
   step.walk([&](LossOp loss) {
-    config.loss = stringifyLossKind(loss.getKind()).str();
+    config.loss = planEnum<rt::LossKind>(stringifyLossKind(loss.getKind()));
   });
   // Per-example updates exist only as -emb-fuse's skipgram kernel: without
   // it (embc --no-fuse) the plan would silently train with batch updates.

@@ -143,21 +143,27 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
   double fanOut = shape.size() >= 2 ? double(shape[1]) : double(n);
   double a = 0, b = 0;
   enum { Const, Uniform, Normal } mode = Const;
-  if (init.kind == "zeros") {
+  switch (init.kind) {
+  case InitKind::Zeros:
     a = 0;
-  } else if (init.kind == "constant") {
+    break;
+  case InitKind::Constant:
     a = init.value;
-  } else if (init.kind == "uniform") {
+    break;
+  case InitKind::Uniform:
     mode = Uniform, a = init.low, b = init.high;
-  } else if (init.kind == "normal") {
+    break;
+  case InitKind::Normal:
     mode = Normal, a = init.mean, b = init.std;
-  } else if (init.kind == "xavier_uniform") {
+    break;
+  case InitKind::XavierUniform: {
     double limit = init.gain * std::sqrt(6.0 / (fanIn + fanOut));
     mode = Uniform, a = -limit, b = limit;
-  } else if (init.kind == "xavier_normal") {
+    break;
+  }
+  case InitKind::XavierNormal:
     mode = Normal, a = 0, b = init.gain * std::sqrt(2.0 / (fanIn + fanOut));
-  } else {
-    throw PlanError("unknown initializer '" + init.kind + "' for " + name);
+    break;
   }
   cpu::parallelFor(n, n > 65536, [&](int64_t iBegin, int64_t iEnd) {
     for (int64_t i = iBegin; i < iEnd; ++i) {
@@ -434,11 +440,11 @@ double embc::runtime::learningRateScale(const TrainingConfig &config,
                                         int64_t step) {
   if (step < config.warmupSteps)
     return double(step + 1) / double(config.warmupSteps);
-  if (config.lrSchedule == "constant" || config.decaySteps <= 0)
+  if (config.lrSchedule == LrSchedule::Constant || config.decaySteps <= 0)
     return 1.0;
   double t = std::min(1.0, double(step - config.warmupSteps) /
                                double(config.decaySteps));
-  if (config.lrSchedule == "linear")
+  if (config.lrSchedule == LrSchedule::Linear)
     return 1.0 - t;
   return 0.5 * (1.0 + std::cos(3.14159265358979323846 * t)); // cosine
 }

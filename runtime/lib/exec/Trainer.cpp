@@ -80,11 +80,11 @@ int labelIndex(const std::vector<data::FeatureSpec> &specs) {
 
 /// Loss of one example from its prediction, for the losses whose per-example
 /// form is closed (evaluation must not count the padding of a last batch).
-std::optional<double> exampleLoss(const std::string &loss, float z, float y) {
-  if (loss == "bce_with_logits")
+std::optional<double> exampleLoss(LossKind loss, float z, float y) {
+  if (loss == LossKind::BceWithLogits)
     return std::max(double(z), 0.0) - double(z) * y +
            std::log1p(std::exp(-std::abs(double(z))));
-  if (loss == "mse")
+  if (loss == LossKind::Mse)
     return (double(z) - y) * (double(z) - y);
   return std::nullopt;
 }
@@ -98,7 +98,7 @@ struct Outcomes {
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
   void add(const float *pred, int64_t width, const float *truth, const std::string &labelKind,
-           int64_t rows, double batchLoss, const std::string &lossKind) {
+           int64_t rows, double batchLoss, LossKind lossKind) {
     bool perExample = truth && width == 1 && exampleLoss(lossKind, 0, 0).has_value();
     if (!perExample)
       lossSum += batchLoss * double(rows);
@@ -667,7 +667,7 @@ TrainSummary Trainer::run() {
   if (options_.lossScale) {
     if (!plan_.config.lossScaling.enabled)
       throw std::runtime_error("--loss-scale is for fp16 plans with dynamic loss scaling; "
-                               "this plan's precision is " + plan_.config.precision);
+                               "this plan's precision is " + enumString(plan_.config.precision));
     executor_.setLossScale({*options_.lossScale, 0, 0});
   }
   if (!options_.resumeDir.empty()) {

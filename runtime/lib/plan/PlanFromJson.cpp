@@ -150,7 +150,7 @@ std::vector<std::string> roleWords() {
 Initializer readInitializer(const json &value, const std::string &path) {
   ObjectReader r(value, path);
   Initializer init;
-  init.kind = r.string("kind");
+  init.kind = r.word<InitKind>("kind", "initializer");
   init.value = r.number("value");
   init.low = r.number("low");
   init.high = r.number("high");
@@ -183,12 +183,12 @@ TrainingConfig readConfig(const json &value) {
   config.batchSize = r.integer("batch_size");
   config.gradAccumulation = r.integer("grad_accumulation");
   config.gradClipNorm = r.number("grad_clip_norm");
-  config.lrSchedule = r.string("lr_schedule");
+  config.lrSchedule = r.word<LrSchedule>("lr_schedule", "learning-rate schedule");
   config.warmupSteps = r.integer("warmup_steps");
   config.decaySteps = r.integer("decay_steps");
   config.seed = r.unsignedInteger("seed");
-  config.loss = r.string("loss");
-  config.precision = r.string("precision");
+  config.loss = r.word<LossKind>("loss", "loss");
+  config.precision = r.word<ComputeType>("precision", "precision");
   // -emb-quantize's loss scaling; plans written before it have none.
   if (value.contains("loss_scaling")) {
     ObjectReader ls(r.field("loss_scaling"), r.where("loss_scaling"));

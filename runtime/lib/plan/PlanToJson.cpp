@@ -30,7 +30,7 @@ json finite(double value, const std::string &path) {
 }
 
 json initializerJson(const Initializer &init, const std::string &path) {
-  return {{"kind", init.kind},
+  return {{"kind", enumString(init.kind)},
           {"value", finite(init.value, childPath(path, "value"))},
           {"low", finite(init.low, childPath(path, "low"))},
           {"high", finite(init.high, childPath(path, "high"))},
@@ -66,12 +66,12 @@ json configJson(const TrainingConfig &config) {
   return {{"batch_size", config.batchSize},
           {"grad_accumulation", config.gradAccumulation},
           {"grad_clip_norm", finite(config.gradClipNorm, "config.grad_clip_norm")},
-          {"lr_schedule", config.lrSchedule},
+          {"lr_schedule", enumString(config.lrSchedule)},
           {"warmup_steps", config.warmupSteps},
           {"decay_steps", config.decaySteps},
           {"seed", config.seed},
-          {"loss", config.loss},
-          {"precision", config.precision},
+          {"loss", enumString(config.loss)},
+          {"precision", enumString(config.precision)},
           {"loss_scaling", lossScalingJson(config.lossScaling)},
           {"micro_batches", config.microBatches},
           {"pipeline_stages", config.pipelineStages},

@@ -82,16 +82,13 @@ void validateConfig(const TrainingConfig &config) {
   if (config.gradClipNorm < 0)
     failAt("config.grad_clip_norm",
            "must be >= 0 (0 disables clipping), got " + std::to_string(config.gradClipNorm));
-  requireWord<LrSchedule>(config.lrSchedule, "config.lr_schedule", "learning-rate schedule");
   if (config.warmupSteps < 0)
     failAt("config.warmup_steps", "must be >= 0, got " + std::to_string(config.warmupSteps));
   if (config.decaySteps < 0)
     failAt("config.decay_steps", "must be >= 0, got " + std::to_string(config.decaySteps));
-  if (config.lrSchedule != "constant" && config.decaySteps == 0)
-    failAt("config.decay_steps", "must be positive for the '" + config.lrSchedule +
+  if (config.lrSchedule != LrSchedule::Constant && config.decaySteps == 0)
+    failAt("config.decay_steps", "must be positive for the '" + enumString(config.lrSchedule) +
                                      "' schedule");
-  requireWord<LossKind>(config.loss, "config.loss", "loss");
-  requireWord<ComputeType>(config.precision, "config.precision", "precision");
   // Dynamic loss scaling: checked even when disabled, so a plan never
   // carries a policy that would misbehave if switched on.
   const LossScaling &ls = config.lossScaling;
@@ -109,9 +106,10 @@ void validateConfig(const TrainingConfig &config) {
   if (ls.interval < 1)
     failAt("config.loss_scaling.interval",
            "must be at least 1 good step, got " + std::to_string(ls.interval));
-  if (ls.enabled && config.precision != "fp16")
+  if (ls.enabled && config.precision != ComputeType::F16)
     failAt("config.loss_scaling.enabled",
-           "loss scaling is for fp16 compute; the plan's precision is " + config.precision);
+           "loss scaling is for fp16 compute; the plan's precision is " +
+                                   enumString(config.precision));
   if (config.dataParallel < 1)
     failAt("config.data_parallel",
            "must be at least 1 (ranks), got " + std::to_string(config.dataParallel));
@@ -152,10 +150,6 @@ void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string 
            "buffer '" + buffer.name + "' at offset " + std::to_string(buffer.offset) +
                " with " + std::to_string(buffer.bytes) + " bytes ends past the arena (" +
                std::to_string(arenaBytes) + " bytes)");
-}
-
-void validateInitializer(const Initializer &init, const std::string &path) {
-  requireWord<InitKind>(init.kind, childPath(path, "kind"), "initializer");
 }
 
 void validateOptimizer(const Optimizer &opt, const std::vector<int32_t> &state,
@@ -448,7 +442,6 @@ void validateParam(const Param &param, const BufferRefs &refs, std::set<std::str
                                         dtypeName(grad.dtype) + shapeText(grad.shape) +
                                         " but the parameter is " + dtypeName(values.dtype) +
                                         shapeText(values.shape));
-  validateInitializer(param.init, childPath(path, "init"));
   validateOptimizer(param.optimizer, param.state, refs, path);
 }
 
@@ -500,7 +493,6 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
     failAt(valuesPath, "gradient values buffer '" + grads.name + "' must be f32" +
                            shapeText(gradShape) + " (rows capacity x dim), got " +
                            dtypeName(grads.dtype) + shapeText(grads.shape));
-  validateInitializer(table.init, childPath(path, "init"));
   validateOptimizer(table.optimizer, table.state, refs, path);
 }
 

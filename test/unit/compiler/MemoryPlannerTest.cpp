@@ -197,7 +197,7 @@ TEST(MemoryPlanner, PlannedPlanReusesAndValidates) {
   rt::Plan plan = chainPlan();
   plan.model = "chain";
   plan.config.batchSize = 1;
-  plan.config.loss = "mse";
+  plan.config.loss = embc::runtime::LossKind::Mse;
   planMemory(plan, Strategy::Sequential);
   int64_t sequential = plan.arenaBytes;
   planMemory(plan, Strategy::GreedyBySize);
@@ -231,7 +231,7 @@ TEST(MemoryPlanner, ValidationRefusesBadMemoryFields) {
     rt::Plan plan = chainPlan();
     plan.model = "chain";
     plan.config.batchSize = 1;
-    plan.config.loss = "mse";
+    plan.config.loss = embc::runtime::LossKind::Mse;
     planMemory(plan, Strategy::GreedyBySize);
     spoil(plan);
     std::string error;

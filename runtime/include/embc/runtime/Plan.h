@@ -102,7 +102,7 @@ struct Buffer {
 };
 
 struct Initializer {
-  std::string kind = "zeros"; ///< zeros, constant, uniform, normal, xavier_uniform, xavier_normal
+  InitKind kind = InitKind::Zeros;
   double value = 0, low = 0, high = 0, mean = 0, std = 0, gain = 1;
 };
 
@@ -276,11 +276,11 @@ struct TrainingConfig {
   int64_t batchSize = 0;
   int64_t gradAccumulation = 1; ///< micro-steps per optimizer update
   double gradClipNorm = 0;      ///< 0: no clipping
-  std::string lrSchedule = "constant"; ///< constant, linear, cosine
+  LrSchedule lrSchedule = LrSchedule::Constant;
   int64_t warmupSteps = 0, decaySteps = 0;
   uint64_t seed = 0;
-  std::string loss;             ///< bce_with_logits, mse, softmax_ce, neg_sampling
-  std::string precision = "fp32";
+  LossKind loss = LossKind::BceWithLogits;
+  ComputeType precision = ComputeType::F32; ///< dense compute precision
   LossScaling lossScaling;
   int64_t microBatches = 1;   ///< per batch, each batchSize / microBatches examples
   int64_t pipelineStages = 1;

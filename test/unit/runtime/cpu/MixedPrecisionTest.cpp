@@ -333,8 +333,8 @@ Plan lossScaledPlan(bool packed, double initialScale, int64_t interval) {
   Plan p;
   p.model = "scaled";
   p.config.batchSize = 2;
-  p.config.loss = "mse";
-  p.config.precision = "fp16";
+  p.config.loss = embc::runtime::LossKind::Mse;
+  p.config.precision = embc::runtime::ComputeType::F16;
   p.config.lossScaling.enabled = true;
   p.config.lossScaling.initial = initialScale;
   p.config.lossScaling.interval = interval;
@@ -348,14 +348,14 @@ Plan lossScaledPlan(bool packed, double initialScale, int64_t interval) {
 
   Param w;
   w.name = "w";
-  w.init.kind = "constant";
+  w.init.kind = embc::runtime::InitKind::Constant;
   w.init.value = 0.25;
   w.optimizer = adam;
   Table t;
   t.name = "t";
   t.rows = 4;
   t.dim = 2;
-  t.init.kind = "constant";
+  t.init.kind = embc::runtime::InitKind::Constant;
   t.init.value = 0.5;
   t.optimizer = adam;
   auto state = [&](const std::string &n, std::vector<int64_t> shape) {

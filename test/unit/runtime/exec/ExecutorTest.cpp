@@ -20,13 +20,13 @@ TEST(LearningRate, WarmupThenSchedules) {
   EXPECT_DOUBLE_EQ(learningRateScale(c, 0), 0.25);
   EXPECT_DOUBLE_EQ(learningRateScale(c, 3), 1.0);
   EXPECT_DOUBLE_EQ(learningRateScale(c, 100), 1.0); // constant
-  c.lrSchedule = "linear";
+  c.lrSchedule = embc::runtime::LrSchedule::Linear;
   c.decaySteps = 10;
   EXPECT_DOUBLE_EQ(learningRateScale(c, 4), 1.0);
   EXPECT_DOUBLE_EQ(learningRateScale(c, 9), 0.5);
   EXPECT_DOUBLE_EQ(learningRateScale(c, 14), 0.0);
   EXPECT_DOUBLE_EQ(learningRateScale(c, 50), 0.0);
-  c.lrSchedule = "cosine";
+  c.lrSchedule = embc::runtime::LrSchedule::Cosine;
   EXPECT_NEAR(learningRateScale(c, 9), 0.5, 1e-12);
   EXPECT_NEAR(learningRateScale(c, 14), 0.0, 1e-12);
 }
@@ -55,14 +55,14 @@ Plan denseMsePlan() {
   Plan p;
   p.model = "tiny";
   p.config.batchSize = 2;
-  p.config.loss = "mse";
+  p.config.loss = embc::runtime::LossKind::Mse;
   int32_t x = addBuffer(p, "x", BufferRole::Input, DType::F32, {2, 2});
   int32_t label = addBuffer(p, "label", BufferRole::Input, DType::F32, {2, 1});
   Param w;
   w.name = "w";
   w.buffer = addBuffer(p, "w", BufferRole::Param, DType::F32, {2, 1});
   w.grad = addBuffer(p, "dw", BufferRole::Grad, DType::F32, {2, 1});
-  w.init.kind = "constant";
+  w.init.kind = embc::runtime::InitKind::Constant;
   w.init.value = 0.5;
   w.optimizer.kind = embc::runtime::OptimizerKind::Sgd;
   w.optimizer.lr = 0.1;

@@ -156,7 +156,7 @@ TEST(PlanRoundTrip, ADefaultPlanWithTheMinimumIsValid) {
   // Only what validation requires: a config, one buffer for the loss.
   Plan plan;
   plan.config.batchSize = 1;
-  plan.config.loss = "mse";
+  plan.config.loss = embc::runtime::LossKind::Mse;
   Buffer loss;
   loss.name = "loss";
   loss.shape = {1};

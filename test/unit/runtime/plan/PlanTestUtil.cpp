@@ -65,12 +65,12 @@ Plan samplePlan() {
   plan.config.batchSize = 4;
   plan.config.gradAccumulation = 2;
   plan.config.gradClipNorm = 1.5;
-  plan.config.lrSchedule = "cosine";
+  plan.config.lrSchedule = embc::runtime::LrSchedule::Cosine;
   plan.config.warmupSteps = 10;
   plan.config.decaySteps = 100;
   plan.config.seed = (uint64_t(1) << 63) + 5; // above int64: must stay unsigned
-  plan.config.loss = "bce_with_logits";
-  plan.config.precision = "bf16";
+  plan.config.loss = embc::runtime::LossKind::BceWithLogits;
+  plan.config.precision = embc::runtime::ComputeType::BF16;
 
   const int64_t batch = 4, hotness = 2, capacity = batch * hotness;
   addBuffer(plan, "emb_table", BufferRole::Table, DType::F32, {10, 8});
@@ -99,7 +99,7 @@ Plan samplePlan() {
   weight.buffer = kWeight;
   weight.grad = kWeightGrad;
   weight.state = {kWeightMoment1, kWeightMoment2};
-  weight.init.kind = "xavier_uniform";
+  weight.init.kind = embc::runtime::InitKind::XavierUniform;
   weight.init.value = 0.5;
   weight.init.low = -0.25;
   weight.init.high = 0.75;
@@ -125,7 +125,7 @@ Plan samplePlan() {
   table.gradRows = kTableGradRows;
   table.gradValues = kTableGradValues;
   table.state = {kTableAccumulator};
-  table.init.kind = "uniform";
+  table.init.kind = embc::runtime::InitKind::Uniform;
   table.init.value = 3;
   table.init.low = -0.1;
   table.init.high = 0.1;

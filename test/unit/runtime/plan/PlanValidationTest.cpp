@@ -93,7 +93,7 @@ TEST(PlanValidation, EmptyBufferName) {
 TEST(PlanValidation, ArenaMustBePositive) {
   Plan plan;
   plan.config.batchSize = 1;
-  plan.config.loss = "mse";
+  plan.config.loss = embc::runtime::LossKind::Mse;
   EXPECT_EQ(errorFor(plan), "arena_bytes: must be positive, got 0");
 }
 
@@ -342,15 +342,15 @@ TEST(PlanValidation, Config) {
             "config.grad_accumulation: must be at least 1, got 0");
   EXPECT_EQ(errorAfter([](Plan &p) { p.config.dataParallel = 0; }),
             "config.data_parallel: must be at least 1 (ranks), got 0");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.config.lrSchedule = "step"; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["lr_schedule"] = "step"; }),
             "config.lr_schedule: unknown learning-rate schedule 'step' (expected constant, "
             "linear or cosine)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.config.decaySteps = 0; }),
             "config.decay_steps: must be positive for the 'cosine' schedule");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.config.loss = ""; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["loss"] = ""; }),
             "config.loss: unknown loss '' (expected bce_with_logits, mse, softmax_ce or "
             "neg_sampling)");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.config.precision = "fp8"; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["precision"] = "fp8"; }),
             "config.precision: unknown precision 'fp8' (expected fp32, bf16 or fp16)");
 }
 
@@ -364,7 +364,7 @@ TEST(PlanValidation, OptimizerAndInitializerWords) {
                 [](json &b) { b["params"][0]["optimizer"]["weight_decay_mode"] = "eager"; }),
             "params[0].optimizer.weight_decay_mode: unknown weight decay mode 'eager' (expected "
             "lazy or global)");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].init.kind = "he"; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["params"][0]["init"]["kind"] = "he"; }),
             "params[0].init.kind: unknown initializer 'he' (expected zeros, constant, uniform, "
             "normal, xavier_uniform or xavier_normal)");
 }
