@@ -288,7 +288,14 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
              << "it to data";
     rt::Input input;
     input.feature = feature.str();
-    input.role = role.str();
+    StringRef roleWord = role.getValue();
+    std::optional<rt::InputRole> inputRole =
+        rt::parseEnum<rt::InputRole>(std::string_view(roleWord.data(), roleWord.size()));
+    if (!inputRole)
+      return step.emitOpError("argument ")
+             << i << " has emb.role '" << roleWord << "', not one of "
+             << rt::enumChoices<rt::InputRole>();
+    input.role = *inputRole;
     auto source = step.getArgAttrOfType<StringAttr>(i, kSourceArgAttrName);
     input.source = source ? source.str() : input.feature;
     auto type = cast<RankedTensorType>(arg.getType());
@@ -304,7 +311,7 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
       input.power = power.getValueAsDouble();
     FailureOr<int32_t> buffer =
         valueBuffer(step, arg, rt::BufferRole::Input,
-                    "input/" + input.feature + "/" + input.role);
+                    "input/" + input.feature + "/" + rt::enumString(input.role));
     if (failed(buffer))
       return failure();
     input.buffer = *buffer;

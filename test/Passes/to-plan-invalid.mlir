@@ -139,6 +139,21 @@ module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer 
 
 // -----
 
+// ... and the role is one the plan knows.
+module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
+  emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
+  // expected-error @+1 {{'func.func' op argument 1 has emb.role 'target', not one of dense, ids, offsets, weights, label or negatives}}
+  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
+                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "target"}) -> (tensor<f32>, tensor<4x1xf32>) {
+    %w = emb.get @w : tensor<3x1xf32>
+    %p = emb.dense %x, %w : tensor<4x3xf32>, tensor<3x1xf32> -> tensor<4x1xf32>
+    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
+    return %l, %p : tensor<f32>, tensor<4x1xf32>
+  }
+}
+
+// -----
+
 // The CPU runtime trains f32 parameters and computes in f32 (or f64).
 module attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
   // expected-error @+1 {{'emb.param' op has element type 'bf16'; the CPU runtime trains f32 parameters}}

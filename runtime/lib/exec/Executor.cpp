@@ -33,23 +33,31 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
     }
     inputFeature.push_back(f);
     data::FeatureSpec &s = specs[f];
-    if (in.role == "dense") {
+    switch (in.role) {
+    case InputRole::Dense:
       s.kind = data::FeatureKind::Dense;
       s.width = in.width;
-    } else if (in.role == "ids") {
+      break;
+    case InputRole::Ids:
       s.kind = data::FeatureKind::Sparse;
       s.vocab = in.vocab;
       s.hotness = in.hotness;
-    } else if (in.role == "weights") {
+      break;
+    case InputRole::Weights:
       s.weighted = true;
-    } else if (in.role == "negatives") {
+      break;
+    case InputRole::Negatives:
       s.kind = data::FeatureKind::Negatives;
       s.count = in.width;
       s.vocab = in.vocab;
       s.power = in.power;
-    } else if (in.role == "label") {
+      break;
+    case InputRole::Label:
       s.kind = data::FeatureKind::Label;
       s.labelKind = in.labelKind;
+      break;
+    case InputRole::Offsets:
+      break; // the ids' bags: set with them
     }
   }
   return specs;
@@ -307,7 +315,7 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       int64_t capacity = numel(buf);
       if (int64_t(values.size()) > capacity ||
           (!buf.dynamic && int64_t(values.size()) != capacity))
-        throw data::DataError("feature '" + in.feature + "' (" + in.role +
+        throw data::DataError("feature '" + in.feature + "' (" + enumString(in.role) +
                               ") has " + std::to_string(values.size()) +
                               " values; its buffer holds " +
                               std::to_string(capacity));
@@ -319,21 +327,26 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       backend_->loadInput(state_, in.buffer, values.data(),
                           int64_t(values.size() * sizeof(*dst)));
     };
-    if (in.role == "dense")
+    switch (in.role) {
+    case InputRole::Dense:
       copy(fb.dense, data<float>(in.buffer));
-    else if (in.role == "ids")
+      break;
+    case InputRole::Ids:
       copy(fb.ids, data<int64_t>(in.buffer));
-    else if (in.role == "offsets")
+      break;
+    case InputRole::Offsets:
       copy(fb.offsets, data<int64_t>(in.buffer));
-    else if (in.role == "weights")
+      break;
+    case InputRole::Weights:
       copy(fb.weights, data<float>(in.buffer));
-    else if (in.role == "negatives")
+      break;
+    case InputRole::Negatives:
       copy(fb.negatives, data<int64_t>(in.buffer));
-    else if (in.role == "label")
+      break;
+    case InputRole::Label:
       copy(fb.label, data<float>(in.buffer));
-    else
-      throw PlanError("input '" + in.feature + "' has unknown role '" +
-                      in.role + "'");
+      break;
+    }
   }
 }
 

@@ -340,7 +340,7 @@ Input readInput(const json &value, const std::string &path) {
   Input input;
   input.feature = r.string("feature");
   input.source = r.string("source");
-  input.role = r.string("role");
+  input.role = r.word<InputRole>("role", "input role");
   input.buffer = r.index("buffer");
   input.width = r.integer("width");
   input.vocab = r.integer("vocab");

@@ -148,7 +148,7 @@ json tableJson(const Table &table, const std::string &path) {
 json inputJson(const Input &input, const std::string &path) {
   return {{"feature", input.feature},
           {"source", input.source},
-          {"role", input.role},
+          {"role", enumString(input.role)},
           {"buffer", input.buffer},
           {"width", input.width},
           {"vocab", input.vocab},

@@ -499,7 +499,6 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
 void validateInput(const Input &input, const BufferRefs &refs, const std::string &path) {
   if (input.feature.empty())
     failAt(childPath(path, "feature"), "must not be empty");
-  requireWord<InputRole>(input.role, childPath(path, "role"), "input role");
   refs.withRole(input.buffer, BufferRole::Input, childPath(path, "buffer"));
   if (input.width < 0)
     failAt(childPath(path, "width"), "must be >= 0, got " + std::to_string(input.width));
@@ -509,10 +508,11 @@ void validateInput(const Input &input, const BufferRefs &refs, const std::string
   if (input.hotness < 1)
     failAt(childPath(path, "hotness"), "must be at least 1, got " + std::to_string(input.hotness));
   std::string kindPath = childPath(path, "label_kind");
-  if (input.role == "label")
+  if (input.role == InputRole::Label)
     requireWord<LabelKind>(input.labelKind, kindPath, "label kind");
   else if (!input.labelKind.empty())
-    failAt(kindPath, "only a label input has a label kind, this is a '" + input.role + "' input");
+    failAt(kindPath, "only a label input has a label kind, this is a '" + enumString(input.role) +
+                          "' input");
 }
 
 void validateKernels(const Plan &plan, const std::vector<Kernel> &kernels, const BufferRefs &refs,

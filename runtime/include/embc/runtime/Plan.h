@@ -221,7 +221,7 @@ struct TableBatch {
 struct Input {
   std::string feature;  ///< the model's feature name
   std::string source;   ///< column of the data source (defaults to feature)
-  std::string role;     ///< dense, ids, offsets, weights, label, negatives
+  InputRole role = InputRole::Dense;
   int32_t buffer = -1;
   int64_t width = 0;    ///< dense: columns; negatives: count
   int64_t vocab = 0;    ///< ids / negatives: raw id range (0 = unbounded, hashed)

@@ -412,10 +412,10 @@ Plan lossScaledPlan(bool packed, double initialScale, int64_t interval) {
   int32_t e = act("e", {2, 2}), h = act("h", {2, 4}), y = act("y", {2, 1}), loss = act("loss", {1});
   int32_t dy = act("dy", {2, 1}), dw = act("dw_step", {4, 1}), dh = act("dh", {2, 4});
   int32_t de = act("de", {2, 2}), rowsGrad = act("rows_grad", {2, 2}, true);
-  p.inputs = {{"x", "x", "dense", x, 2},
-              {"f", "f", "ids", ids, 0, 4},
-              {"f", "f", "offsets", offsets},
-              {"label", "label", "label", label}};
+  p.inputs = {{"x", "x", embc::runtime::InputRole::Dense, x, 2},
+              {"f", "f", embc::runtime::InputRole::Ids, ids, 0, 4},
+              {"f", "f", embc::runtime::InputRole::Offsets, offsets},
+              {"label", "label", embc::runtime::InputRole::Label, label}};
   p.inputs[3].labelKind = "real";
   nlohmann::json fp16 = {{"compute", "fp16"}};
   p.step = {{"lookup", {ids, offsets}, {e}, {{"table", 0}, {"pooling", "sum"}}},

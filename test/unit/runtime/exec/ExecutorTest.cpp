@@ -71,7 +71,7 @@ Plan denseMsePlan() {
   int32_t loss = addBuffer(p, "loss", BufferRole::Activation, DType::F32, {1});
   int32_t dy = addBuffer(p, "dy", BufferRole::Activation, DType::F32, {2, 1});
   int32_t dw = addBuffer(p, "dw_step", BufferRole::Activation, DType::F32, {2, 1});
-  p.inputs = {{"x", "x", "dense", x, 2}, {"label", "label", "label", label, 0}};
+  p.inputs = {{"x", "x", embc::runtime::InputRole::Dense, x, 2}, {"label", "label", embc::runtime::InputRole::Label, label, 0}};
   p.inputs[1].labelKind = "real";
   p.step = {{"dense", {x, w.buffer}, {y}},
             {"loss", {y, label}, {loss}, {{"kind", "mse"}}},
@@ -137,7 +137,7 @@ TEST(Executor, RefusesIdsOutsideTheTable) {
   t.buffer = addBuffer(p, "table", BufferRole::Table, DType::F32, {3, 2});
   p.tables.push_back(t);
   int32_t y = addBuffer(p, "y", BufferRole::Activation, DType::F32, {1, 2});
-  p.inputs = {{"f", "f", "ids", ids, 0, 3}, {"f", "f", "offsets", offsets}};
+  p.inputs = {{"f", "f", embc::runtime::InputRole::Ids, ids, 0, 3}, {"f", "f", embc::runtime::InputRole::Offsets, offsets}};
   p.step = {{"lookup", {ids, offsets}, {y}, {{"table", 0}, {"pooling", "sum"}}}};
   p.forwardKernels = 1;
   p.lossBuffer = p.predictionBuffer = y;

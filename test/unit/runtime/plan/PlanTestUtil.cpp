@@ -46,7 +46,7 @@ Kernel kernel(const std::string &op, std::vector<int32_t> inputs, std::vector<in
   return k;
 }
 
-Input input(const std::string &feature, const std::string &source, const std::string &role,
+Input input(const std::string &feature, const std::string &source, InputRole role,
             int32_t buffer) {
   Input in;
   in.feature = feature;
@@ -143,15 +143,15 @@ Plan samplePlan() {
   table.optimizer.weightDecayMode = embc::runtime::WeightDecayMode::Lazy;
   plan.tables.push_back(table);
 
-  Input dense = input("d0", "I1", "dense", kDenseInput);
+  Input dense = input("d0", "I1", InputRole::Dense, kDenseInput);
   dense.width = 1;
   dense.power = 0.5;
-  Input ids = input("c0", "C1", "ids", kIdsInput);
+  Input ids = input("c0", "C1", InputRole::Ids, kIdsInput);
   ids.vocab = 1000;
   ids.hotness = hotness;
-  Input offsets = input("c0", "C1", "offsets", kOffsetsInput);
+  Input offsets = input("c0", "C1", InputRole::Offsets, kOffsetsInput);
   offsets.hotness = hotness;
-  Input label = input("click", "label", "label", kLabelInput);
+  Input label = input("click", "label", InputRole::Label, kLabelInput);
   label.labelKind = "binary";
   plan.inputs = {dense, ids, offsets, label};
 

@@ -246,7 +246,7 @@ TEST(PlanValidation, ParamAndTableNamesAreUnique) {
 TEST(PlanValidation, Inputs) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].buffer = kPooled; }),
             "inputs[0].buffer: buffer 12 'pooled' has role activation, expected input");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].role = "sparse"; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["inputs"][1]["role"] = "sparse"; }),
             "inputs[1].role: unknown input role 'sparse' (expected dense, ids, offsets, "
             "weights, label or negatives)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].hotness = 0; }),
