@@ -299,14 +299,14 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
     const rt::TableBatch &b = plan.tableBatches[batch->second];
     k.attrs["batch"] = batch->second;
     if (b.storage != rt::Storage::F32)
-      k.attrs["requantize"] = "stochastic";
+      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
     k.outputs = {b.buffer};
     k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
   } else {
     int32_t t = tableIndex.lookup(update.getTarget());
     k.attrs["table"] = t;
     if (plan.tables[t].storage != rt::Storage::F32)
-      k.attrs["requantize"] = "stochastic";
+      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
     k.outputs = {plan.tables[t].buffer};
     k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());
   }

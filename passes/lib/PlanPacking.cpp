@@ -173,7 +173,7 @@ std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale
     k.op = "update_table";
     k.attrs["batch"] = batch->second;
     if (b.storage != rt::Storage::F32)
-      k.attrs["requantize"] = "stochastic";
+      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
     k.inputs = {b.gradRows, b.gradValues};
     k.outputs = {b.buffer};
     k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());

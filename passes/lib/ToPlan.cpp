@@ -305,8 +305,14 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp step) {
       input.vocab = vocab.getInt();
     if (auto hot = step.getArgAttrOfType<IntegerAttr>(i, kHotnessArgAttrName))
       input.hotness = hot.getInt();
-    if (auto kind = step.getArgAttrOfType<StringAttr>(i, kLabelKindArgAttrName))
-      input.labelKind = kind.str();
+    if (auto kind = step.getArgAttrOfType<StringAttr>(i, kLabelKindArgAttrName)) {
+      StringRef word = kind.getValue();
+      input.labelKind = rt::parseEnum<rt::LabelKind>(std::string_view(word.data(), word.size()));
+      if (!input.labelKind)
+        return step.emitOpError("argument ")
+               << i << " has emb.label_kind '" << word << "', not one of "
+               << rt::enumChoices<rt::LabelKind>();
+    }
     if (auto power = step.getArgAttrOfType<FloatAttr>(i, kPowerArgAttrName))
       input.power = power.getValueAsDouble();
     FailureOr<int32_t> buffer =
@@ -535,7 +541,7 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
         k.op = "update_table";
         k.attrs["table"] = t;
         if (table.storage != rt::Storage::F32)
-          k.attrs["requantize"] = "stochastic";
+          k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
         k.inputs = {table.gradRows, table.gradValues};
         k.outputs = {table.buffer};
         k.outputs.insert(k.outputs.end(), table.state.begin(), table.state.end());

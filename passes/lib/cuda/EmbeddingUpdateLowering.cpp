@@ -34,7 +34,7 @@ namespace {
 /// A quantised update must say "requantize": "stochastic" (QuantizedBindings.cpp).
 void expectRequantize(const rt::Kernel &k, const Target &t) {
   if (t.storage.quantised() &&
-      (!k.attrs.contains("requantize") || k.attrs["requantize"] != "stochastic"))
+      (!k.attrs.contains("requantize") || k.attrs["requantize"] != rt::enumString(rt::Requantize::Stochastic)))
     throw CodegenError("updates '" + t.name + "' stored as " + t.storage.name +
                        " but does not say \"requantize\": \"stochastic\"");
 }

@@ -54,7 +54,7 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
       break;
     case InputRole::Label:
       s.kind = data::FeatureKind::Label;
-      s.labelKind = in.labelKind;
+      s.labelKind = in.labelKind ? enumString(*in.labelKind) : "";
       break;
     case InputRole::Offsets:
       break; // the ids' bags: set with them

@@ -316,7 +316,7 @@ BoundKernel bindQuantizedUpdate(const Binder &b) {
   Target t = updateTarget(b);
   if (!quantised(t))
     return nullptr;
-  if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != "stochastic")
+  if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != enumString(Requantize::Stochastic))
     b.fail("updates '" + t.name + "' stored as " + enumString(t.storage) +
            " but does not say \"requantize\": \"stochastic\"");
   return b.k.op == "update_table" ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);

@@ -345,7 +345,8 @@ Input readInput(const json &value, const std::string &path) {
   input.width = r.integer("width");
   input.vocab = r.integer("vocab");
   input.hotness = r.integer("hotness");
-  input.labelKind = r.string("label_kind");
+  if (!r.string("label_kind").empty())
+    input.labelKind = r.word<LabelKind>("label_kind", "label kind");
   input.power = r.number("power");
   r.finish();
   return input;

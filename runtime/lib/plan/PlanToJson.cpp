@@ -153,7 +153,7 @@ json inputJson(const Input &input, const std::string &path) {
           {"width", input.width},
           {"vocab", input.vocab},
           {"hotness", input.hotness},
-          {"label_kind", input.labelKind},
+          {"label_kind", input.labelKind ? enumString(*input.labelKind) : ""},
           {"power", finite(input.power, childPath(path, "power"))}};
 }
 

@@ -508,11 +508,11 @@ void validateInput(const Input &input, const BufferRefs &refs, const std::string
   if (input.hotness < 1)
     failAt(childPath(path, "hotness"), "must be at least 1, got " + std::to_string(input.hotness));
   std::string kindPath = childPath(path, "label_kind");
-  if (input.role == InputRole::Label)
-    requireWord<LabelKind>(input.labelKind, kindPath, "label kind");
-  else if (!input.labelKind.empty())
+  if (input.role == InputRole::Label && !input.labelKind)
+    failAt(kindPath, "unknown label kind '' (expected " + enumChoices<LabelKind>() + ")");
+  if (input.role != InputRole::Label && input.labelKind)
     failAt(kindPath, "only a label input has a label kind, this is a '" + enumString(input.role) +
-                          "' input");
+                         "' input");
 }
 
 void validateKernels(const Plan &plan, const std::vector<Kernel> &kernels, const BufferRefs &refs,

@@ -226,7 +226,7 @@ struct Input {
   int64_t width = 0;    ///< dense: columns; negatives: count
   int64_t vocab = 0;    ///< ids / negatives: raw id range (0 = unbounded, hashed)
   int64_t hotness = 1;  ///< ids: max ids per example
-  std::string labelKind; ///< label: binary, real, class
+  std::optional<LabelKind> labelKind; ///< label inputs only ("" in the file otherwise)
   double power = 0.75;  ///< negatives: unigram exponent
 };
 

@@ -416,7 +416,7 @@ Plan lossScaledPlan(bool packed, double initialScale, int64_t interval) {
               {"f", "f", embc::runtime::InputRole::Ids, ids, 0, 4},
               {"f", "f", embc::runtime::InputRole::Offsets, offsets},
               {"label", "label", embc::runtime::InputRole::Label, label}};
-  p.inputs[3].labelKind = "real";
+  p.inputs[3].labelKind = embc::runtime::LabelKind::Real;
   nlohmann::json fp16 = {{"compute", "fp16"}};
   p.step = {{"lookup", {ids, offsets}, {e}, {{"table", 0}, {"pooling", "sum"}}},
             {"concat", {x, e}, {h}},

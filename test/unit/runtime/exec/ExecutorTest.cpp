@@ -72,7 +72,7 @@ Plan denseMsePlan() {
   int32_t dy = addBuffer(p, "dy", BufferRole::Activation, DType::F32, {2, 1});
   int32_t dw = addBuffer(p, "dw_step", BufferRole::Activation, DType::F32, {2, 1});
   p.inputs = {{"x", "x", embc::runtime::InputRole::Dense, x, 2}, {"label", "label", embc::runtime::InputRole::Label, label, 0}};
-  p.inputs[1].labelKind = "real";
+  p.inputs[1].labelKind = embc::runtime::LabelKind::Real;
   p.step = {{"dense", {x, w.buffer}, {y}},
             {"loss", {y, label}, {loss}, {{"kind", "mse"}}},
             {"loss_grad", {y, label}, {dy}, {{"kind", "mse"}}},

@@ -152,7 +152,7 @@ Plan samplePlan() {
   Input offsets = input("c0", "C1", InputRole::Offsets, kOffsetsInput);
   offsets.hotness = hotness;
   Input label = input("click", "label", InputRole::Label, kLabelInput);
-  label.labelKind = "binary";
+  label.labelKind = LabelKind::Binary;
   plan.inputs = {dense, ids, offsets, label};
 
   // Catalogue kernels (KernelCatalogue.h) with every kind of attribute:

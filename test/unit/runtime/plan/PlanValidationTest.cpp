@@ -251,9 +251,9 @@ TEST(PlanValidation, Inputs) {
             "weights, label or negatives)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].hotness = 0; }),
             "inputs[1].hotness: must be at least 1, got 0");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[3].labelKind = "ordinal"; }),
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["inputs"][3]["label_kind"] = "ordinal"; }),
             "inputs[3].label_kind: unknown label kind 'ordinal' (expected binary, real or class)");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].labelKind = "binary"; }),
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].labelKind = LabelKind::Binary; }),
             "inputs[0].label_kind: only a label input has a label kind, this is a 'dense' input");
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[2].feature.clear(); }),
             "inputs[2].feature: must not be empty");
