@@ -13,6 +13,7 @@
 
 #include "embc/dialect/EmbDialect.h"
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"

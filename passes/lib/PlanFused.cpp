@@ -74,7 +74,7 @@ static std::string scratchName(rt::Plan &plan, StringRef what) {
 
 FailureOr<rt::Kernel> PlanBuilder::lowerFusedLookup(FusedOp fused) {
   rt::Kernel k;
-  k.op = "fused_lookup";
+  k.op = rt::kernelName(rt::KernelOp::FusedLookup);
   nlohmann::json members = nlohmann::json::array();
   for (LookupOp lookup : opsOf<LookupOp>(fused)) {
     auto hash = lookup.getIds().getDefiningOp<HashOp>();
@@ -109,7 +109,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseAct(FusedOp fused) {
   auto dense = firstOf<DenseOp>(fused);
   auto act = firstOf<ActivationOp>(fused);
   rt::Kernel k;
-  k.op = "dense_act";
+  k.op = rt::kernelName(rt::KernelOp::DenseAct);
   k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str() : "none";
   k.attrs["bias"] = bool(dense.getBias());
   for (Value v : dense->getOperands())
@@ -129,7 +129,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseActGrad(FusedOp fused) {
   for (auto acc : opsOf<AccumulateGradOp>(fused))
     (acc.getGrad() == weight.getResult() ? accW : accB) = acc;
   rt::Kernel k;
-  k.op = "dense_act_grad";
+  k.op = rt::kernelName(rt::KernelOp::DenseActGrad);
   k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str() : "none";
   k.attrs["from_output"] = act && act.getFromOutput();
   k.attrs["bias"] = bool(bias);
@@ -160,7 +160,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseActGrad(FusedOp fused) {
 
 FailureOr<rt::Kernel> PlanBuilder::lowerElementwise(FusedOp fused) {
   rt::Kernel k;
-  k.op = "elementwise";
+  k.op = rt::kernelName(rt::KernelOp::Elementwise);
   Block &body = fused.getBody().front();
   DenseMap<Value, int64_t> refOf; // inputs first, then one ref per step
   SmallVector<Value> inputs;
@@ -212,7 +212,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcat(FusedOp fused) {
   auto inter = firstOf<InteractionOp>(fused);
   auto concat = firstOf<ConcatOp>(fused);
   rt::Kernel k;
-  k.op = "interaction_concat";
+  k.op = rt::kernelName(rt::KernelOp::InteractionConcat);
   int64_t copies = 0, position = -1;
   for (Value v : concat.getInputs()) {
     if (v == inter.getResult()) {
@@ -241,7 +241,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
   llvm::sort(copies, [](SliceOp a, SliceOp b) { return a.getOffset() < b.getOffset(); });
 
   rt::Kernel k;
-  k.op = "interaction_concat_grad";
+  k.op = rt::kernelName(rt::KernelOp::InteractionConcatGrad);
   k.inputs.push_back(read(interSlice.getInput()));
   for (Value v : grad.getInputs())
     k.inputs.push_back(read(v));
@@ -292,7 +292,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
 FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
   auto update = firstOf<UpdateOp>(fused);
   rt::Kernel k;
-  k.op = "embedding_update";
+  k.op = rt::kernelName(rt::KernelOp::EmbeddingUpdate);
   k.attrs["grad_scale"] = 1.0 / double(plan.config.gradAccumulation *
                                        plan.config.microBatches * plan.config.dataParallel);
   if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
@@ -371,7 +371,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerSkipgram(FusedOp fused) {
   auto training = fused->getParentOfType<ModuleOp>()->getAttrOfType<TrainingAttr>(
       kTrainingAttrName);
   rt::Kernel k;
-  k.op = "skipgram_step";
+  k.op = rt::kernelName(rt::KernelOp::SkipgramStep);
   k.attrs["mode"] = stringifyEmbeddingUpdates(training.getEmbeddingUpdates()).str();
   k.inputs = {read(center.getIds()), read(center.getOffsets()), read(context.getIds()),
               read(context.getOffsets()), read(negatives.getIds())};

@@ -161,7 +161,7 @@ std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale
   k.attrs["grad_scale"] = gradScale;
   if (auto pack = packIndex.find(op.getTarget()); pack != packIndex.end()) {
     const rt::ParamPack &p = plan.packs[pack->second];
-    k.op = "update_packed";
+    k.op = rt::kernelName(rt::KernelOp::UpdatePacked);
     k.attrs["pack"] = pack->second;
     k.inputs = {p.grad};
     k.outputs = {p.buffer};
@@ -170,7 +170,7 @@ std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale
   }
   if (auto batch = batchIndex.find(op.getTarget()); batch != batchIndex.end()) {
     const rt::TableBatch &b = plan.tableBatches[batch->second];
-    k.op = "update_table";
+    k.op = rt::kernelName(rt::KernelOp::UpdateTable);
     k.attrs["batch"] = batch->second;
     if (b.storage != rt::Storage::F32)
       k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);

@@ -530,7 +530,7 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
       auto param = paramIndex.find(upd.getTarget());
       if (param != paramIndex.end()) {
         const rt::Param &p = plan.params[param->second];
-        k.op = "update_param";
+        k.op = rt::kernelName(rt::KernelOp::UpdateParam);
         k.attrs["param"] = param->second;
         k.inputs = {p.grad};
         k.outputs = {p.buffer};
@@ -538,7 +538,7 @@ LogicalResult PlanBuilder::lowerUpdate(func::FuncOp update) {
       } else {
         int32_t t = tableIndex.lookup(upd.getTarget());
         const rt::Table &table = plan.tables[t];
-        k.op = "update_table";
+        k.op = rt::kernelName(rt::KernelOp::UpdateTable);
         k.attrs["table"] = t;
         if (table.storage != rt::Storage::F32)
           k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
@@ -576,6 +576,10 @@ void PlanBuilder::layout() {
 /// an update touches each distinct row once, at most min(ids, rows) of
 /// each source's table.
 void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
+  // Kernels outside the catalogue are refused when the plan is validated.
+  const rt::KernelSpec *spec = rt::findKernel(kernel.op);
+  const std::optional<rt::KernelOp> op =
+      spec ? std::optional<rt::KernelOp>(spec->op) : std::nullopt;
   int64_t rowsTouched = 0;
   for (int32_t i : kernel.inputs)
     if (plan.buffers[i].dtype == rt::DType::I64 && plan.buffers[i].dynamic)
@@ -601,11 +605,11 @@ void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
     return &plan.tables[index.get<size_t>()];
   };
   int64_t rowsRead = 0;
-  if ((kernel.op == "lookup" || kernel.op == "gather") && kernel.attrs.contains("table") &&
+  if ((op == rt::KernelOp::Lookup || op == rt::KernelOp::Gather) && kernel.attrs.contains("table") &&
       !kernel.inputs.empty())
     if (const rt::Table *t = tableAt(kernel.attrs["table"]))
       rowsRead += numel(kernel.inputs[0]) * rowBytes(*t);
-  if (kernel.op == "fused_lookup" && kernel.attrs.contains("members")) {
+  if (op == rt::KernelOp::FusedLookup && kernel.attrs.contains("members")) {
     size_t in = 0;
     for (const nlohmann::json &m : kernel.attrs["members"]) {
       if (in < kernel.inputs.size() && m.contains("table"))
@@ -614,7 +618,7 @@ void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
       in += m.value("weighted", false) ? 3 : 2;
     }
   }
-  if (kernel.op == "skipgram_step" && kernel.inputs.size() == 5 &&
+  if (op == rt::KernelOp::SkipgramStep && kernel.inputs.size() == 5 &&
       kernel.attrs.contains("center")) {
     // Every example reads and writes its centre, context and negatives rows.
     const int64_t rows = numel(kernel.inputs[0]) + numel(kernel.inputs[2]) +
@@ -624,7 +628,7 @@ void PlanBuilder::estimateBytes(rt::Kernel &kernel) {
     rowsRead += rows * rowBytesOfTarget;
     rowsTouched = rows;
   }
-  if (kernel.op == "embedding_update" && kernel.attrs.contains("sources")) {
+  if (op == rt::KernelOp::EmbeddingUpdate && kernel.attrs.contains("sources")) {
     int64_t distinct = 0;
     size_t in = 0;
     for (const nlohmann::json &s : kernel.attrs["sources"]) {

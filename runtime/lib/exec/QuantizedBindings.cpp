@@ -84,7 +84,7 @@ BoundKernel bindLookup(const Binder &b, const Target &t) {
   const Kernel &k = b.k;
   expectDequantize(b, k.attrs, t);
   const Table &table = b.table();
-  if (k.op == "gather") {
+  if (k.op == kernelName(KernelOp::Gather)) {
     b.expectCounts(1, 1);
     int64_t n = Binder::numel(b.in(0));
     int32_t ids = k.inputs[0], y = k.outputs[0];
@@ -94,7 +94,7 @@ BoundKernel bindLookup(const Binder &b, const Target &t) {
     };
   }
   cpu::Pooling pooling = poolingOf(b);
-  if (k.op == "lookup_grad") {
+  if (k.op == kernelName(KernelOp::LookupGrad)) {
     bool weighted = k.inputs.size() == 4;
     b.expectCounts(weighted ? 4 : 3, 1);
     int32_t ids = k.inputs[0], offsets = k.inputs[1], weights = weighted ? k.inputs[2] : -1;
@@ -306,7 +306,7 @@ bool quantised(const Target &t) { return t.storage != Storage::F32; }
 namespace {
 
 BoundKernel bindQuantizedLookup(const Binder &b) {
-  if (b.k.op == "lookup_grad" && b.str("pooling") != "max")
+  if (b.k.op == kernelName(KernelOp::LookupGrad) && b.str("pooling") != "max")
     return nullptr; // sum and mean gradients never read the table
   Target t = tableTarget(b, b.integer("table"));
   return quantised(t) ? bindLookup(b, t) : nullptr;
@@ -319,7 +319,7 @@ BoundKernel bindQuantizedUpdate(const Binder &b) {
   if (!b.k.attrs.contains("requantize") || b.k.attrs["requantize"] != enumString(Requantize::Stochastic))
     b.fail("updates '" + t.name + "' stored as " + enumString(t.storage) +
            " but does not say \"requantize\": \"stochastic\"");
-  return b.k.op == "update_table" ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);
+  return b.k.op == kernelName(KernelOp::UpdateTable) ? bindUpdateTable(b, t) : bindEmbeddingUpdate(b, t);
 }
 
 BoundKernel bindQuantizedFusedLookup(const Binder &b) {

@@ -1,6 +1,7 @@
 //===- ShardGroupAttrs.cpp - a shard exchange group's attributes ----------===//
 
 #include "embc/runtime/ShardGroupAttrs.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -57,7 +58,7 @@ ShardGroupAttrs embc::runtime::readShardGroupAttrs(const Plan &plan, const Kerne
                                   std::to_string(a.ranks()));
     a.tables.push_back(&table);
   }
-  if (k.op == "shard_ids_group") {
+  if (k.op == kernelName(KernelOp::ShardIdsGroup)) {
     a.weighted = memberFlags(k, "weighted", a.tables.size());
     a.perBagMean = memberFlags(k, "per_bag_mean", a.tables.size());
   }

@@ -21,6 +21,7 @@
 #include "embc/runtime/plan/Enums.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -111,6 +112,8 @@ struct KernelSpec {
 /// The catalogue, indexed by KernelOp.
 const std::vector<KernelSpec> &kernelCatalogue();
 inline const KernelSpec &kernelSpec(KernelOp op) { return kernelCatalogue()[size_t(op)]; }
+/// The plan's spelling of `op` (Kernel::op).
+inline std::string kernelName(KernelOp op) { return std::string(kernelSpec(op).name); }
 /// The entry named `name`, or nullptr.
 const KernelSpec *findKernel(std::string_view name);
 /// The KernelOp of a kernel whose op the catalogue names (throws
