@@ -47,9 +47,9 @@ void lowerLookupGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
   const Storage storage = storageOf(table.storage);
   const bool max = pooling == "max";
   if (max && storage.quantised() &&
-      (!k.attrs.contains("dequantize") || k.attrs["dequantize"] != storage.name))
-    throw CodegenError("reads table '" + table.name + "' stored as " + storage.name +
-                       " but does not say \"dequantize\": \"" + storage.name + "\"");
+      (!k.attrs.contains("dequantize") || k.attrs["dequantize"] != storage.name()))
+    throw CodegenError("reads table '" + table.name + "' stored as " + storage.name() +
+                       " but does not say \"dequantize\": \"" + storage.name() + "\"");
   appendHelpers(em);
   const int32_t dyBuf = k.inputs.back(), outBuf = k.outputs[0];
   const Layout l = groupLayout(

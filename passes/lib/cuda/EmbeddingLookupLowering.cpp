@@ -50,9 +50,9 @@ std::string resolve(const Member &m, const std::string &raw) {
 void expectDequantize(const nlohmann::json &attrs, const Member &m) {
   if (!m.storage.quantised())
     return;
-  if (!attrs.contains("dequantize") || attrs["dequantize"] != m.storage.name)
-    throw CodegenError("reads table '" + m.table->name + "' stored as " + m.storage.name +
-                       " but does not say \"dequantize\": \"" + m.storage.name + "\"");
+  if (!attrs.contains("dequantize") || attrs["dequantize"] != m.storage.name())
+    throw CodegenError("reads table '" + m.table->name + "' stored as " + m.storage.name() +
+                       " but does not say \"dequantize\": \"" + m.storage.name() + "\"");
 }
 
 /// A __device__ function pooling bag `b` of a member into y[b] (and, for
@@ -137,7 +137,7 @@ $STORE
 }
 )",
                   {{"TNAME", m.table->name},
-                   {"STORAGE", m.storage.name},
+                   {"STORAGE", m.storage.name()},
                    {"DIM", std::to_string(l.D)},
                    {"POOLING", m.pooling},
                    {"WEIGHTED", m.weighted ? ", weighted" : ""},
@@ -313,7 +313,7 @@ $STORE
 }
 )",
                   {{"TNAME", table.name},
-                   {"STORAGE", m.storage.name},
+                   {"STORAGE", m.storage.name()},
                    {"L", std::to_string(l.L)},
                    {"ENTRY", entry},
                    {"N", lit(n)},

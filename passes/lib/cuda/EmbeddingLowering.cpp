@@ -177,7 +177,6 @@ std::string Storage::elemType() const {
 Storage emb::storageOf(rt::Storage kind) {
   Storage s;
   s.kind = kind;
-  s.name = rt::enumString(kind);
   return s;
 }
 
@@ -463,7 +462,7 @@ Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
   if (t.storage.kind == rt::Storage::Int4 && t.dim % 2 != 0)
     throw CodegenError("int4 table '" + t.name + "' has an odd dim " + std::to_string(t.dim));
   if (t.storage.rowwise() && t.qparams < 0)
-    throw CodegenError("table '" + t.name + "' is " + t.storage.name + " but has no qparams");
+    throw CodegenError("table '" + t.name + "' is " + t.storage.name() + " but has no qparams");
   return t;
 }
 
@@ -477,14 +476,7 @@ OptSpec emb::optSpec(const Target &t) {
   o.beta2 = p.beta2;
   o.eps = p.eps;
   o.wd = p.weightDecay;
-  if (o.kind == rt::OptimizerKind::Sgd)
-    o.states = p.momentum != 0 ? 1 : 0;
-  else if (o.kind == rt::OptimizerKind::Adagrad || o.kind == rt::OptimizerKind::RowwiseAdagrad)
-    o.states = 1;
-  else if (o.adamFamily())
-    o.states = 2;
-  else
-    throw CodegenError("unknown optimizer '" + rt::enumString(o.kind) + "' of '" + t.name + "'");
+  o.states = int(p.stateBuffers());
   if (int(t.state.size()) != o.states)
     throw CodegenError("'" + t.name + "' has " + std::to_string(t.state.size()) +
                        " state buffers but " + rt::enumString(o.kind) + " keeps " + std::to_string(o.states));
@@ -661,7 +653,7 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
   // value, as std::min/max do), the fp16 scale and bias, then the codes.
   const bool int4 = t.storage.kind == rt::Storage::Int4;
   const int code_ = em.errorCode("table '" + t.name + "': an updated row holds a non-finite value; " +
-                                 t.storage.name + " storage cannot represent it (row)");
+                                 t.storage.name() + " storage cannot represent it (row)");
   code += "  float lo = __shfl_sync(emb_gm, w[0], 0, " + std::to_string(l.L) +
           "), hi = lo;\n  bool finite = true;\n";
   code += orderedLoop(l, "float", "w",

@@ -81,7 +81,8 @@ std::string forValues(const Layout &l, const std::string &body);
 /// The storage of a table or batch and its element type in code.
 struct Storage {
   rt::Storage kind = rt::Storage::F32;
-  std::string name = "f32"; ///< the plan's word for `kind`, for messages and comments
+  /// The plan's word for `kind`, for messages and generated comments.
+  std::string name() const { return rt::enumString(kind); }
   bool rowwise() const { return rt::isRowwise(kind); }
   bool quantised() const { return kind != rt::Storage::F32; }
   /// C type of the values buffer's elements (float, emb_u16, emb_u8).

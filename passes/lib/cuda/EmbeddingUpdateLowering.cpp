@@ -35,7 +35,7 @@ namespace {
 void expectRequantize(const rt::Kernel &k, const Target &t) {
   if (t.storage.quantised() &&
       (!k.attrs.contains("requantize") || k.attrs["requantize"] != rt::enumString(rt::Requantize::Stochastic)))
-    throw CodegenError("updates '" + t.name + "' stored as " + t.storage.name +
+    throw CodegenError("updates '" + t.name + "' stored as " + t.storage.name() +
                        " but does not say \"requantize\": \"stochastic\"");
 }
 
@@ -139,7 +139,7 @@ $ROWUPDATE
 }
 )",
                   {{"TNAME", t.name},
-                   {"STORAGE", t.storage.name},
+                   {"STORAGE", t.storage.name()},
                    {"OPT", rt::enumString(o.kind)},
                    {"DIM", std::to_string(t.dim)},
                    {"ENTRY", entry},
@@ -434,7 +434,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
   const std::string pointers = targetPointers(args, k, t, o);
   const std::string rowUpdate = rowUpdateCode(em, t, o, l);
   const std::map<std::string, std::string> common = {
-      {"TNAME", t.name}, {"STORAGE", t.storage.name}, {"OPT", rt::enumString(o.kind)},
+      {"TNAME", t.name}, {"STORAGE", t.storage.name()}, {"OPT", rt::enumString(o.kind)},
       {"DIM", std::to_string(D)}, {"D", lit(D)}, {"KO", ko}, {"VO", vo}, {"RS", rs},
       {"RE", re}, {"RC", rc}, {"LL", ll}, {"LN", ln}, {"GSDECL", gsDecl},
       {"HYPER", hyperCode(o, "emb_gs")}, {"POINTERS", pointers}, {"K", std::to_string(l.K())},

@@ -44,18 +44,11 @@ struct Opt {
   bool perMember() const { return kind == rt::OptimizerKind::Lamb || kind == rt::OptimizerKind::RowwiseAdagrad; }
 };
 
-Opt optOf(const rt::Optimizer &p, const std::string &owner) {
+Opt optOf(const rt::Optimizer &p) {
   Opt o;
   o.kind = p.kind;
   o.p = p;
-  if (o.kind == rt::OptimizerKind::Sgd)
-    o.states = p.momentum != 0 ? 1 : 0;
-  else if (o.kind == rt::OptimizerKind::Adagrad || o.kind == rt::OptimizerKind::RowwiseAdagrad)
-    o.states = 1;
-  else if (o.adamFamily())
-    o.states = 2;
-  else
-    throw CodegenError("unknown optimizer '" + rt::enumString(o.kind) + "' of '" + owner + "'");
+  o.states = int(p.stateBuffers());
   const bool hasDecay = p.weightDecay != 0;
   o.coupled = hasDecay && o.kind != rt::OptimizerKind::AdamW && o.kind != rt::OptimizerKind::Lamb;
   o.decoupled = hasDecay && o.kind == rt::OptimizerKind::AdamW;
@@ -406,7 +399,7 @@ void lowerUpdateParam(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
   const rt::Param &p = em.plan().params[size_t(index)];
   Update u;
   u.name = p.name;
-  u.opt = optOf(p.optimizer, p.name);
+  u.opt = optOf(p.optimizer);
   if (k.outputs.empty())
     throw CodegenError("expected the parameter's values as output 0");
   const rt::Buffer &w = f32Buffer(em, k.outputs[0], "parameter");
@@ -427,7 +420,7 @@ void lowerUpdatePacked(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   const rt::ParamPack &pack = plan.packs[size_t(index)];
   Update u;
   u.name = pack.name;
-  u.opt = optOf(pack.optimizer, pack.name);
+  u.opt = optOf(pack.optimizer);
   if (k.inputs.empty() || k.outputs.empty() || k.inputs[0] != pack.grad ||
       k.outputs[0] != pack.buffer)
     throw CodegenError("must read the pack's gradient and write its values");

@@ -115,13 +115,22 @@ public:
   CommBinder *comm = nullptr;
 };
 
-/// The word attribute `key` as the enum E (plan/Enums.h).
-template <class E> E wordOf(const Binder &b, const char *key) {
-  std::string word = b.str(key);
-  std::optional<E> value = parseEnum<E>(word);
+/// The word `key` of `object` (the kernel's attrs, or an object nested in
+/// them) as the enum E (plan/Enums.h); `where` prefixes the message.
+template <class E>
+E wordIn(const Binder &b, const nlohmann::json &object, const char *key,
+         const std::string &where = "") {
+  std::optional<E> value;
+  if (object.contains(key) && object[key].is_string())
+    value = parseEnum<E>(object[key].get<std::string>());
   if (!value)
-    b.fail("unknown " + std::string(EnumTraits<E>::what) + " '" + word + "'");
+    b.fail(where + "'" + key + "' is not a " + std::string(EnumTraits<E>::what) + " (" +
+           enumChoices<E>() + ")");
   return *value;
+}
+/// The word attribute `key` of the kernel as the enum E.
+template <class E> E wordOf(const Binder &b, const char *key) {
+  return wordIn<E>(b, b.k.attrs, key);
 }
 
 /// "kind" of a plain activation kernel: "none" is only for fused kernels.
@@ -147,22 +156,6 @@ inline cpu::OptimizerParams optimizerOf(const Binder &, const Optimizer &o) {
   params.weightDecay = o.weightDecay;
   params.globalDecay = o.weightDecayMode == WeightDecayMode::Global;
   return params;
-}
-
-/// The state buffers a table with optimizer `o` keeps.
-inline size_t tableStateCount(const cpu::OptimizerParams &o) {
-  switch (o.kind) {
-  case cpu::OptimizerKind::Sgd:
-    return o.momentum != 0 ? 1 : 0;
-  case cpu::OptimizerKind::Adagrad:
-  case cpu::OptimizerKind::RowwiseAdagrad:
-    return 1;
-  case cpu::OptimizerKind::Adam:
-  case cpu::OptimizerKind::AdamW:
-  case cpu::OptimizerKind::Lamb:
-    return 2;
-  }
-  return 0;
 }
 
 /// Number of ids a (possibly dynamic) id buffer holds in this step.

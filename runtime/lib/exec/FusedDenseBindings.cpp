@@ -146,18 +146,6 @@ BoundKernel bindDenseActGrad(const Binder &b) {
   };
 }
 
-/// The word `key` of a step of an elementwise kernel, as the enum E.
-template <class E>
-E stepWord(const Binder &b, const nlohmann::json &op, const char *key, const std::string &where) {
-  std::optional<E> value;
-  if (op.contains(key) && op[key].is_string())
-    value = parseEnum<E>(op[key].get<std::string>());
-  if (!value)
-    b.fail(where + "'" + key + "' is not a " + std::string(EnumTraits<E>::what) + " (" +
-           enumChoices<E>() + ")");
-  return *value;
-}
-
 /// One step of the "ops" attribute of an elementwise kernel.
 cpu::ElementwiseStep parseStep(const Binder &b, const nlohmann::json &op, size_t j) {
   const std::string where = "step " + std::to_string(j) + " of 'ops': ";
@@ -178,11 +166,11 @@ cpu::ElementwiseStep parseStep(const Binder &b, const nlohmann::json &op, size_t
       b.fail(where + "'" + key + "' is not a boolean");
     return op[key].get<bool>();
   };
-  step.op = stepWord<ElementwiseOp>(b, op, "op", where);
+  step.op = wordIn<ElementwiseOp>(b, op, "op", where);
   if (step.op == ElementwiseOp::Add)
     step.bias = boolean("bias");
   else
-    step.kind = stepWord<cpu::Activation>(b, op, "kind", where);
+    step.kind = wordIn<cpu::Activation>(b, op, "kind", where);
   if (step.op == ElementwiseOp::ActivationGrad)
     step.fromOutput = boolean("from_output");
   return step;

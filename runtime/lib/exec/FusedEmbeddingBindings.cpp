@@ -222,7 +222,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
   }
 
   const cpu::OptimizerParams opt = optimizerOf(b, *optimizer);
-  const size_t states = tableStateCount(opt);
+  const size_t states = optimizer->stateBuffers();
   if (state.size() != states)
     b.fail("'" + name + "' has " + std::to_string(state.size()) + " state buffers but " +
            enumString(optimizer->kind) +

@@ -23,7 +23,7 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
                              ? b.p.tableBatches[size_t(b.integer("batch"))].buffer
                              : b.table().buffer;
   const cpu::OptimizerParams opt = optimizerOf(b, target.optimizer);
-  const size_t states = tableStateCount(opt);
+  const size_t states = target.optimizer.stateBuffers();
   if (target.state.size() != states)
     b.fail("the target has " + std::to_string(target.state.size()) + " state buffers but " +
            enumString(target.optimizer.kind) + " keeps " + std::to_string(states));

@@ -293,13 +293,6 @@ const KernelSpec *embc::runtime::findKernel(std::string_view name) {
   return nullptr;
 }
 
-KernelOp embc::runtime::kernelOpOf(const Kernel &kernel) {
-  const KernelSpec *spec = findKernel(kernel.op);
-  if (!spec)
-    throw std::invalid_argument("'" + kernel.op + "' is not a kernel of the catalogue");
-  return spec->op;
-}
-
 std::optional<std::string> embc::runtime::checkKernel(const Kernel &kernel, const Plan &plan,
                                                       bool update, std::string_view at) {
   const KernelSpec *spec = findKernel(kernel.op);

@@ -345,7 +345,7 @@ Input readInput(const json &value, const std::string &path) {
   input.width = r.integer("width");
   input.vocab = r.integer("vocab");
   input.hotness = r.integer("hotness");
-  if (!r.string("label_kind").empty())
+  if (std::string kind = r.string("label_kind"); !kind.empty())
     input.labelKind = r.word<LabelKind>("label_kind", "label kind");
   input.power = r.number("power");
   r.finish();

@@ -34,14 +34,6 @@ void requireWord(const std::string &value, const std::vector<std::string> &words
                      joinAlternatives(words) + ")");
 }
 
-/// A string field holding one of the words of the enum E (Enums.h).
-template <class E>
-void requireWord(const std::string &value, const std::string &path, const char *what) {
-  if (!parseEnum<E>(value))
-    failAt(path, "unknown " + std::string(what) + " '" + value + "' (expected " +
-                     enumChoices<E>() + ")");
-}
-
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -116,9 +116,6 @@ inline const KernelSpec &kernelSpec(KernelOp op) { return kernelCatalogue()[size
 inline std::string kernelName(KernelOp op) { return std::string(kernelSpec(op).name); }
 /// The entry named `name`, or nullptr.
 const KernelSpec *findKernel(std::string_view name);
-/// The KernelOp of a kernel whose op the catalogue names (throws
-/// std::invalid_argument for an unknown op: validated plans have none).
-KernelOp kernelOpOf(const Kernel &kernel);
 
 /// What is wrong with `kernel` against its catalogue entry, or nothing:
 /// unknown op, wrong phase (`update` says whether it is an update kernel),
