@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 /// Elements of the gradient accumulator of `target` (an emb.param_pack or an
 /// emb.param), or failure with an error on `op`.
@@ -298,4 +300,100 @@ LogicalResult ShardPoolGradGroupOp::verify() {
 
 LogicalResult ShardPoolGradGroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyPooledGroupTables(*this, getTables(), getGrads(), symbols);
+}
+
+//===----------------------------------------------------------------------===//
+// Plan lowering. A collective names the buffers it exchanges as outputs (it
+// rewrites them in place) and its target by index, so the runtime binding
+// needs nothing but the plan and the communicator.
+//===----------------------------------------------------------------------===//
+
+/// The dense gradient of a pack or of an unpacked parameter.
+static void denseGradTarget(PlanEmitter &e, StringRef target, rt::Kernel &k) {
+  if (std::optional<int32_t> pack = e.pack(target)) {
+    k.attrs["pack"] = *pack;
+    k.outputs = {e.plan().packs[*pack].grad};
+  } else {
+    const int32_t p = *e.param(target);
+    k.attrs["param"] = p;
+    k.outputs = {e.plan().params[p].grad};
+  }
+}
+
+LogicalResult GradAllReduceStartOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::GradAllReduceStart);
+  denseGradTarget(e, getTarget(), k);
+  k.attrs["offset"] = int64_t(getOffset());
+  k.attrs["size"] = int64_t(getSize());
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult GradAllReduceWaitOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::GradAllReduceWait);
+  denseGradTarget(e, getTarget(), k);
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult GatherRowsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::GatherRows);
+  if (std::optional<int32_t> b = e.batch(getTarget())) {
+    const rt::TableBatch &batch = e.plan().tableBatches[*b];
+    k.attrs["batch"] = *b;
+    k.outputs = {batch.gradRows, batch.gradValues};
+  } else {
+    const int32_t t = e.table(getTarget());
+    k.attrs["table"] = t;
+    k.outputs = {e.plan().tables[t].gradRows, e.plan().tables[t].gradValues};
+  }
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult ShardIdsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardIds);
+  k.attrs["table"] = e.table(getTable());
+  k.attrs["per_bag_mean"] = bool(getPerBagMean());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ShardPoolOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardPool);
+  k.attrs["table"] = e.table(getTable());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ShardPoolGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardPoolGrad);
+  k.attrs["table"] = e.table(getTable());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+/// The plan's indices of a group's tables.
+static std::vector<int32_t> tableIndices(PlanEmitter &e, ArrayAttr tables) {
+  std::vector<int32_t> indices;
+  for (Attribute t : tables)
+    indices.push_back(e.table(cast<FlatSymbolRefAttr>(t).getValue()));
+  return indices;
+}
+
+LogicalResult ShardIdsGroupOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardIdsGroup);
+  k.attrs["tables"] = tableIndices(e, getTables());
+  k.attrs["weighted"] = std::vector<bool>(getWeighted().begin(), getWeighted().end());
+  k.attrs["per_bag_mean"] = std::vector<bool>(getPerBagMean().begin(), getPerBagMean().end());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ShardPoolGroupOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardPoolGroup);
+  k.attrs["tables"] = tableIndices(e, getTables());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ShardPoolGradGroupOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ShardPoolGradGroup);
+  k.attrs["tables"] = tableIndices(e, getTables());
+  return e.emitOnOperands(*this, std::move(k));
 }

@@ -1,9 +1,11 @@
 //===- DenseOps.cpp - dense, activation, concat, add, dot ------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -185,4 +187,26 @@ int64_t DotOp::getForwardFlops() { return 2 * numElements(getRhs()); }
 int64_t DotOp::getForwardBytes() {
   return getElementBytes(getResult()) * (numElements(getLhs()) + numElements(getRhs()) +
               numElements(getResult()));
+}
+
+//===----------------------------------------------------------------------===//
+// Plan lowering
+//===----------------------------------------------------------------------===//
+
+LogicalResult DenseOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Dense);
+  k.attrs["bias"] = bool(getBias());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ActivationOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Activation);
+  k.attrs["kind"] = stringifyActivation(getKind()).str();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult AddOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Add);
+  k.attrs["bias"] = bool(getBias());
+  return e.emitOnOperands(*this, std::move(k));
 }

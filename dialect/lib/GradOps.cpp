@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -211,5 +213,134 @@ LogicalResult ActivationGradOp::verify() {
   if (getFromOutput() && getKind() == Activation::gelu)
     return emitOpError("gelu's derivative cannot be computed from its output; "
                        "'from_output' needs relu, sigmoid or tanh");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Plan lowering
+//===----------------------------------------------------------------------===//
+
+LogicalResult LossGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::LossGrad);
+  k.attrs["kind"] = stringifyLossKind(getKind()).str();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult ActivationGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ActivationGrad);
+  k.attrs["kind"] = stringifyActivation(getKind()).str();
+  if (getFromOutput())
+    k.attrs["from_output"] = true;
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult SliceOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Slice);
+  k.attrs["offset"] = int64_t(getOffset());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult InteractionGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::InteractionGrad);
+  k.attrs["self"] = bool(getSelf());
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult LookupGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::LookupGrad);
+  k.attrs["table"] = e.table(getTable());
+  k.attrs["pooling"] = stringifyPooling(getPooling()).str();
+  // Only max pooling reads the table (which row won).
+  if (getPooling() == Pooling::max && failed(e.dequantize(*this, getTable(), k.attrs)))
+    return failure();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult AccumulateGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::AccumulateGrad);
+  const int32_t p = *e.param(getParam());
+  k.attrs["param"] = p;
+  k.inputs = {e.buffer(getGrad())};
+  k.outputs = {e.plan().params[p].grad};
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult AccumulateRowsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::AccumulateRows);
+  const int32_t t = e.table(getTable());
+  k.attrs["table"] = t;
+  // A batched table's rows are batch rows: shift its ids as they go in.
+  k.attrs["row_offset"] = e.batchRowOffset(getTable());
+  k.inputs = {e.buffer(getIds()), e.buffer(getValues())};
+  k.outputs = {e.plan().tables[t].gradRows, e.plan().tables[t].gradValues};
+  e.emit(std::move(k));
+  return success();
+}
+
+/// The sparse gradient (rows, values) of a table batch or a lone table.
+static std::vector<int32_t> sparseGrad(PlanEmitter &e, StringRef target) {
+  if (std::optional<int32_t> b = e.batch(target))
+    return {e.plan().tableBatches[*b].gradRows, e.plan().tableBatches[*b].gradValues};
+  const rt::Table &t = e.plan().tables[e.table(target)];
+  return {t.gradRows, t.gradValues};
+}
+
+LogicalResult CoalesceRowsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::CoalesceRows);
+  if (std::optional<int32_t> b = e.batch(getTable()))
+    k.attrs["batch"] = *b;
+  else
+    k.attrs["table"] = e.table(getTable());
+  k.outputs = sparseGrad(e, getTable());
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult ClipGradNormOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::ClipGradNorm);
+  k.attrs["max_norm"] = getMaxNorm().convertToDouble();
+  k.attrs["grad_scale"] = e.gradScale();
+  for (const rt::Param &p : e.plan().params)
+    k.inputs.push_back(p.grad);
+  for (const rt::Table &t : e.plan().tables) // batched tables share one
+    if (!llvm::is_contained(k.inputs, t.gradValues))
+      k.inputs.push_back(t.gradValues);
+  const int32_t scale = e.addBuffer("clip_scale", rt::BufferRole::Workspace, rt::DType::F32, {1});
+  e.bind(getScale(), scale);
+  k.outputs = {scale};
+  e.emit(std::move(k));
+  return success();
+}
+
+LogicalResult UpdateOp::lowerToPlan(PlanEmitter &e) {
+  const rt::Plan &plan = e.plan();
+  rt::Kernel k;
+  StringRef target = getTarget();
+  auto updates = [&](int32_t grad, int32_t values, const std::vector<int32_t> &state) {
+    k.inputs = {grad};
+    k.outputs = {values};
+    k.outputs.insert(k.outputs.end(), state.begin(), state.end());
+  };
+  if (std::optional<int32_t> pack = e.pack(target)) {
+    const rt::ParamPack &p = plan.packs[*pack];
+    k = PlanEmitter::kernel(rt::KernelOp::UpdatePacked);
+    k.attrs["pack"] = *pack;
+    updates(p.grad, p.buffer, p.state);
+  } else if (std::optional<int32_t> param = e.param(target)) {
+    const rt::Param &p = plan.params[*param];
+    k = PlanEmitter::kernel(rt::KernelOp::UpdateParam);
+    k.attrs["param"] = *param;
+    updates(p.grad, p.buffer, p.state);
+  } else {
+    k = PlanEmitter::kernel(rt::KernelOp::UpdateTable);
+    k.inputs = sparseGrad(e, target);
+    if (e.updateTarget(target, k) != rt::Storage::F32)
+      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
+  }
+  k.attrs["grad_scale"] = e.gradScale();
+  if (getScale())
+    k.inputs.push_back(e.buffer(getScale()));
+  e.emit(std::move(k));
   return success();
 }

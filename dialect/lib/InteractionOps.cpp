@@ -1,9 +1,11 @@
 //===- InteractionOps.cpp - emb.interaction and emb.cross ------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -93,4 +95,10 @@ int64_t CrossOp::getForwardBytes() {
   RankedTensorType x = tensorType(getX0());
   int64_t d = x.getDimSize(1);
   return getElementBytes(getResult()) * (3 * x.getNumElements() + d * d + d);
+}
+
+LogicalResult InteractionOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Interaction);
+  k.attrs["self"] = bool(getSelf());
+  return e.emitOnOperands(*this, std::move(k));
 }

@@ -1,9 +1,11 @@
 //===- LookupOps.cpp - emb.lookup, emb.gather and emb.hash ----------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 /// Hashed ids must land inside the table they index.
 static LogicalResult verifyHashFitsTable(Operation *op, Value ids,
@@ -126,4 +128,32 @@ LogicalResult HashOp::verify() {
   if (ids.getElementType().getIntOrFloatBitWidth() != 64)
     return emitOpError("ids must be 64-bit integers, got ") << ids;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Plan lowering
+//===----------------------------------------------------------------------===//
+
+LogicalResult LookupOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Lookup);
+  k.attrs["table"] = e.table(getTable());
+  k.attrs["pooling"] = stringifyPooling(getPooling()).str();
+  if (failed(e.dequantize(*this, getTable(), k.attrs)))
+    return failure();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult GatherOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Gather);
+  k.attrs["table"] = e.table(getTable());
+  if (failed(e.dequantize(*this, getTable(), k.attrs)))
+    return failure();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult HashOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Hash);
+  k.attrs["buckets"] = int64_t(getBuckets());
+  k.attrs["seed"] = int64_t(getSeed());
+  return e.emitOnOperands(*this, std::move(k));
 }

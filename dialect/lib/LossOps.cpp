@@ -1,9 +1,11 @@
 //===- LossOps.cpp - emb.loss ----------------------------------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 LogicalResult LossOp::verify() {
   if (failed(verifySameFloatElementType(*this)))
@@ -55,4 +57,10 @@ int64_t LossOp::getForwardBytes() {
   auto target = cast<RankedTensorType>(getTarget().getType());
   return getElementBytes(getInput()) *
          (input.getNumElements() + target.getNumElements());
+}
+
+LogicalResult LossOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Loss);
+  k.attrs["kind"] = stringifyLossKind(getKind()).str();
+  return e.emitOnOperands(*this, std::move(k));
 }

@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 LogicalResult UnscaleGradsOp::verify() {
   double initial = getInitial().convertToDouble();
@@ -44,5 +46,31 @@ LogicalResult UnscaleGradsOp::verify() {
       return emitOpError("appears twice in one function: the gradients would be "
                          "unscaled twice");
   }
+  return success();
+}
+
+/// Fills config.loss_scaling from the op, and rewrites every gradient in
+/// place: a packed gradient once as a whole (its members are views), each
+/// table's or batch's sparse values once.
+LogicalResult UnscaleGradsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Plan &plan = e.plan();
+  rt::LossScaling &ls = plan.config.lossScaling;
+  ls.enabled = true;
+  ls.initial = getInitial().convertToDouble();
+  ls.growth = getGrowth().convertToDouble();
+  ls.backoff = getBackoff().convertToDouble();
+  ls.interval = getInterval();
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::UnscaleGrads);
+  auto add = [&](int32_t buffer) {
+    const int32_t parent = plan.buffers[buffer].parent;
+    const int32_t whole = parent >= 0 ? parent : buffer;
+    if (!llvm::is_contained(k.outputs, whole))
+      k.outputs.push_back(whole);
+  };
+  for (const rt::Param &p : plan.params)
+    add(p.grad);
+  for (const rt::Table &t : plan.tables)
+    add(t.gradValues);
+  e.emit(std::move(k));
   return success();
 }

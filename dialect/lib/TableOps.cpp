@@ -1,9 +1,11 @@
 //===- TableOps.cpp - emb.table, emb.param and emb.get --------------------===//
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
+namespace rt = embc::runtime;
 
 int64_t TableOp::getStorageBytes() {
   // int4 packs two elements per byte (the verifier requires an even dim);
@@ -73,5 +75,11 @@ LogicalResult GetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("result type ")
            << getResult().getType() << " does not match the type "
            << param.getType() << " of @" << getParam();
+  return success();
+}
+
+/// A read of the parameter itself: no kernel, the value is its buffer.
+LogicalResult GetOp::lowerToPlan(PlanEmitter &e) {
+  e.bind(getResult(), e.plan().params[*e.param(getParam())].buffer);
   return success();
 }

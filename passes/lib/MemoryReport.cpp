@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/passes/MemoryReport.h"
+#include "embc/passes/ToPlan.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -133,4 +135,36 @@ void embc::printMemoryReport(const rt::Plan &plan, llvm::raw_ostream &os, bool e
                        b.origin.empty() ? "-" : b.origin.c_str(), view.c_str());
   }
   printTimeline(plan, os);
+}
+
+std::string embc::formatPlanReport(const rt::Plan &plan, bool everything) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto mib = [](int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
+  os << "plan for '" << plan.model << "': " << plan.buffers.size()
+     << " buffers, " << plan.step.size() << " step kernels ("
+     << plan.forwardKernels << " forward), " << plan.update.size()
+     << " update kernels\n";
+  printMemoryReport(plan, os, everything);
+  // Kernels by op, in first-launch order: what fusion and packing changed.
+  for (auto [title, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{
+                                    "step", &plan.step},
+                                {"update", &plan.update}}) {
+    llvm::MapVector<llvm::StringRef, std::pair<int64_t, int64_t>> byOp; // launches, bytes
+    int64_t total = 0;
+    for (const rt::Kernel &k : *kernels) {
+      auto &[launches, bytes] = byOp[k.op];
+      ++launches;
+      bytes += k.bytes;
+      total += k.bytes;
+    }
+    os << "  " << title << " kernels: " << kernels->size() << ", ~"
+       << llvm::format("%.2f", mib(total)) << " MiB moved per launch of all\n";
+    for (auto &[op, counts] : byOp)
+      os << llvm::format("    %-24s x%-4lld ~%9.3f MiB\n", op.str().c_str(),
+                         (long long)counts.first, mib(counts.second));
+  }
+  for (const std::string &note : plan.notes)
+    os << "  note: " << note << "\n";
+  return s;
 }

@@ -1,10 +1,13 @@
 //===- PlanBuilder.h - -emb-to-plan's state, shared by its files -*- C++ -*-===//
 //
-// -emb-to-plan is one pass in ToPlan.cpp; the lowering of what the
-// optimisation passes produce lives beside it: PlanPacking.cpp (packed
-// parameters and table batches become views of one buffer), PlanFused.cpp
-// (each emb.fused group becomes one kernel) and PlanComm.cpp (the
-// collectives of -emb-distribute).
+// -emb-to-plan's driver (ToPlan.cpp) lays out the plan's storage
+// (PlanStorage.cpp: inputs, parameters, tables; PlanPacking.cpp: packs and
+// table batches as views of one buffer), then asks each op of @train_step
+// and @update to lower itself through the PlanEmitter this class implements
+// (PlanValues.cpp), then runs the plan-level steps: the pipeline schedule
+// (PlanSchedule.cpp), memory layout (PlanLayout.cpp, PlanMemory.cpp), the
+// precision checks (PlanPrecision.cpp) and the notes (PlanNotes.cpp). The
+// kernels themselves are written beside their ops (dialect/lib).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 #define EMBC_PASSES_LIB_PLANBUILDER_H
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
 
@@ -109,17 +113,39 @@ inline SmallVector<std::vector<int64_t>> stateShapes(const rt::Optimizer &opt,
   return {shape, shape}; // adam, adamw, lamb: first and second moments
 }
 
-/// Kernel name: the op's name without the dialect prefix.
-rt::Kernel kernelFor(Operation *op);
-
-class PlanBuilder {
+class PlanBuilder : public PlanEmitter {
 public:
   explicit PlanBuilder(ModuleOp module) : module(module) {}
   FailureOr<rt::Plan> build();
 
+  // PlanEmitter (PlanValues.cpp)
+  rt::Plan &plan() override { return plan_; }
+  int32_t buffer(Value v) override { return bufferOf.lookup(v); }
+  bool hasBuffer(Value v) override { return bufferOf.count(v); }
+  void bind(Value v, int32_t buffer) override { bufferOf[v] = buffer; }
+  FailureOr<int32_t> activation(Operation *op, Value v, StringRef what) override;
+  int32_t addBuffer(std::string name, rt::BufferRole role, rt::DType dtype,
+                    std::vector<int64_t> shape) override {
+    return addBuffer(std::move(name), role, dtype, std::move(shape), false);
+  }
+  int32_t table(StringRef name) override { return tableIndex.lookup(name); }
+  std::optional<int32_t> param(StringRef name) override { return find(paramIndex, name); }
+  std::optional<int32_t> pack(StringRef name) override { return find(packIndex, name); }
+  std::optional<int32_t> batch(StringRef name) override { return find(batchIndex, name); }
+  int64_t batchRowOffset(StringRef name) override { return batchOfTable.lookup(name).second; }
+  LogicalResult dequantize(Operation *op, StringRef table, nlohmann::json &attrs) override;
+  void emit(rt::Kernel kernel) override { emitted->push_back(std::move(kernel)); }
+
 private:
+  static std::optional<int32_t> find(const llvm::StringMap<int32_t> &index, StringRef name) {
+    auto it = index.find(name);
+    return it == index.end() ? std::nullopt : std::optional<int32_t>(it->second);
+  }
+  /// Where `emit` appends: plan_.step or plan_.update.
+  std::vector<rt::Kernel> *emitted = nullptr;
+
   ModuleOp module;
-  rt::Plan plan;
+  rt::Plan plan_;
   DenseMap<Value, int32_t> bufferOf;
   llvm::StringMap<int32_t> paramIndex, tableIndex, packIndex, batchIndex;
   /// Per table in a batch: its batch and first batch row.
@@ -129,7 +155,7 @@ private:
   SymbolTableCollection symbols;
 
   int32_t addBuffer(std::string name, rt::BufferRole role, rt::DType dtype,
-                    std::vector<int64_t> shape, bool dynamic = false);
+                    std::vector<int64_t> shape, bool dynamic);
   /// A buffer that lies inside `parent`, `relativeBytes` from its start.
   int32_t addView(std::string name, int32_t parent, int64_t relativeBytes,
                   std::vector<int64_t> shape);
@@ -137,17 +163,14 @@ private:
                                  StringRef name);
   int64_t idCapacity(Value ids);
   LogicalResult addParamsAndTables(func::FuncOp step, int64_t accumulation);
-  /// For an op reading `table`: when the table is quantised, checks that
-  /// -emb-quantize marked the op and records "dequantize" in `attrs`.
-  LogicalResult dequantizeAttr(Operation *op, StringRef table, nlohmann::json &attrs);
   /// The storage of table `name` (f32 for a pack or unknown symbol).
   StorageType storageOf(StringRef name);
   LogicalResult addInputs(func::FuncOp step);
-  LogicalResult lowerStep(func::FuncOp step);
-  LogicalResult lowerUpdate(func::FuncOp update);
-  FailureOr<rt::Kernel> lowerOp(Operation *op);
+  /// Asks each op of `func` to lower itself; kernels go to `kernels`.
+  LogicalResult lowerOps(func::FuncOp func, std::vector<rt::Kernel> &kernels, bool step);
   void layout();
-  void estimateBytes(rt::Kernel &kernel);
+  /// PlanNotes.cpp: what each pass did, for the report.
+  void addNotes(func::FuncOp step);
 
   // PlanSchedule.cpp (-emb-pipeline)
   /// config.microBatches/pipelineStages/schedule from the emb.schedule.
@@ -177,8 +200,6 @@ private:
   bool packedParam(ParamOp param, rt::Param &p);
   /// Fills a batched table's buffers as views; false if not batched.
   bool batchedTable(TableOp table, rt::Table &t);
-  /// The update kernel of a pack or batch target (or nothing if neither).
-  std::optional<rt::Kernel> groupUpdate(UpdateOp op, double gradScale);
 
   // PlanPrecision.cpp (-emb-quantize's dense half)
   /// Refuses a module whose dense ops, loss gradient or update disagree
@@ -186,27 +207,7 @@ private:
   LogicalResult checkPrecision(func::FuncOp step, func::FuncOp update);
   /// "compute" / "loss_scaled" of the kernel lowered from `op` (or a group).
   void precisionAttrs(Operation *op, nlohmann::json &attrs);
-  /// The unscale_grads kernel; fills config.loss_scaling from the op.
-  rt::Kernel lowerUnscale(UnscaleGradsOp op);
 
-  // PlanComm.cpp (-emb-distribute)
-  /// grad_all_reduce_start / grad_all_reduce_wait / gather_rows.
-  FailureOr<rt::Kernel> lowerCollective(Operation *op);
-
-  // PlanFused.cpp
-  FailureOr<rt::Kernel> lowerFused(FusedOp fused);
-  FailureOr<rt::Kernel> lowerFusedLookup(FusedOp fused);
-  FailureOr<rt::Kernel> lowerDenseAct(FusedOp fused);
-  FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused);
-  FailureOr<rt::Kernel> lowerElementwise(FusedOp fused);
-  FailureOr<rt::Kernel> lowerInteractionConcat(FusedOp fused);
-  FailureOr<rt::Kernel> lowerInteractionConcatGrad(FusedOp fused);
-  FailureOr<rt::Kernel> lowerEmbeddingUpdate(FusedOp fused);
-  FailureOr<rt::Kernel> lowerSkipgram(FusedOp fused);
-  /// The buffer of a value read by a group (defined outside it, or yielded).
-  int32_t read(Value v) { return bufferOf.lookup(v); }
-  /// Buffers for the group's results, mapped to the yielded inner values.
-  LogicalResult bindResults(FusedOp fused);
 };
 
 } // namespace embc::planbuilder

@@ -75,7 +75,7 @@ const char *originOfRole(rt::BufferRole role) {
 } // namespace
 
 void PlanBuilder::assignOrigins() {
-  std::vector<std::string> origin(plan.buffers.size());
+  std::vector<std::string> origin(plan_.buffers.size());
   auto offer = [&](int32_t id, StringRef candidate) {
     if (id < 0 || size_t(id) >= origin.size())
       return;
@@ -84,23 +84,23 @@ void PlanBuilder::assignOrigins() {
   };
   // Packs and batches are -emb-pack-params' own buffers (their members'
   // views keep the origin of what they hold).
-  for (const rt::ParamPack &p : plan.packs) {
+  for (const rt::ParamPack &p : plan_.packs) {
     for (int32_t id : {p.buffer, p.grad})
       offer(id, "emb-pack-params");
     for (int32_t id : p.state)
       offer(id, "emb-pack-params");
   }
-  for (const rt::TableBatch &b : plan.tableBatches) {
+  for (const rt::TableBatch &b : plan_.tableBatches) {
     for (int32_t id : {b.buffer, b.gradRows, b.gradValues})
       offer(id, "emb-pack-params");
     for (int32_t id : b.state)
       offer(id, "emb-pack-params");
   }
   for (auto &[value, id] : bufferOf)
-    if (plan.buffers[id].role == rt::BufferRole::Activation ||
-        plan.buffers[id].role == rt::BufferRole::Input)
+    if (plan_.buffers[id].role == rt::BufferRole::Activation ||
+        plan_.buffers[id].role == rt::BufferRole::Input)
       offer(id, originOfValue(value));
-  for (auto [i, b] : llvm::enumerate(plan.buffers)) {
+  for (auto [i, b] : llvm::enumerate(plan_.buffers)) {
     if (!b.origin.empty()) // set where the buffer was made (e.g. -emb-quantize's)
       continue;
     b.origin = origin[i].empty() ? originOfRole(b.role) : origin[i];
@@ -110,7 +110,7 @@ void PlanBuilder::assignOrigins() {
 LogicalResult PlanBuilder::layoutMemory() {
   auto recorded = module->getAttrOfType<DictionaryAttr>(embc::memory::kMemoryPlanAttrName);
   if (!recorded) {
-    embc::memory::planMemory(plan, embc::memory::Strategy::Sequential);
+    embc::memory::planMemory(plan_, embc::memory::Strategy::Sequential);
     memoryNote = "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)";
     return success();
   }
@@ -124,17 +124,32 @@ LogicalResult PlanBuilder::layoutMemory() {
            << embc::memory::kMemoryPlanAttrName << " " << recorded
            << ": expected {strategy = " << embc::memory::strategyNames()
            << ", peak = N : i64, buffers = N : i64, ...} as -emb-plan-memory writes it";
-  embc::memory::planMemory(plan, *strategy);
+  embc::memory::planMemory(plan_, *strategy);
   // The same IR gives the same buffers and layout: a difference means a
   // pass changed the module after the planner saw it.
-  if (plan.memory.peakBytes != peak.getInt() ||
-      int64_t(plan.buffers.size()) != buffers.getInt())
+  if (plan_.memory.peakBytes != peak.getInt() ||
+      int64_t(plan_.buffers.size()) != buffers.getInt())
     return module.emitError("the IR changed after -emb-plan-memory: it planned ")
            << buffers.getInt() << " buffers in " << peak.getInt()
-           << " bytes, the plan now has " << plan.buffers.size() << " in "
-           << plan.memory.peakBytes << "; run it last";
-  memoryNote = "-emb-plan-memory: " + plan.memory.strategy + " layout, peak " +
-               std::to_string(plan.memory.peakBytes) + " bytes (lower bound " +
-               std::to_string(plan.memory.lowerBoundBytes) + ")";
+           << " bytes, the plan now has " << plan_.buffers.size() << " in "
+           << plan_.memory.peakBytes << "; run it last";
+  memoryNote = "-emb-plan-memory: " + plan_.memory.strategy + " layout, peak " +
+               std::to_string(plan_.memory.peakBytes) + " bytes (lower bound " +
+               std::to_string(plan_.memory.lowerBoundBytes) + ")";
   return success();
+}
+
+/// Buffers one after another, each 64-byte aligned, before -emb-plan-memory's
+/// strategy (layoutMemory) reuses memory; views lie inside their parents.
+void PlanBuilder::layout() {
+  int64_t offset = 0;
+  for (rt::Buffer &b : plan_.buffers) {
+    if (b.parent >= 0)
+      continue; // placed with its parent below
+    b.offset = offset;
+    offset += (b.bytes * b.slots + 63) / 64 * 64; // copies per micro-batch in flight
+  }
+  for (auto [id, relative] : viewOffset)
+    plan_.buffers[id].offset = plan_.buffers[plan_.buffers[id].parent].offset + relative;
+  plan_.arenaBytes = offset;
 }

@@ -44,8 +44,8 @@ LogicalResult PlanBuilder::addPacks(const rt::Optimizer &dense) {
     for (size_t i = 0, e = stateShapes(dense, {size, 1}).size(); i < e; ++i)
       p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
                                   rt::BufferRole::OptimizerState, rt::DType::F32, stateShape));
-    packIndex[p.name] = int32_t(plan.packs.size());
-    plan.packs.push_back(std::move(p));
+    packIndex[p.name] = int32_t(plan_.packs.size());
+    plan_.packs.push_back(std::move(p));
   }
   return success();
 }
@@ -62,7 +62,7 @@ bool PlanBuilder::packedParam(ParamOp param, rt::Param &p) {
         continue;
       }
       int32_t index = packIndex.lookup(pack.getSymName());
-      rt::ParamPack &whole = plan.packs[index];
+      rt::ParamPack &whole = plan_.packs[index];
       std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
       int64_t bytes = offset * 4;
       p.buffer = addView("param/" + p.name, whole.buffer, bytes, shape);
@@ -74,9 +74,9 @@ bool PlanBuilder::packedParam(ParamOp param, rt::Param &p) {
                                   rowwise ? std::vector<int64_t>{leadingRows(shape)} : shape));
       // Members in pack order (by offset), as emb.param_pack lists them.
       auto at = llvm::find_if(whole.members, [&](int32_t m) {
-        return viewOffset.lookup(plan.params[m].buffer) > bytes;
+        return viewOffset.lookup(plan_.params[m].buffer) > bytes;
       });
-      whole.members.insert(at, int32_t(plan.params.size()));
+      whole.members.insert(at, int32_t(plan_.params.size()));
       return true;
     }
   }
@@ -105,7 +105,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
       b.optimizer = convertOptimizer(table.getOptimizer());
       b.rowOffsets.push_back(offset);
       capacity += gradCapacity.lookup(symbol.getValue());
-      batchOfTable[symbol.getValue()] = {int32_t(plan.tableBatches.size()), offset};
+      batchOfTable[symbol.getValue()] = {int32_t(plan_.tableBatches.size()), offset};
     }
     capacity = std::max<int64_t>(capacity, 1);
     std::vector<int64_t> shape = {b.rows, b.dim};
@@ -116,7 +116,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     if (hasRowParams(kind)) {
       b.qparams = addBuffer("qparams/" + b.name, rt::BufferRole::Table, rt::DType::F16,
                             {b.rows, 2});
-      plan.buffers[b.qparams].origin = "emb-quantize";
+      plan_.buffers[b.qparams].origin = "emb-quantize";
     }
     b.gradRows = addBuffer("grad_rows/" + b.name, rt::BufferRole::Grad, rt::DType::I64,
                            {capacity}, /*dynamic=*/true);
@@ -125,8 +125,8 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     for (auto [i, s] : llvm::enumerate(stateShapes(b.optimizer, shape)))
       b.state.push_back(addBuffer("state/" + b.name + "/" + std::to_string(i),
                                   rt::BufferRole::OptimizerState, rt::DType::F32, s));
-    batchIndex[b.name] = int32_t(plan.tableBatches.size());
-    plan.tableBatches.push_back(std::move(b));
+    batchIndex[b.name] = int32_t(plan_.tableBatches.size());
+    plan_.tableBatches.push_back(std::move(b));
   }
   return success();
 }
@@ -136,8 +136,8 @@ bool PlanBuilder::batchedTable(TableOp table, rt::Table &t) {
   if (it == batchOfTable.end())
     return false;
   auto [index, rowOffset] = it->second;
-  rt::TableBatch &batch = plan.tableBatches[index];
-  const rt::Buffer &values = plan.buffers[batch.buffer];
+  rt::TableBatch &batch = plan_.tableBatches[index];
+  const rt::Buffer &values = plan_.buffers[batch.buffer];
   int64_t columns = values.shape[1]; // dim, or dim/2 for int4
   int64_t rowBytes = columns * rt::dtypeBytes(values.dtype);
   t.buffer = addView("table/" + t.name, batch.buffer, rowOffset * rowBytes, {t.rows, columns});
@@ -146,38 +146,12 @@ bool PlanBuilder::batchedTable(TableOp table, rt::Table &t) {
   t.gradRows = batch.gradRows;
   t.gradValues = batch.gradValues;
   for (auto [i, state] : llvm::enumerate(batch.state)) {
-    bool perRow = plan.buffers[state].shape.size() == 1; // rowwise_adagrad
+    bool perRow = plan_.buffers[state].shape.size() == 1; // rowwise_adagrad
     t.state.push_back(addView("state/" + t.name + "/" + std::to_string(i), state,
                               perRow ? rowOffset * 4 : rowOffset * t.dim * 4,
                               perRow ? std::vector<int64_t>{t.rows}
                                      : std::vector<int64_t>{t.rows, t.dim}));
   }
-  batch.members.push_back(int32_t(plan.tables.size()));
+  batch.members.push_back(int32_t(plan_.tables.size()));
   return true;
-}
-
-std::optional<rt::Kernel> PlanBuilder::groupUpdate(UpdateOp op, double gradScale) {
-  rt::Kernel k = kernelFor(op);
-  k.attrs["grad_scale"] = gradScale;
-  if (auto pack = packIndex.find(op.getTarget()); pack != packIndex.end()) {
-    const rt::ParamPack &p = plan.packs[pack->second];
-    k.op = rt::kernelName(rt::KernelOp::UpdatePacked);
-    k.attrs["pack"] = pack->second;
-    k.inputs = {p.grad};
-    k.outputs = {p.buffer};
-    k.outputs.insert(k.outputs.end(), p.state.begin(), p.state.end());
-    return k;
-  }
-  if (auto batch = batchIndex.find(op.getTarget()); batch != batchIndex.end()) {
-    const rt::TableBatch &b = plan.tableBatches[batch->second];
-    k.op = rt::kernelName(rt::KernelOp::UpdateTable);
-    k.attrs["batch"] = batch->second;
-    if (b.storage != rt::Storage::F32)
-      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
-    k.inputs = {b.gradRows, b.gradValues};
-    k.outputs = {b.buffer};
-    k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
-    return k;
-  }
-  return std::nullopt;
 }

@@ -2,10 +2,9 @@
 //
 // Lowers what the dense half of -emb-quantize (QuantizeDense.cpp) leaves in
 // the IR: `emb.compute` becomes the kernel attribute "compute" (absent for
-// f32, so an fp32 plan is byte for byte what it was before), `emb.loss_scaled`
-// the attribute "loss_scaled" of loss_grad, and `emb.unscale_grads` the
-// update kernel `unscale_grads` over every gradient buffer, with the policy
-// in config.loss_scaling. It also refuses a module whose precision and IR
+// f32, so an fp32 plan is byte for byte what it was before) and `emb.loss_scaled`
+// the attribute "loss_scaled" of loss_grad (emb.unscale_grads lowers itself,
+// PrecisionOps.cpp). It also refuses a module whose precision and IR
 // disagree, so no model trains in a precision nobody asked for.
 //
 //===----------------------------------------------------------------------===//
@@ -75,27 +74,4 @@ void PlanBuilder::precisionAttrs(Operation *op, nlohmann::json &attrs) {
     if (isa<LossGradOp>(inner) && inner->hasAttr(kLossScaledAttrName))
       attrs["loss_scaled"] = true;
   });
-}
-
-rt::Kernel PlanBuilder::lowerUnscale(UnscaleGradsOp op) {
-  rt::LossScaling &ls = plan.config.lossScaling;
-  ls.enabled = true;
-  ls.initial = op.getInitial().convertToDouble();
-  ls.growth = op.getGrowth().convertToDouble();
-  ls.backoff = op.getBackoff().convertToDouble();
-  ls.interval = op.getInterval();
-  rt::Kernel k = kernelFor(op);
-  // Every gradient, rewritten in place: a packed gradient once as a whole
-  // (its members are views), each table's or batch's sparse values once.
-  auto add = [&](int32_t buffer) {
-    int32_t parent = plan.buffers[buffer].parent;
-    int32_t whole = parent >= 0 ? parent : buffer;
-    if (!llvm::is_contained(k.outputs, whole))
-      k.outputs.push_back(whole);
-  };
-  for (const rt::Param &p : plan.params)
-    add(p.grad);
-  for (const rt::Table &t : plan.tables)
-    add(t.gradValues);
-  return k;
 }

@@ -35,7 +35,7 @@ LogicalResult PlanBuilder::readPipelineConfig(func::FuncOp step) {
     return success();
   }
   ScheduleOp sched = schedules.front();
-  rt::TrainingConfig &config = plan.config;
+  rt::TrainingConfig &config = plan_.config;
   config.microBatches = int64_t(sched.getMicroBatches());
   config.pipelineStages = int64_t(sched.getStages());
   config.schedule = sched.getKind() == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
@@ -105,7 +105,7 @@ LogicalResult PlanBuilder::lowerSchedule(func::FuncOp step) {
       }
       transferred.insert(link);
     }
-    plan.schedule.push_back(std::move(s));
+    plan_.schedule.push_back(std::move(s));
   }
   for (auto &[link, values] : links)
     if (!transferred.count(link))
@@ -113,13 +113,13 @@ LogicalResult PlanBuilder::lowerSchedule(func::FuncOp step) {
              << link.second << " reads from stage " << link.first;
   computeSlots();
   placeBuffersOnRanks();
-  int64_t slotted = llvm::count_if(plan.buffers, [](const rt::Buffer &b) { return b.slots > 1; });
-  plan.notes.push_back("-emb-pipeline: " + std::to_string(plan.config.microBatches) +
+  int64_t slotted = llvm::count_if(plan_.buffers, [](const rt::Buffer &b) { return b.slots > 1; });
+  plan_.notes.push_back("-emb-pipeline: " + std::to_string(plan_.config.microBatches) +
                        " micro-batch(es) of " +
-                       std::to_string(plan.config.batchSize / plan.config.microBatches) +
-                       ", " + std::to_string(plan.config.pipelineStages) + " stage(s), " +
-                       plan.config.schedule + " schedule of " +
-                       std::to_string(plan.schedule.size()) + " instructions; " +
+                       std::to_string(plan_.config.batchSize / plan_.config.microBatches) +
+                       ", " + std::to_string(plan_.config.pipelineStages) + " stage(s), " +
+                       plan_.config.schedule + " schedule of " +
+                       std::to_string(plan_.schedule.size()) + " instructions; " +
                        std::to_string(slotted) + " buffer(s) with several slots");
   return success();
 }
@@ -135,13 +135,13 @@ void PlanBuilder::computeSlots() {
   enum Phase { Load, Forward, Backward };
   std::map<std::pair<int, int32_t>, std::vector<int32_t>> touched; // (phase, stage) -> buffers
   auto perMicroBatch = [&](int32_t id) {
-    const rt::Buffer &b = plan.buffers[id];
+    const rt::Buffer &b = plan_.buffers[id];
     return b.parent < 0 &&
            (b.role == rt::BufferRole::Activation || b.role == rt::BufferRole::Input);
   };
-  std::vector<int32_t> readerStage(plan.buffers.size(), -1);
-  for (auto [i, k] : llvm::enumerate(plan.step)) {
-    int phase = int64_t(i) < plan.forwardKernels ? Forward : Backward;
+  std::vector<int32_t> readerStage(plan_.buffers.size(), -1);
+  for (auto [i, k] : llvm::enumerate(plan_.step)) {
+    int phase = int64_t(i) < plan_.forwardKernels ? Forward : Backward;
     std::set<int32_t> ids(k.inputs.begin(), k.inputs.end());
     ids.insert(k.outputs.begin(), k.outputs.end());
     for (int32_t id : ids) {
@@ -152,13 +152,13 @@ void PlanBuilder::computeSlots() {
     }
   }
   // An input is loaded by the first stage that reads it (the runtime's rule).
-  for (const rt::Input &in : plan.inputs)
+  for (const rt::Input &in : plan_.inputs)
     if (perMicroBatch(in.buffer))
       touched[{Load, std::max(readerStage[in.buffer], 0)}].push_back(in.buffer);
 
-  int64_t m = plan.config.microBatches;
+  int64_t m = plan_.config.microBatches;
   std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> life; // per mb: first, last
-  for (auto [j, s] : llvm::enumerate(plan.schedule)) {
+  for (auto [j, s] : llvm::enumerate(plan_.schedule)) {
     int phase = s.kind == "load" ? Load : s.kind == "forward" ? Forward
               : s.kind == "backward" ? Backward : -1;
     if (phase < 0)
@@ -189,7 +189,7 @@ void PlanBuilder::computeSlots() {
     int64_t k = 1;
     while (!fits(k))
       ++k;
-    plan.buffers[id].slots = int32_t(k);
+    plan_.buffers[id].slots = int32_t(k);
   }
 }
 
@@ -199,14 +199,14 @@ void PlanBuilder::computeSlots() {
 /// and so do parameters, packs and replicated tables; a table owned by one
 /// rank was placed by addParamsAndTables already.
 void PlanBuilder::placeBuffersOnRanks() {
-  const rt::TrainingConfig &config = plan.config;
+  const rt::TrainingConfig &config = plan_.config;
   if (config.stageRanks.empty())
     return;
   constexpr int32_t kUntouched = -2, kShared = -1;
-  std::vector<int32_t> owner(plan.buffers.size(), kUntouched);
+  std::vector<int32_t> owner(plan_.buffers.size(), kUntouched);
   auto touch = [&](int32_t b, int32_t rank) {
-    while (plan.buffers[b].parent >= 0) // a view lives where its parent does
-      b = plan.buffers[b].parent;
+    while (plan_.buffers[b].parent >= 0) // a view lives where its parent does
+      b = plan_.buffers[b].parent;
     owner[b] = owner[b] == kUntouched || owner[b] == rank ? rank : kShared;
   };
   auto touchAll = [&](const std::vector<int32_t> &buffers, int32_t rank) {
@@ -214,22 +214,22 @@ void PlanBuilder::placeBuffersOnRanks() {
       if (b >= 0)
         touch(b, rank);
   };
-  for (const rt::Kernel &k : plan.step) {
+  for (const rt::Kernel &k : plan_.step) {
     touchAll(k.inputs, config.rankOfStage(k.stage));
     touchAll(k.outputs, config.rankOfStage(k.stage));
   }
-  for (const rt::Kernel &k : plan.update) {
+  for (const rt::Kernel &k : plan_.update) {
     touchAll(k.inputs, kShared);
     touchAll(k.outputs, kShared);
   }
-  for (const rt::Param &p : plan.params)
+  for (const rt::Param &p : plan_.params)
     touchAll({p.buffer, p.grad}, kShared), touchAll(p.state, kShared);
-  for (const rt::ParamPack &p : plan.packs)
+  for (const rt::ParamPack &p : plan_.packs)
     touchAll({p.buffer, p.grad}, kShared), touchAll(p.state, kShared);
-  for (const rt::Table &t : plan.tables)
+  for (const rt::Table &t : plan_.tables)
     if (t.shardRows.empty())
       touchAll({t.buffer, t.qparams}, kShared), touchAll(t.state, kShared);
-  for (size_t b = 0; b < plan.buffers.size(); ++b)
-    if (owner[b] >= 0 && plan.buffers[b].rank < 0 && plan.buffers[b].parent < 0)
-      plan.buffers[b].rank = owner[b];
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (owner[b] >= 0 && plan_.buffers[b].rank < 0 && plan_.buffers[b].parent < 0)
+      plan_.buffers[b].rank = owner[b];
 }

@@ -18,7 +18,7 @@
 // Collectives belong to the backward pass and the update: evaluation, which
 // runs a step's forward prefix, never reaches one.
 class Emb_CommOp<string mnemonic, list<Trait> traits = []>
-    : Emb_Op<mnemonic, !listconcat([Emb_Backward,
+    : Emb_Op<mnemonic, !listconcat([Emb_Backward, Emb_LowersItself,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         MemoryEffects<[MemRead, MemWrite]>], traits)>;
 
@@ -93,7 +93,7 @@ def Emb_GatherRowsOp : Emb_CommOp<"gather_rows"> {
 // gradients the other way with shard_pool_grad. Every rank runs the same
 // exchanges in the same order, forward (evaluation too) and backward.
 class Emb_ShardOp<string mnemonic, list<Trait> traits = []>
-    : Emb_Op<mnemonic, !listconcat([
+    : Emb_Op<mnemonic, !listconcat([Emb_LowersItself,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         MemoryEffects<[MemRead, MemWrite]>], traits)> {
   let hasVerifier = 1;

@@ -37,6 +37,11 @@ struct Real {
 /// Prints `r` in the shortest form that parses back to the same double
 /// ("0.05", "1.0e-08"), instead of printFloat's "5.000000e-02".
 void printReal(mlir::AsmPrinter &printer, Real r);
+
+class PlanEmitter; // PlanEmitter.h: what an op sees of -emb-to-plan
+/// The default plan lowering (PlanLoweringOpInterface): the catalogue's
+/// kernel named like the op, operands in, results out, no attributes.
+mlir::LogicalResult lowerToNamedKernel(mlir::Operation *op, PlanEmitter &emitter);
 } // namespace embc::emb
 
 #include "embc/dialect/EmbDialect.h.inc"

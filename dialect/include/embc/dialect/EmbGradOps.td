@@ -22,7 +22,7 @@ class Emb_GradOp<string mnemonic, list<Trait> traits = []>
 // Gradients of forward ops
 //===----------------------------------------------------------------------===//
 
-def Emb_LossGradOp : Emb_GradOp<"loss_grad", [Pure]> {
+def Emb_LossGradOp : Emb_GradOp<"loss_grad", [Emb_LowersItself, Pure]> {
   let summary = "gradient of the mean loss with respect to its inputs";
   let description = [{
     The root of the backward pass: d(loss)/d(input), including the 1/B of
@@ -45,7 +45,7 @@ def Emb_LossGradOp : Emb_GradOp<"loss_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Emb_DenseGradInputOp : Emb_GradOp<"dense_grad_input", [Pure]> {
+def Emb_DenseGradInputOp : Emb_GradOp<"dense_grad_input", [Emb_Lowered, Pure]> {
   let summary = "gradient of a dense layer with respect to its input";
   let description = [{
     `dx = dy * weight^T`: `dy` is B x N, `weight` K x N, the result B x K.
@@ -63,7 +63,7 @@ def Emb_DenseGradInputOp : Emb_GradOp<"dense_grad_input", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Emb_DenseGradWeightOp : Emb_GradOp<"dense_grad_weight", [Pure]> {
+def Emb_DenseGradWeightOp : Emb_GradOp<"dense_grad_weight", [Emb_Lowered, Pure]> {
   let summary = "gradient of a dense layer with respect to its weight";
   let description = [{
     `dweight = input^T * dy`: `input` is B x K, `dy` B x N, the result K x N.
@@ -81,7 +81,7 @@ def Emb_DenseGradWeightOp : Emb_GradOp<"dense_grad_weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Emb_BiasGradOp : Emb_GradOp<"bias_grad", [Pure]> {
+def Emb_BiasGradOp : Emb_GradOp<"bias_grad", [Emb_Lowered, Pure]> {
   let summary = "gradient of a broadcast bias: column sums";
   let description = [{
     Sums `dy` (B x N) over the batch into N entries.
@@ -97,7 +97,7 @@ def Emb_BiasGradOp : Emb_GradOp<"bias_grad", [Pure]> {
 }
 
 def Emb_ActivationGradOp : Emb_GradOp<"activation_grad",
-    [Pure, SameOperandsAndResultType]> {
+    [Emb_LowersItself, Pure, SameOperandsAndResultType]> {
   let summary = "gradient of an elementwise activation";
   let description = [{
     `dx = dy * f'(x)` where `x` is the activation's input. With
@@ -120,7 +120,7 @@ def Emb_ActivationGradOp : Emb_GradOp<"activation_grad",
   let hasVerifier = 1;
 }
 
-def Emb_SliceOp : Emb_GradOp<"slice", [Pure]> {
+def Emb_SliceOp : Emb_GradOp<"slice", [Emb_LowersItself, Pure]> {
   let summary = "columns of a B x N tensor (the gradient of concat)";
   let description = [{
     Returns columns `offset .. offset + width` of `input`, where the width is
@@ -139,7 +139,7 @@ def Emb_SliceOp : Emb_GradOp<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Emb_InteractionGradOp : Emb_GradOp<"interaction_grad", [Pure]> {
+def Emb_InteractionGradOp : Emb_GradOp<"interaction_grad", [Emb_LowersItself, Pure]> {
   let summary = "gradient of the pairwise dot interaction";
   let description = [{
     Given `dy` (B x P) and the F interaction inputs, returns the gradient of
@@ -161,7 +161,7 @@ def Emb_InteractionGradOp : Emb_GradOp<"interaction_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Emb_CrossGradOp : Emb_GradOp<"cross_grad", [Pure,
+def Emb_CrossGradOp : Emb_GradOp<"cross_grad", [Emb_Lowered, Pure,
     AllTypesMatch<["grad", "x0", "xl", "dx0", "dxl"]>,
     OptionalTypesMatchWith<"linear has the type of grad", "grad", "linear", "$_self">,
     AllTypesMatch<["weight", "dweight"]>, AllTypesMatch<["bias", "dbias"]>]> {
@@ -191,7 +191,7 @@ def Emb_CrossGradOp : Emb_GradOp<"cross_grad", [Pure,
   let hasVerifier = 1;
 }
 
-def Emb_DotGradOp : Emb_GradOp<"dot_grad", [Pure,
+def Emb_DotGradOp : Emb_GradOp<"dot_grad", [Emb_Lowered, Pure,
     AllTypesMatch<["lhs", "dlhs"]>, AllTypesMatch<["rhs", "drhs"]>]> {
   let summary = "gradient of row-wise dot products";
   let description = [{
@@ -211,7 +211,7 @@ def Emb_DotGradOp : Emb_GradOp<"dot_grad", [Pure,
   let hasVerifier = 1;
 }
 
-def Emb_LookupGradOp : Emb_GradOp<"lookup_grad", [
+def Emb_LookupGradOp : Emb_GradOp<"lookup_grad", [Emb_LowersItself, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead]>]> {
   let summary = "per-id gradient rows of a pooled lookup";
@@ -242,7 +242,7 @@ def Emb_LookupGradOp : Emb_GradOp<"lookup_grad", [
   let hasVerifier = 1;
 }
 
-def Emb_AccumulateGradOp : Emb_GradOp<"accumulate_grad", [
+def Emb_AccumulateGradOp : Emb_GradOp<"accumulate_grad", [Emb_LowersItself, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemWrite]>]> {
   let summary = "add a gradient into a dense parameter's gradient";
@@ -259,7 +259,7 @@ def Emb_AccumulateGradOp : Emb_GradOp<"accumulate_grad", [
   let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
 }
 
-def Emb_AccumulateRowsOp : Emb_GradOp<"accumulate_rows", [
+def Emb_AccumulateRowsOp : Emb_GradOp<"accumulate_rows", [Emb_LowersItself, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemWrite]>]> {
   let summary = "append sparse gradient rows to a table's gradient";
@@ -285,7 +285,7 @@ def Emb_AccumulateRowsOp : Emb_GradOp<"accumulate_rows", [
 // The optimizer step (function @update)
 //===----------------------------------------------------------------------===//
 
-def Emb_CoalesceRowsOp : Emb_GradOp<"coalesce_rows", [
+def Emb_CoalesceRowsOp : Emb_GradOp<"coalesce_rows", [Emb_LowersItself, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "sum the duplicate rows of a table's sparse gradient";
@@ -301,7 +301,7 @@ def Emb_CoalesceRowsOp : Emb_GradOp<"coalesce_rows", [
   let assemblyFormat = "$table attr-dict";
 }
 
-def Emb_ClipGradNormOp : Emb_GradOp<"clip_grad_norm", [MemoryEffects<[MemRead]>]> {
+def Emb_ClipGradNormOp : Emb_GradOp<"clip_grad_norm", [Emb_LowersItself, MemoryEffects<[MemRead]>]> {
   let summary = "scale factor that clips all gradients to a global norm";
   let description = [{
     Computes the L2 norm of every parameter's and table's accumulated
@@ -318,7 +318,7 @@ def Emb_ClipGradNormOp : Emb_GradOp<"clip_grad_norm", [MemoryEffects<[MemRead]>]
   let hasVerifier = 1;
 }
 
-def Emb_UpdateOp : Emb_GradOp<"update", [
+def Emb_UpdateOp : Emb_GradOp<"update", [Emb_LowersItself, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "apply the optimizer to a parameter or a table";

@@ -54,4 +54,27 @@ def Emb_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def Emb_PlanLoweringOpInterface : OpInterface<"PlanLoweringOpInterface"> {
+  let cppNamespace = "::embc::emb";
+  let description = [{
+    How an op becomes kernels of the runtime plan. `-emb-to-plan` walks
+    @train_step and @update in order and asks each op to lower itself
+    through a PlanEmitter (PlanEmitter.h): the buffers of its operands, new
+    buffers for its results, the plan's parameters and tables by symbol, and
+    `emit` for each kernel. The pass never switches on op names, so a new op
+    brings its lowering with it.
+
+    The default lowering is the kernel of the catalogue named like the op
+    (`emb.dot` -> `dot`): operands' buffers in, new activation buffers out,
+    no attributes. Ops with attributes, or that read or write the plan's
+    parameters and tables, override it.
+  }];
+  let methods = [
+    InterfaceMethod<"Emits this op's kernels (usually one) into the plan.",
+      "::mlir::LogicalResult", "lowerToPlan",
+      (ins "::embc::emb::PlanEmitter &":$emitter), [{}],
+      [{ return ::embc::emb::lowerToNamedKernel($_op, emitter); }]>,
+  ];
+}
+
 #endif // EMBC_DIALECT_EMBINTERFACES_TD

@@ -15,6 +15,10 @@ def Emb_IdTensor : RankedTensorOf<[AnySignlessInteger]>;
 def Emb_Cost : DeclareOpInterfaceMethods<Emb_CostOpInterface>;
 // Ops with a backward rule (see GradientOpInterface).
 def Emb_Differentiable : DeclareOpInterfaceMethods<Emb_GradientOpInterface>;
+// Ops that become plan kernels (see PlanLoweringOpInterface): Emb_Lowered
+// takes the default lowering, Emb_LowersItself writes its own lowerToPlan.
+def Emb_Lowered : DeclareOpInterfaceMethods<Emb_PlanLoweringOpInterface>;
+def Emb_LowersItself : DeclareOpInterfaceMethods<Emb_PlanLoweringOpInterface, ["lowerToPlan"]>;
 
 //===----------------------------------------------------------------------===//
 // Module-level symbols
@@ -71,7 +75,7 @@ def Emb_ParamOp : Emb_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let hasVerifier = 1;
 }
 
-def Emb_GetOp : Emb_Op<"get", [Emb_Differentiable, Pure,
+def Emb_GetOp : Emb_Op<"get", [Emb_LowersItself, Emb_Differentiable, Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read a dense parameter as a tensor";
   let description = [{
@@ -91,7 +95,7 @@ def Emb_GetOp : Emb_Op<"get", [Emb_Differentiable, Pure,
 // Embedding access
 //===----------------------------------------------------------------------===//
 
-def Emb_LookupOp : Emb_Op<"lookup", [Emb_Differentiable,
+def Emb_LookupOp : Emb_Op<"lookup", [Emb_LowersItself, Emb_Differentiable,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
     MemoryEffects<[MemRead]>]> {
   let summary = "pooled lookup of jagged bags of ids";
@@ -121,7 +125,7 @@ def Emb_LookupOp : Emb_Op<"lookup", [Emb_Differentiable,
   let hasVerifier = 1;
 }
 
-def Emb_GatherOp : Emb_Op<"gather", [Emb_Differentiable,
+def Emb_GatherOp : Emb_Op<"gather", [Emb_LowersItself, Emb_Differentiable,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
     MemoryEffects<[MemRead]>]> {
   let summary = "unpooled lookup of a fixed-shape tensor of ids";
@@ -141,7 +145,7 @@ def Emb_GatherOp : Emb_Op<"gather", [Emb_Differentiable,
   let hasVerifier = 1;
 }
 
-def Emb_HashOp : Emb_Op<"hash", [Pure, SameOperandsAndResultType]> {
+def Emb_HashOp : Emb_Op<"hash", [Emb_LowersItself, Pure, SameOperandsAndResultType]> {
   let summary = "hash raw ids into a table's rows";
   let description = [{
     Maps each raw id to `xxh64(id, seed) mod buckets`, so an unbounded id
@@ -165,7 +169,7 @@ def Emb_HashOp : Emb_Op<"hash", [Pure, SameOperandsAndResultType]> {
 // Dense layers
 //===----------------------------------------------------------------------===//
 
-def Emb_DenseOp : Emb_Op<"dense", [Emb_Differentiable, Pure, Emb_Cost]> {
+def Emb_DenseOp : Emb_Op<"dense", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "fully connected layer: input x weight + bias";
   let description = [{
     `input` is B x K, `weight` is K x N, the optional `bias` has N entries;
@@ -187,7 +191,7 @@ def Emb_DenseOp : Emb_Op<"dense", [Emb_Differentiable, Pure, Emb_Cost]> {
 }
 
 def Emb_ActivationOp : Emb_Op<"activation",
-    [Emb_Differentiable, Pure, SameOperandsAndResultType, Emb_Cost]> {
+    [Emb_LowersItself, Emb_Differentiable, Pure, SameOperandsAndResultType, Emb_Cost]> {
   let summary = "elementwise activation";
   let description = [{
     Applies `relu`, `sigmoid`, `tanh` or `gelu` (tanh approximation)
@@ -202,7 +206,7 @@ def Emb_ActivationOp : Emb_Op<"activation",
   let assemblyFormat = "`` $kind $input attr-dict `:` type($input)";
 }
 
-def Emb_ConcatOp : Emb_Op<"concat", [Emb_Differentiable, Pure, Emb_Cost]> {
+def Emb_ConcatOp : Emb_Op<"concat", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "concatenate B x N_i tensors along the feature axis";
   let description = [{
     ```mlir
@@ -215,7 +219,7 @@ def Emb_ConcatOp : Emb_Op<"concat", [Emb_Differentiable, Pure, Emb_Cost]> {
   let hasVerifier = 1;
 }
 
-def Emb_AddOp : Emb_Op<"add", [Emb_Differentiable, Pure,
+def Emb_AddOp : Emb_Op<"add", [Emb_LowersItself, Emb_Differentiable, Pure,
     AttrSizedOperandSegments, Emb_Cost]> {
   let summary = "elementwise sum of same-shaped tensors, plus an optional bias";
   let description = [{
@@ -242,7 +246,7 @@ def Emb_AddOp : Emb_Op<"add", [Emb_Differentiable, Pure,
 // Feature interactions
 //===----------------------------------------------------------------------===//
 
-def Emb_InteractionOp : Emb_Op<"interaction", [Emb_Differentiable, Pure, Emb_Cost]> {
+def Emb_InteractionOp : Emb_Op<"interaction", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "DLRM pairwise dot-product interaction";
   let description = [{
     Given F feature vectors (each B x D), returns the dot products of every
@@ -262,7 +266,7 @@ def Emb_InteractionOp : Emb_Op<"interaction", [Emb_Differentiable, Pure, Emb_Cos
   let hasVerifier = 1;
 }
 
-def Emb_CrossOp : Emb_Op<"cross", [Emb_Differentiable, Pure, Emb_Cost,
+def Emb_CrossOp : Emb_Op<"cross", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost,
     AllTypesMatch<["x0", "xl", "result"]>]> {
   let summary = "DCN-v2 cross layer: x0 * (xl W + b) + xl";
   let description = [{
@@ -288,7 +292,7 @@ def Emb_CrossOp : Emb_Op<"cross", [Emb_Differentiable, Pure, Emb_Cost,
   let hasVerifier = 1;
 }
 
-def Emb_DotOp : Emb_Op<"dot", [Emb_Differentiable, Pure, Emb_Cost]> {
+def Emb_DotOp : Emb_Op<"dot", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "row-wise dot products";
   let description = [{
     With `lhs` and `rhs` both B x D, returns B x 1 (matrix factorisation,
@@ -312,7 +316,7 @@ def Emb_DotOp : Emb_Op<"dot", [Emb_Differentiable, Pure, Emb_Cost]> {
 // Loss
 //===----------------------------------------------------------------------===//
 
-def Emb_LossOp : Emb_Op<"loss", [Emb_Differentiable, Pure, Emb_Cost]> {
+def Emb_LossOp : Emb_Op<"loss", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "mean training loss over the batch";
   let description = [{
     The mean over the batch of:

@@ -15,7 +15,7 @@
 /// `#emb<precision bf16>`: the value of `emb.compute`.
 def Emb_PrecisionAttr : EnumAttr<Emb_Dialect, Emb_Precision, "precision">;
 
-def Emb_UnscaleGradsOp : Emb_GradOp<"unscale_grads", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Emb_UnscaleGradsOp : Emb_GradOp<"unscale_grads", [Emb_LowersItself, MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "fp16 dynamic loss scaling: unscale all gradients, skip the update on overflow";
   let description = [{
     The loss gradient of an fp16 model is multiplied by a scale S (held by

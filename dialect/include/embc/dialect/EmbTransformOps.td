@@ -68,7 +68,7 @@ def Emb_TableBatchOp : Emb_Op<"table_batch", [Symbol, HasParent<"::mlir::ModuleO
 // Fusion (-emb-fuse)
 //===----------------------------------------------------------------------===//
 
-def Emb_FusedOp : Emb_Op<"fused", [RecursiveMemoryEffects]> {
+def Emb_FusedOp : Emb_Op<"fused", [Emb_LowersItself, RecursiveMemoryEffects]> {
   let summary = "ops that the plan runs as one kernel";
   let description = [{
     The body's ops run as a single kernel of the kind `kind`; values used only

@@ -126,6 +126,14 @@ const KernelSpec *findKernel(std::string_view name);
 std::optional<std::string> checkKernel(const Kernel &kernel, const Plan &plan, bool update,
                                        std::string_view at);
 
+/// Bytes `kernel` moves per launch (Kernel::bytes), for the report: each
+/// buffer it reads or writes once, except that a table (or its optimizer
+/// state) counts only the rows a batch can touch, since kernels never sweep
+/// a whole table. A lookup reads one table row per id (the table is an
+/// attribute, not an operand); an update touches each distinct row once, at
+/// most min(ids, rows) of each source's table. KernelBytes.cpp.
+int64_t estimateKernelBytes(const Plan &plan, const Kernel &kernel);
+
 } // namespace embc::runtime
 
 #endif // EMBC_RUNTIME_PLAN_KERNELCATALOGUE_H

@@ -1,4 +1,4 @@
-//===- PlanFused.cpp - emb.fused groups as single plan kernels -------------===//
+//===- FusedLowering.cpp - emb.fused groups as single plan kernels ---------===//
 //
 // Each kind of group maps to one kernel of the catalogue (docs/plan-format.md,
 // "Fused kernels"). Values used only inside a group get no buffer; the
@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlanBuilder.h"
+#include "embc/dialect/PlanEmitter.h"
 
 using namespace mlir;
 using namespace embc::emb;
-using namespace embc::planbuilder;
+namespace rt = embc::runtime;
 
 namespace {
 
@@ -29,83 +29,51 @@ template <class OpTy> OpTy firstOf(FusedOp fused) {
 
 } // namespace
 
-LogicalResult PlanBuilder::bindResults(FusedOp fused) {
+static LogicalResult bindResults(FusedOp fused, PlanEmitter &e) {
   auto yield = cast<YieldOp>(fused.getBody().front().getTerminator());
   for (auto [inner, result] : llvm::zip(yield.getValues(), fused.getResults())) {
     FailureOr<int32_t> buffer =
-        valueBuffer(fused, inner, rt::BufferRole::Activation,
-                    "act/" + std::to_string(plan.buffers.size()) + "/fused_" +
-                        stringifyFusionKind(fused.getKind()).str());
+        e.activation(fused, inner, "fused_" + stringifyFusionKind(fused.getKind()).str());
     if (failed(buffer))
       return failure();
-    bufferOf[result] = *buffer;
+    e.bind(result, *buffer);
   }
   return success();
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerFused(FusedOp fused) {
-  if (failed(bindResults(fused)))
-    return failure();
-  switch (fused.getKind()) {
-  case FusionKind::lookup:
-    return lowerFusedLookup(fused);
-  case FusionKind::dense_act:
-    return lowerDenseAct(fused);
-  case FusionKind::dense_act_grad:
-    return lowerDenseActGrad(fused);
-  case FusionKind::elementwise:
-    return lowerElementwise(fused);
-  case FusionKind::interaction_concat:
-    return lowerInteractionConcat(fused);
-  case FusionKind::interaction_concat_grad:
-    return lowerInteractionConcatGrad(fused);
-  case FusionKind::embedding_update:
-    return lowerEmbeddingUpdate(fused);
-  case FusionKind::skipgram:
-    return lowerSkipgram(fused);
-  }
-  return fused.emitOpError("has no kernel for this kind");
-}
-
-/// A buffer for a value the kernel writes although nothing reads it later.
-static std::string scratchName(rt::Plan &plan, StringRef what) {
-  return "act/" + std::to_string(plan.buffers.size()) + "/" + what.str();
-}
-
-FailureOr<rt::Kernel> PlanBuilder::lowerFusedLookup(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerFusedLookup(FusedOp fused, PlanEmitter &e) {
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::FusedLookup);
   nlohmann::json members = nlohmann::json::array();
   for (LookupOp lookup : opsOf<LookupOp>(fused)) {
     auto hash = lookup.getIds().getDefiningOp<HashOp>();
     bool hashed = hash && hash->getParentOp() == fused.getOperation();
-    nlohmann::json m = {{"table", tableIndex.lookup(lookup.getTable())},
+    nlohmann::json m = {{"table", e.table(lookup.getTable())},
                         {"pooling", stringifyPooling(lookup.getPooling()).str()},
                         {"weighted", bool(lookup.getWeights())},
                         {"hash", hashed},
                         {"buckets", hashed ? int64_t(hash.getBuckets()) : 0},
                         {"seed", hashed ? int64_t(hash.getSeed()) : 0},
-                        {"hashed_output", hashed && bufferOf.count(hash.getResult())}};
-    if (failed(dequantizeAttr(lookup, lookup.getTable(), m)))
+                        {"hashed_output", hashed && e.hasBuffer(hash.getResult())}};
+    if (failed(e.dequantize(lookup, lookup.getTable(), m)))
       return failure();
-    k.inputs.push_back(read(hashed ? hash.getIds() : lookup.getIds()));
-    k.inputs.push_back(read(lookup.getOffsets()));
+    k.inputs.push_back(e.buffer(hashed ? hash.getIds() : lookup.getIds()));
+    k.inputs.push_back(e.buffer(lookup.getOffsets()));
     if (lookup.getWeights())
-      k.inputs.push_back(read(lookup.getWeights()));
-    FailureOr<int32_t> y = valueBuffer(lookup, lookup.getResult(), rt::BufferRole::Activation,
-                                       scratchName(plan, "lookup"));
+      k.inputs.push_back(e.buffer(lookup.getWeights()));
+    FailureOr<int32_t> y = e.activation(lookup, lookup.getResult(), "lookup");
     if (failed(y))
       return failure();
     k.outputs.push_back(*y);
     if (m["hashed_output"])
-      k.outputs.push_back(read(hash.getResult()));
+      k.outputs.push_back(e.buffer(hash.getResult()));
     members.push_back(std::move(m));
   }
   k.attrs["members"] = std::move(members);
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerDenseAct(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerDenseAct(FusedOp fused, PlanEmitter &e) {
   auto dense = firstOf<DenseOp>(fused);
   auto act = firstOf<ActivationOp>(fused);
   rt::Kernel k;
@@ -113,14 +81,14 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseAct(FusedOp fused) {
   k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str() : "none";
   k.attrs["bias"] = bool(dense.getBias());
   for (Value v : dense->getOperands())
-    k.inputs.push_back(read(v));
-  k.outputs.push_back(read(act ? act.getResult() : dense.getResult()));
-  if (act && bufferOf.count(dense.getResult())) // the pre-activation is needed later
-    k.outputs.push_back(read(dense.getResult()));
+    k.inputs.push_back(e.buffer(v));
+  k.outputs.push_back(e.buffer(act ? act.getResult() : dense.getResult()));
+  if (act && e.hasBuffer(dense.getResult())) // the pre-activation is needed later
+    k.outputs.push_back(e.buffer(dense.getResult()));
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerDenseActGrad(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused, PlanEmitter &e) {
   auto weight = firstOf<DenseGradWeightOp>(fused);
   auto act = firstOf<ActivationGradOp>(fused);
   auto bias = firstOf<BiasGradOp>(fused);
@@ -134,23 +102,22 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseActGrad(FusedOp fused) {
   k.attrs["from_output"] = act && act.getFromOutput();
   k.attrs["bias"] = bool(bias);
   k.attrs["input_grad"] = bool(input);
-  const rt::Param &w = plan.params[paramIndex.lookup(accW.getParam())];
-  k.inputs.push_back(read(act ? act.getGrad() : weight.getGrad()));
+  const rt::Param &w = e.plan().params[*e.param(accW.getParam())];
+  k.inputs.push_back(e.buffer(act ? act.getGrad() : weight.getGrad()));
   if (act)
-    k.inputs.push_back(read(act.getInput()));
-  k.inputs.push_back(read(weight.getInput()));
+    k.inputs.push_back(e.buffer(act.getInput()));
+  k.inputs.push_back(e.buffer(weight.getInput()));
   k.inputs.push_back(w.buffer);
   if (act) {
     auto type = cast<RankedTensorType>(act.getType());
-    k.outputs.push_back(addBuffer("workspace/" + w.name + "/dz", rt::BufferRole::Workspace,
+    k.outputs.push_back(e.addBuffer("workspace/" + w.name + "/dz", rt::BufferRole::Workspace,
                                   rt::DType::F32, {type.getDimSize(0), type.getDimSize(1)}));
   }
   k.outputs.push_back(w.grad);
   if (bias)
-    k.outputs.push_back(plan.params[paramIndex.lookup(accB.getParam())].grad);
+    k.outputs.push_back(e.plan().params[*e.param(accB.getParam())].grad);
   if (input) {
-    FailureOr<int32_t> dx = valueBuffer(input, input.getResult(), rt::BufferRole::Activation,
-                                        scratchName(plan, "dense_grad_input"));
+    FailureOr<int32_t> dx = e.activation(input, input.getResult(), "dense_grad_input");
     if (failed(dx))
       return failure();
     k.outputs.push_back(*dx);
@@ -158,7 +125,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerDenseActGrad(FusedOp fused) {
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerElementwise(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerElementwise(FusedOp fused, PlanEmitter &e) {
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::Elementwise);
   Block &body = fused.getBody().front();
@@ -194,12 +161,12 @@ FailureOr<rt::Kernel> PlanBuilder::lowerElementwise(FusedOp fused) {
     steps.push_back(std::move(step));
   }
   for (Value v : inputs)
-    k.inputs.push_back(read(v));
+    k.inputs.push_back(e.buffer(v));
   nlohmann::json results = nlohmann::json::array();
   auto yield = cast<YieldOp>(body.getTerminator());
   for (Value v : yield.getValues()) {
     results.push_back(refOf.lookup(v));
-    k.outputs.push_back(read(v));
+    k.outputs.push_back(e.buffer(v));
   }
   auto type = cast<RankedTensorType>(yield.getValues().front().getType());
   k.attrs["width"] = type.getShape().back();
@@ -208,7 +175,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerElementwise(FusedOp fused) {
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcat(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerInteractionConcat(FusedOp fused, PlanEmitter &e) {
   auto inter = firstOf<InteractionOp>(fused);
   auto concat = firstOf<ConcatOp>(fused);
   rt::Kernel k;
@@ -219,19 +186,19 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcat(FusedOp fused) {
       position = copies;
       continue;
     }
-    k.inputs.push_back(read(v));
+    k.inputs.push_back(e.buffer(v));
     ++copies;
   }
   for (Value v : inter.getInputs())
-    k.inputs.push_back(read(v));
+    k.inputs.push_back(e.buffer(v));
   k.attrs["self"] = bool(inter.getSelf());
   k.attrs["copies"] = copies;
   k.attrs["position"] = position;
-  k.outputs.push_back(read(concat.getResult()));
+  k.outputs.push_back(e.buffer(concat.getResult()));
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerInteractionConcatGrad(FusedOp fused, PlanEmitter &e) {
   auto grad = firstOf<InteractionGradOp>(fused);
   auto interSlice = grad.getGrad().getDefiningOp<SliceOp>();
   SmallVector<SliceOp> copies;
@@ -242,9 +209,9 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
 
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::InteractionConcatGrad);
-  k.inputs.push_back(read(interSlice.getInput()));
+  k.inputs.push_back(e.buffer(interSlice.getInput()));
   for (Value v : grad.getInputs())
-    k.inputs.push_back(read(v));
+    k.inputs.push_back(e.buffer(v));
   nlohmann::json widths = nlohmann::json::array(), into = nlohmann::json::array();
   int64_t position = 0;
   // The gradient of input i is the add that folds a copy into it, if any.
@@ -269,7 +236,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
   }
   auto output = [&](Value v, StringRef what) -> LogicalResult {
     FailureOr<int32_t> buffer =
-        valueBuffer(fused, v, rt::BufferRole::Activation, scratchName(plan, what));
+        e.activation(fused, v, what);
     if (failed(buffer))
       return failure();
     k.outputs.push_back(*buffer);
@@ -289,46 +256,32 @@ FailureOr<rt::Kernel> PlanBuilder::lowerInteractionConcatGrad(FusedOp fused) {
   return k;
 }
 
-FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerEmbeddingUpdate(FusedOp fused, PlanEmitter &e) {
   auto update = firstOf<UpdateOp>(fused);
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::EmbeddingUpdate);
-  k.attrs["grad_scale"] = 1.0 / double(plan.config.gradAccumulation *
-                                       plan.config.microBatches * plan.config.dataParallel);
-  if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
-    const rt::TableBatch &b = plan.tableBatches[batch->second];
-    k.attrs["batch"] = batch->second;
-    if (b.storage != rt::Storage::F32)
-      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
-    k.outputs = {b.buffer};
-    k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
-  } else {
-    int32_t t = tableIndex.lookup(update.getTarget());
-    k.attrs["table"] = t;
-    if (plan.tables[t].storage != rt::Storage::F32)
-      k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
-    k.outputs = {plan.tables[t].buffer};
-    k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());
-  }
+  k.attrs["grad_scale"] = e.gradScale();
+  if (e.updateTarget(update.getTarget(), k) != rt::Storage::F32)
+    k.attrs["requantize"] = rt::enumString(rt::Requantize::Stochastic);
   nlohmann::json sources = nlohmann::json::array();
   for (AccumulateRowsOp acc : opsOf<AccumulateRowsOp>(fused)) {
-    const rt::Table &table = plan.tables[tableIndex.lookup(acc.getTable())];
-    nlohmann::json source = {{"row_offset", batchOfTable.lookup(acc.getTable()).second},
+    const rt::Table &table = e.plan().tables[e.table(acc.getTable())];
+    nlohmann::json source = {{"row_offset", e.batchRowOffset(acc.getTable())},
                              {"rows", table.rows}};
     auto grad = acc.getValues().getDefiningOp<LookupGradOp>();
     if (grad && grad->getParentOp() == fused.getOperation()) {
       source["kind"] = "bag";
       source["pooling"] = stringifyPooling(grad.getPooling()).str();
       source["weighted"] = bool(grad.getWeights());
-      k.inputs.push_back(read(grad.getIds()));
-      k.inputs.push_back(read(grad.getOffsets()));
+      k.inputs.push_back(e.buffer(grad.getIds()));
+      k.inputs.push_back(e.buffer(grad.getOffsets()));
       if (grad.getWeights())
-        k.inputs.push_back(read(grad.getWeights()));
-      k.inputs.push_back(read(grad.getGrad()));
+        k.inputs.push_back(e.buffer(grad.getWeights()));
+      k.inputs.push_back(e.buffer(grad.getGrad()));
     } else {
       source["kind"] = "rows";
-      k.inputs.push_back(read(acc.getIds()));
-      k.inputs.push_back(read(acc.getValues()));
+      k.inputs.push_back(e.buffer(acc.getIds()));
+      k.inputs.push_back(e.buffer(acc.getValues()));
     }
     sources.push_back(std::move(source));
   }
@@ -336,25 +289,7 @@ FailureOr<rt::Kernel> PlanBuilder::lowerEmbeddingUpdate(FusedOp fused) {
   return k;
 }
 
-/// The update target's buffer and state (a table batch or a lone table) as
-/// the kernel's outputs, and its index as the attribute `batch` or `table`.
-static void updateTarget(rt::Plan &plan, const llvm::StringMap<int32_t> &batchIndex,
-                         const llvm::StringMap<int32_t> &tableIndex, UpdateOp update,
-                         rt::Kernel &k) {
-  if (auto batch = batchIndex.find(update.getTarget()); batch != batchIndex.end()) {
-    const rt::TableBatch &b = plan.tableBatches[batch->second];
-    k.attrs["batch"] = batch->second;
-    k.outputs.push_back(b.buffer);
-    k.outputs.insert(k.outputs.end(), b.state.begin(), b.state.end());
-  } else {
-    const int32_t t = tableIndex.lookup(update.getTarget());
-    k.attrs["table"] = t;
-    k.outputs.push_back(plan.tables[t].buffer);
-    k.outputs.insert(k.outputs.end(), plan.tables[t].state.begin(), plan.tables[t].state.end());
-  }
-}
-
-FailureOr<rt::Kernel> PlanBuilder::lowerSkipgram(FusedOp fused) {
+static FailureOr<rt::Kernel> lowerSkipgram(FusedOp fused, PlanEmitter &e) {
   // -emb-fuse formed the group only for this exact step (Fuse.cpp).
   auto loss = firstOf<LossOp>(fused);
   auto update = firstOf<UpdateOp>(fused);
@@ -373,8 +308,8 @@ FailureOr<rt::Kernel> PlanBuilder::lowerSkipgram(FusedOp fused) {
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::SkipgramStep);
   k.attrs["mode"] = stringifyEmbeddingUpdates(training.getEmbeddingUpdates()).str();
-  k.inputs = {read(center.getIds()), read(center.getOffsets()), read(context.getIds()),
-              read(context.getOffsets()), read(negatives.getIds())};
+  k.inputs = {e.buffer(center.getIds()), e.buffer(center.getOffsets()), e.buffer(context.getIds()),
+              e.buffer(context.getOffsets()), e.buffer(negatives.getIds())};
   // The loss and the positive scores, where the group yields them (the
   // step returns both); a value nobody reads still gets a buffer.
   auto yield = cast<YieldOp>(fused.getBody().front().getTerminator());
@@ -382,23 +317,59 @@ FailureOr<rt::Kernel> PlanBuilder::lowerSkipgram(FusedOp fused) {
     int32_t buffer = -1;
     for (auto [value, result] : llvm::zip(yield.getValues(), fused.getResults()))
       if (value == inner)
-        buffer = bufferOf.lookup(result);
+        buffer = e.buffer(result);
     if (buffer < 0) {
-      FailureOr<int32_t> scratch = valueBuffer(fused, inner, rt::BufferRole::Activation,
-                                               scratchName(plan, "skipgram"));
+      FailureOr<int32_t> scratch = e.activation(fused, inner, "skipgram");
       if (failed(scratch))
         return failure();
       buffer = *scratch;
     }
     k.outputs.push_back(buffer);
   }
-  updateTarget(plan, batchIndex, tableIndex, update, k);
+  e.updateTarget(update.getTarget(), k);
   auto rowsOf = [&](FlatSymbolRefAttr table) {
-    return nlohmann::json{{"row_offset", batchOfTable.lookup(table.getValue()).second},
-                          {"rows", plan.tables[tableIndex.lookup(table.getValue())].rows}};
+    return nlohmann::json{{"row_offset", e.batchRowOffset(table.getValue())},
+                          {"rows", e.plan().tables[e.table(table.getValue())].rows}};
   };
   k.attrs["center"] = rowsOf(center.getTableAttr());
   k.attrs["context"] = rowsOf(context.getTableAttr());
   k.attrs["negatives"] = rowsOf(negatives.getTableAttr());
   return k;
+}
+
+LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
+  FusedOp fused = *this;
+  if (failed(bindResults(fused, e)))
+    return failure();
+  FailureOr<rt::Kernel> kernel = failure();
+  switch (fused.getKind()) {
+  case FusionKind::lookup:
+    kernel = lowerFusedLookup(fused, e);
+    break;
+  case FusionKind::dense_act:
+    kernel = lowerDenseAct(fused, e);
+    break;
+  case FusionKind::dense_act_grad:
+    kernel = lowerDenseActGrad(fused, e);
+    break;
+  case FusionKind::elementwise:
+    kernel = lowerElementwise(fused, e);
+    break;
+  case FusionKind::interaction_concat:
+    kernel = lowerInteractionConcat(fused, e);
+    break;
+  case FusionKind::interaction_concat_grad:
+    kernel = lowerInteractionConcatGrad(fused, e);
+    break;
+  case FusionKind::embedding_update:
+    kernel = lowerEmbeddingUpdate(fused, e);
+    break;
+  case FusionKind::skipgram:
+    kernel = lowerSkipgram(fused, e);
+    break;
+  }
+  if (failed(kernel))
+    return failure();
+  e.emit(std::move(*kernel));
+  return success();
 }
