@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MemoryPlanner.h"
 #include "PipelineSchedule.h"
 
 #include "embc/dialect/EmbDialect.h"
@@ -233,12 +232,6 @@ struct BatchExchangesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (Attribute done = module->getAttr(memory::kMemoryPlanAttrName)) {
-      module.emitError("-emb-batch-exchanges runs before -emb-plan-memory, which has "
-                       "already planned this module (")
-          << memory::kMemoryPlanAttrName << " = " << done << ")";
-      return signalPassFailure();
-    }
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;

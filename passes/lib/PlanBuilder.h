@@ -185,9 +185,9 @@ private:
   // PlanLayout.cpp
   /// Fills Buffer::origin (the pass that made each buffer) where unset.
   void assignOrigins();
-  /// Lifetimes and offsets: by emb.memory_plan's strategy when
-  /// -emb-plan-memory ran (failing if its peak is not reproduced), else one
-  /// buffer after another. Sets memoryNote.
+  /// Lifetimes and offsets, a plan-level step after lowering: by the
+  /// strategy -emb-plan-memory recorded (emb.memory_plan), else one buffer
+  /// after another. Sets memoryNote.
   LogicalResult layoutMemory();
   std::string memoryNote;
 

@@ -1,6 +1,7 @@
-// -emb-plan-memory: lifetimes on the step's timeline and offsets in one
-// arena, reused between buffers whose lifetimes do not meet. The IR is
-// unchanged but for the emb.memory_plan attribute on the module.
+// -emb-plan-memory records the strategy on the module; -emb-to-plan plans
+// the arena of the plan it lowers with it: lifetimes on the step's timeline
+// and offsets in one arena, reused between buffers whose lifetimes do not
+// meet. The IR is unchanged but for the emb.memory_plan attribute.
 // The first case (before the `// -----` line) without packing:
 // RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory | FileCheck %s
 // RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory=strategy=sequential \
@@ -18,15 +19,20 @@
 // RUN: sed '1,/^\/\/ -----/d' %s \
 // RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
+// The planning is a step of -emb-to-plan on the plan it lowers, so a pass
+// may run after -emb-plan-memory: the same plan.
+// RUN: sed '1,/^\/\/ -----/d' %s \
+// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 
 // A three-layer MLP, batch 8: 22 buffers, 17 step kernels (6 forward) and
 // 3 update kernels. Greedy by size needs 21376 bytes where one buffer after
 // another needs 27776; at most 21284 bytes are live at once (kernel 12,
 // where the 4 KiB weight gradient of the middle layer is written).
-// CHECK-LABEL: module @chain attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64, peak = 21376 : i64, sequential = 27776 : i64, strategy = "greedy_by_size"}
+// CHECK-LABEL: module @chain attributes {emb.memory_plan = {strategy = "greedy_by_size"}
 // CHECK:       func.func @train_step
 // CHECK-NOT:   emb.memory_plan
-// SEQ-LABEL:   module @chain attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64, peak = 27776 : i64, sequential = 27776 : i64, strategy = "sequential"}
+// SEQ-LABEL:   module @chain attributes {emb.memory_plan = {strategy = "sequential"}
 
 // Parameters and gradients live for the whole run (-1/-1); an input from
 // the start of the step (the executor writes it first); the prediction
@@ -77,7 +83,7 @@ module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_opt
 // their offsets and take its lifetime (the whole run). The batched tables'
 // sparse gradient is a gradient: whole run too. The first lookup's output
 // (kernels 0..2) and the input gradient of the dense layer (6..10) share.
-// PACKED-IR-LABEL: module @packed attributes {emb.memory_plan = {buffers = {{[0-9]+}} : i64, lower_bound = {{[0-9]+}} : i64, peak = {{[0-9]+}} : i64, sequential = {{[0-9]+}} : i64, strategy = "greedy_by_size"}
+// PACKED-IR-LABEL: module @packed attributes {emb.memory_plan = {strategy = "greedy_by_size"}
 // PACKED:    "first_use": -1, "last_use": -1, "name": "pack/dense_f32", "offset": [[PACK:[0-9]+]], "origin": "emb-pack-params", "parent": -1
 // PACKED:    "first_use": -1, "last_use": -1, "name": "param/w", "offset": [[PACK]], "origin": "frontend", "parent": 0
 // PACKED:    "first_use": -1, "last_use": -1, "name": "tables/tables_d4", "offset": [[TABLES:[0-9]+]], "origin": "emb-pack-params"

@@ -293,9 +293,8 @@ def EmbBatchExchangesPass : Pass<"emb-batch-exchanges", "::mlir::ModuleOp"> {
     %e:2 = emb.shard_pool_group [@a, @b] %p0, %p1 : ...
     ```
 
-    Runs after -emb-distribute and before -emb-fuse and -emb-plan-memory.
-    Refused: a module -emb-plan-memory already planned (its buffers would
-    no longer match the IR).
+    Runs after -emb-distribute and before -emb-fuse. Malformed groups are
+    refused by the ops' verifiers.
   }];
   let statistics = [
     Statistic<"numGroups", "groups", "Groups of exchanges formed">,
@@ -466,41 +465,35 @@ def EmbPipelinePass : Pass<"emb-pipeline", "::mlir::ModuleOp"> {
 }
 
 def EmbPlanMemoryPass : Pass<"emb-plan-memory", "::mlir::ModuleOp"> {
-  let summary = "Plan the arena: buffer lifetimes and static offsets with reuse";
+  let summary = "Ask -emb-to-plan to plan the arena: buffer lifetimes and offsets with reuse";
   let description = [{
-    Lowers the module to its plan (as `-emb-to-plan` would), computes every
-    buffer's lifetime on the step's timeline (step kernels 0..S-1, then
-    update kernels S..S+U-1: a buffer lives from the first to the last
-    kernel that names it), and gives the buffers offsets in one arena so
-    that buffers whose lifetimes do not meet share memory. Parameters,
-    tables, gradients and optimizer state live for the whole run; inputs
-    from the start of the step; the loss and predictions to its end; a
-    buffer with several micro-batch slots for the whole step.
+    Records the memory-planning strategy on the module. Memory planning is
+    a plan-level step: `-emb-to-plan` runs it on the plan it has just
+    lowered (after every IR pass, so nothing can change the buffers
+    afterwards): it computes every buffer's lifetime on the step's timeline
+    (step kernels 0..S-1, then update kernels S..S+U-1: a buffer lives from
+    the first to the last kernel that names it), and gives the buffers
+    offsets in one arena so that buffers whose lifetimes do not meet share
+    memory. Parameters, tables, gradients and optimizer state live for the
+    whole run; inputs from the start of the step; the loss and predictions
+    to its end; a buffer with several micro-batch slots for the whole step.
 
     `strategy=greedy_by_size` (the default) places the largest buffer
     first, each at the lowest 64-byte aligned offset that no placed buffer
     with an overlapping lifetime uses; `sequential` keeps one buffer after
-    another (no reuse), for comparison. The IR is unchanged but for the
-    result, recorded on the module; `-emb-to-plan` lays the plan out by it
-    and fails if the IR changed since (the peak would differ), so this pass
-    runs last.
+    another (no reuse), for comparison. Without the attribute the plan is
+    laid out sequentially. The peak and lower bound are in the plan
+    (`memory`) and its report (`embc --emit=report`).
 
     ```mlir
-    // after (on the module; bytes)
-    module attributes {emb.memory_plan = {buffers = 22 : i64, lower_bound = 21284 : i64,
-        peak = 21376 : i64, sequential = 27776 : i64, strategy = "greedy_by_size"}, ...}
+    // after
+    module attributes {emb.memory_plan = {strategy = "greedy_by_size"}, ...}
     ```
-    Needs `-emb-autodiff` first; refuses a module it has already planned.
+    Refuses a module it has already planned.
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"greedy_by_size\"",
            "How to place buffers: greedy_by_size or sequential">,
-  ];
-  let statistics = [
-    Statistic<"numBuffers", "buffers", "Buffers in the plan">,
-    Statistic<"numTransient", "transient-buffers",
-              "Buffers live for part of the step (may share memory)">,
-    Statistic<"peakBytes", "peak-bytes", "Arena bytes after planning">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];
 }
