@@ -3,6 +3,8 @@
 #include "embc/dialect/EmbDialect.h"
 #include "embc/dialect/PlanEmitter.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace embc::emb;
 namespace rt = embc::runtime;
@@ -79,6 +81,77 @@ int64_t ActivationOp::getForwardFlops() {
 
 int64_t ActivationOp::getForwardBytes() {
   return 2 * getElementBytes(getResult()) * numElements(getInput());
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp, LayerNormGradOp
+//===----------------------------------------------------------------------===//
+
+/// `x` (rank >= 2, static) and `gamma`, `beta` of D entries, D its last
+/// dimension; `eps` positive and finite.
+static LogicalResult verifyLayerNorm(Operation *op, Value x, ArrayRef<Value> perColumn,
+                                     double eps) {
+  RankedTensorType t = tensorType(x);
+  if (t.getRank() < 2 || !t.hasStaticShape())
+    return op->emitOpError("input must be a static tensor of rank 2 or more, got ") << t;
+  const int64_t width = t.getShape().back();
+  for (Value v : perColumn) {
+    RankedTensorType c = tensorType(v);
+    if (c.getRank() != 1 || c.getDimSize(0) != width)
+      return op->emitOpError("gamma and beta must have ")
+             << width << " entries (the input's last dimension), got " << c;
+  }
+  if (!(eps > 0.0) || !std::isfinite(eps))
+    return op->emitOpError("eps must be positive and finite, got ") << eps;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
+  if (getResult().getType() != getInput().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " must be the input's, " << getInput().getType();
+  return verifyLayerNorm(*this, getInput(), {getGamma(), getBeta()},
+                         getEps().convertToDouble());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
+  if (getGrad().getType() != getInput().getType() ||
+      getInputGrad().getType() != getInput().getType())
+    return emitOpError("grad and input_grad must have the input's type ")
+           << getInput().getType();
+  if (getGammaGrad().getType() != getGamma().getType() ||
+      getBetaGrad().getType() != getGamma().getType())
+    return emitOpError("gamma_grad and beta_grad must have gamma's type ")
+           << getGamma().getType();
+  return verifyLayerNorm(*this, getInput(), {getGamma()}, getEps().convertToDouble());
+}
+
+// Per element: subtract the mean, square, scale, shift; per row: two sums.
+int64_t LayerNormOp::getForwardFlops() { return 8 * numElements(getInput()); }
+
+int64_t LayerNormOp::getForwardBytes() {
+  return getElementBytes(getResult()) *
+         (2 * numElements(getInput()) + 2 * numElements(getGamma()));
+}
+
+LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                         ArrayRef<bool> need,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (!resultGrads[0] || llvm::none_of(need, [](bool n) { return n; }))
+    return success();
+  // One kernel gives all three: the row statistics are shared.
+  auto grad = LayerNormGradOp::create(b, getLoc(), getInput().getType(), getGamma().getType(),
+                                      getBeta().getType(), resultGrads[0], getInput(),
+                                      getGamma(), getEpsAttr());
+  for (auto [i, g] : llvm::enumerate(grad.getResults()))
+    if (need[i])
+      operandGrads[i] = g;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

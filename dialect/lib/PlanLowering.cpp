@@ -2,7 +2,8 @@
 //
 // What the ops' lowerToPlan implementations have in common: the default
 // lowering (the catalogue's kernel named like the op, on its operands and
-// results) and the outputs of an update's target.
+// results, with the attributes the catalogue declares copied from the op's)
+// and the outputs of an update's target.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,5 +62,25 @@ LogicalResult embc::emb::lowerToNamedKernel(Operation *op, PlanEmitter &emitter)
   const rt::KernelSpec *spec = rt::findKernel(std::string_view(name.data(), name.size()));
   if (!spec)
     return op->emitOpError("has no kernel in the plan's catalogue");
-  return emitter.emitOnOperands(op, PlanEmitter::kernel(spec->op));
+  rt::Kernel k = PlanEmitter::kernel(spec->op);
+  // The kernel's declared attributes, from the op's attributes of the same
+  // name: numbers and flags map directly; anything else needs the op's own
+  // lowerToPlan.
+  for (const rt::AttrSpec &a : spec->attrs) {
+    Attribute value = op->getAttr(llvm::StringRef(a.name.data(), a.name.size()));
+    if (!value)
+      continue;
+    std::string name(a.name);
+    if (auto f = dyn_cast<FloatAttr>(value); f && a.type == rt::AttrType::Real)
+      k.attrs[name] = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(value);
+             i && (a.type == rt::AttrType::Int || a.type == rt::AttrType::Count))
+      k.attrs[name] = i.getInt();
+    else if (auto flag = dyn_cast<BoolAttr>(value); flag && a.type == rt::AttrType::Bool)
+      k.attrs[name] = flag.getValue();
+    else
+      return op->emitOpError("attribute '")
+             << name << "' has no default plan lowering: the op needs its own lowerToPlan";
+  }
+  return emitter.emitOnOperands(op, std::move(k));
 }

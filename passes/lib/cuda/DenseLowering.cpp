@@ -24,6 +24,7 @@ void embc::codegen::registerDenseLowerings(LoweringTable &table) {
   registerGemmLowerings(table);
   registerElementwiseLowerings(table);
   registerCrossLowerings(table);
+  registerNormLowerings(table);
 }
 
 // --- Operands -------------------------------------------------------------------

@@ -40,6 +40,7 @@ namespace embc::codegen::dense {
 void registerGemmLowerings(LoweringTable &table);        // DenseGemmLowering.cpp
 void registerElementwiseLowerings(LoweringTable &table); // ElementwiseLowering.cpp
 void registerCrossLowerings(LoweringTable &table);       // CrossLowering.cpp
+void registerNormLowerings(LoweringTable &table);        // NormLowering.cpp
 
 // --- Operands -----------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include "TeamTuner.h"
 
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 
 #include <algorithm>
@@ -245,6 +246,43 @@ BoundKernel bindDenseGradWeight(const Binder &b) {
   return [=](ExecState &s) {
     cpu::denseGradWeight(s.data<float>(x), s.data<float>(dy),
                          s.data<float>(dw), B, K, N, compute);
+  };
+}
+
+/// layer_norm: x (rows x D, any leading dims), gamma, beta (D) -> y like x.
+/// The operands' shapes are checked here: the kernel trusts them.
+BoundKernel bindLayerNorm(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(3, 1);
+  const Buffer &x = b.in(0);
+  const int64_t D = b.dim(x, x.shape.size() - 1), rows = Binder::numel(x) / std::max<int64_t>(D, 1);
+  if (Binder::numel(b.in(1)) != D || Binder::numel(b.in(2)) != D || b.out(0).shape != x.shape)
+    b.fail("gamma and beta must have " + std::to_string(D) + " entries and y the shape of x");
+  const double eps = b.real("eps");
+  const int32_t in = k.inputs[0], gamma = k.inputs[1], beta = k.inputs[2], y = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::layerNormForward(s.data<float>(in), s.data<float>(gamma), s.data<float>(beta),
+                          s.data<float>(y), rows, D, eps);
+  };
+}
+
+/// layer_norm_grad: dy, x (rows x D), gamma (D) -> dx, dgamma, dbeta.
+BoundKernel bindLayerNormGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(3, 3);
+  const Buffer &x = b.in(1);
+  const int64_t D = b.dim(x, x.shape.size() - 1), rows = Binder::numel(x) / std::max<int64_t>(D, 1);
+  if (b.in(0).shape != x.shape || b.out(0).shape != x.shape || Binder::numel(b.in(2)) != D ||
+      Binder::numel(b.out(1)) != D || Binder::numel(b.out(2)) != D)
+    b.fail("dy and dx must have the shape of x, gamma, dgamma and dbeta " + std::to_string(D) +
+           " entries");
+  const double eps = b.real("eps");
+  const int32_t dy = k.inputs[0], in = k.inputs[1], gamma = k.inputs[2];
+  const int32_t dx = k.outputs[0], dgamma = k.outputs[1], dbeta = k.outputs[2];
+  return [=](ExecState &s) {
+    cpu::layerNormBackward(s.data<float>(dy), s.data<float>(in), s.data<float>(gamma),
+                           s.data<float>(dx), s.data<float>(dgamma), s.data<float>(dbeta), rows,
+                           D, eps);
   };
 }
 
@@ -507,6 +545,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::Interaction, bindInteraction},
       {KernelOp::Cross, bindCross},
       {KernelOp::Dot, bindDot},
+      {KernelOp::LayerNorm, bindLayerNorm},
       {KernelOp::Loss, bindLoss},
       {KernelOp::LossGrad, bindLossGrad},
       {KernelOp::DenseGradInput, bindDenseGradInput},
@@ -517,6 +556,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::InteractionGrad, bindInteractionGrad},
       {KernelOp::CrossGrad, bindCrossGrad},
       {KernelOp::DotGrad, bindDotGrad},
+      {KernelOp::LayerNormGrad, bindLayerNormGrad},
       {KernelOp::LookupGrad, bindLookupGrad},
       {KernelOp::AccumulateGrad, bindAccumulateGrad},
       {KernelOp::AccumulateRows, bindAccumulateRows},

@@ -68,6 +68,7 @@ std::vector<KernelSpec> declare() {
       {K::Interaction, "interaction", P::Step, {2, kMany}, {1, 1}, {self, kCompute}},
       {K::Cross, "cross", P::Step, {4, 4}, {1, 2}, {kCompute}},
       {K::Dot, "dot", P::Step, {2, 2}, {1, 1}, {}},
+      {K::LayerNorm, "layer_norm", P::Step, {3, 3}, {1, 1}, {req("eps", A::Real)}},
       {K::Loss, "loss", P::Step, {2, 2}, {1, 1}, {word("kind", wordsOf<LossKind>())}},
       // --- Backward
       {K::LossGrad, "loss_grad", P::Step, {2, 2}, {1, 2},
@@ -81,6 +82,7 @@ std::vector<KernelSpec> declare() {
       {K::InteractionGrad, "interaction_grad", P::Step, {3, kMany}, {2, kMany}, {self, kCompute}},
       {K::CrossGrad, "cross_grad", P::Step, {5, 6}, {4, 4}, {kCompute}},
       {K::DotGrad, "dot_grad", P::Step, {3, 3}, {2, 2}, {}},
+      {K::LayerNormGrad, "layer_norm_grad", P::Step, {3, 3}, {3, 3}, {req("eps", A::Real)}},
       {K::LookupGrad, "lookup_grad", P::Step, {3, 4}, {1, 1}, {table, kPooling, kDequantize}},
       {K::AccumulateGrad, "accumulate_grad", P::Step, {1, 1}, {1, 1}, {req("param", A::Param)}},
       {K::AccumulateRows, "accumulate_rows", P::Step, {2, 2}, {2, 2},

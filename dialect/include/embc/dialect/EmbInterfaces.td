@@ -66,7 +66,9 @@ def Emb_PlanLoweringOpInterface : OpInterface<"PlanLoweringOpInterface"> {
 
     The default lowering is the kernel of the catalogue named like the op
     (`emb.dot` -> `dot`): operands' buffers in, new activation buffers out,
-    no attributes. Ops with attributes, or that read or write the plan's
+    and each attribute the catalogue declares for the kernel taken from the
+    op's attribute of the same name (numbers and flags). Ops with other
+    attributes (enums, symbols), or that read or write the plan's
     parameters and tables, override it.
   }];
   let methods = [

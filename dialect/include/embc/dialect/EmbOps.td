@@ -316,6 +316,30 @@ def Emb_DotOp : Emb_Op<"dot", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]>
 // Loss
 //===----------------------------------------------------------------------===//
 
+def Emb_LayerNormOp : Emb_Op<"layer_norm", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]> {
+  let summary = "layer normalisation over the last dimension, with scale and shift";
+  let description = [{
+    Each row of `input` (the last dimension, D wide; any number of leading
+    dimensions) is normalised to mean 0 and variance 1, then scaled by
+    `gamma` and shifted by `beta` (D entries each):
+    y = (x - mean) / sqrt(var + eps) * gamma + beta, with the biased
+    variance (the mean of the squared deviations), as PyTorch's LayerNorm.
+
+    ```mlir
+    %y = emb.layer_norm %x, %gamma, %beta {eps = 1.0e-05 : f64}
+        : tensor<128x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_FloatTensor:$gamma,
+                       Emb_FloatTensor:$beta, F64Attr:$eps);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,`
+    type($beta) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Emb_LossOp : Emb_Op<"loss", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "mean training loss over the batch";
   let description = [{

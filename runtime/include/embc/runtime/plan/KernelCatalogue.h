@@ -33,10 +33,10 @@ struct Kernel;
 /// One enumerator per catalogue entry, in catalogue order.
 enum class KernelOp : uint8_t {
   // Forward
-  Hash, Lookup, Gather, Dense, Activation, Concat, Add, Interaction, Cross, Dot, Loss,
+  Hash, Lookup, Gather, Dense, Activation, Concat, Add, Interaction, Cross, Dot, LayerNorm, Loss,
   // Backward
   LossGrad, DenseGradInput, DenseGradWeight, BiasGrad, ActivationGrad, Slice, InteractionGrad,
-  CrossGrad, DotGrad, LookupGrad, AccumulateGrad, AccumulateRows,
+  CrossGrad, DotGrad, LayerNormGrad, LookupGrad, AccumulateGrad, AccumulateRows,
   // Update
   CoalesceRows, ClipGradNorm, UnscaleGrads, UpdateParam, UpdatePacked, UpdateTable,
   // Collectives (-emb-distribute, -emb-batch-exchanges)

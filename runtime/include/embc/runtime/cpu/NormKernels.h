@@ -1,0 +1,113 @@
+//===- NormKernels.h - layer normalisation, forward and backward -*- C++ -*-===//
+//
+// The CPU kernels of `layer_norm` and `layer_norm_grad` (emb.layer_norm):
+// each row of D values is normalised with its mean and biased variance,
+// then scaled by gamma and shifted by beta. Templates in a header so the
+// float kernels the backend binds and the double ones the finite-difference
+// checks use are the same code.
+//
+// Row statistics are summed in double in index order (two passes: the
+// mean, then the squared deviations), so a row's result depends on nothing
+// but its values; rows are spread over the team. The column sums of the
+// backward (dgamma, dbeta) are owned by one thread per column block and
+// summed in row order: deterministic whatever the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_CPU_NORMKERNELS_H
+#define EMBC_RUNTIME_CPU_NORMKERNELS_H
+
+#include "embc/runtime/cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace embc::runtime::cpu {
+
+namespace norm {
+/// Below this many elements a loop runs on the caller (as kParallelWork).
+inline constexpr int64_t kParallelWork = int64_t(1) << 15;
+
+/// The mean and 1 / sqrt(var + eps) of one row.
+template <class T> void rowStats(const T *x, int64_t D, double eps, double &mean, double &rstd) {
+  double sum = 0.0;
+  for (int64_t j = 0; j < D; ++j)
+    sum += double(x[j]);
+  mean = sum / double(D);
+  double squares = 0.0;
+  for (int64_t j = 0; j < D; ++j) {
+    const double d = double(x[j]) - mean;
+    squares += d * d;
+  }
+  rstd = 1.0 / std::sqrt(squares / double(D) + eps);
+}
+} // namespace norm
+
+/// y[r, j] = (x[r, j] - mean_r) * rstd_r * gamma[j] + beta[j] for `rows`
+/// rows of D.
+template <class T>
+void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t rows, int64_t D,
+                      double eps) {
+  parallelFor(rows, rows * D > norm::kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      double mean, rstd;
+      norm::rowStats(x + r * D, D, eps, mean, rstd);
+      for (int64_t j = 0; j < D; ++j)
+        y[r * D + j] = T((double(x[r * D + j]) - mean) * rstd * double(gamma[j]) + double(beta[j]));
+    }
+  });
+}
+
+/// From dy and the forward's x and gamma: dx (rows x D), dgamma and dbeta
+/// (D each, overwritten). With x^ = (x - mean) rstd and g = dy gamma,
+/// dx = rstd (g - mean(g) - x^ mean(g x^)).
+template <class T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
+                       int64_t rows, int64_t D, double eps) {
+  std::vector<double> mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
+  const bool parallel = rows * D > norm::kParallelWork;
+  parallelFor(rows, parallel, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const T *xr = x + r * D, *dyr = dy + r * D;
+      norm::rowStats(xr, D, eps, mean[r], rstd[r]);
+      double meanG = 0.0, meanGx = 0.0;
+      for (int64_t j = 0; j < D; ++j) {
+        const double g = double(dyr[j]) * double(gamma[j]);
+        meanG += g;
+        meanGx += g * (double(xr[j]) - mean[r]) * rstd[r];
+      }
+      meanG /= double(D);
+      meanGx /= double(D);
+      for (int64_t j = 0; j < D; ++j) {
+        const double xhat = (double(xr[j]) - mean[r]) * rstd[r];
+        const double g = double(dyr[j]) * double(gamma[j]);
+        dx[r * D + j] = T(rstd[r] * (g - meanG - xhat * meanGx));
+      }
+    }
+  });
+  // Column sums, one thread per block of columns, rows in order.
+  constexpr int64_t kColumnBlock = 64;
+  const int64_t blocks = (D + kColumnBlock - 1) / kColumnBlock;
+  parallelFor(blocks, parallel, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t j0 = b * kColumnBlock, width = std::min(D, j0 + kColumnBlock) - j0;
+      double sumG[kColumnBlock] = {}, sumB[kColumnBlock] = {};
+      for (int64_t r = 0; r < rows; ++r) // each column in row order; rows contiguous
+        for (int64_t j = 0; j < width; ++j) {
+          const double d = double(dy[r * D + j0 + j]);
+          sumG[j] += d * (double(x[r * D + j0 + j]) - mean[r]) * rstd[r];
+          sumB[j] += d;
+        }
+      for (int64_t j = 0; j < width; ++j) {
+        dgamma[j0 + j] = T(sumG[j]);
+        dbeta[j0 + j] = T(sumB[j]);
+      }
+    }
+  });
+}
+
+} // namespace embc::runtime::cpu
+
+#endif // EMBC_RUNTIME_CPU_NORMKERNELS_H
