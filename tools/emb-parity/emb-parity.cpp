@@ -17,8 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/Plan.h"
+#include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/cpu/HalfFloat.h"
-#include "embc/runtime/cuda/CudaBackend.h"
 #include "embc/runtime/data/Data.h"
 #include "embc/runtime/exec/Executor.h"
 
@@ -113,13 +113,15 @@ int main(int argc, char **argv) {
   }
   int worst = 0;
   try {
-    rt::Executor cpu(*plan, rt::createCpuBackend(threads));
-    rt::CudaBackendOptions options;
-    options.graphs = false;
+    rt::BackendOptions cpuOptions;
+    cpuOptions.threads = threads;
+    rt::Executor cpu(*plan, rt::createBackend("cpu", cpuOptions));
+    rt::BackendOptions options;
+    options.cudaGraphs = false;
     options.allowMissing = true;
-    auto dev = device == "cuda" ? rt::cuda::createCudaDevice(0) : rt::cuda::createEmulatedDevice();
-    std::cout << "emb-parity: " << plan->model << " on " << dev->description() << "\n";
-    rt::Executor gpu(*plan, rt::createCudaBackend(std::move(dev), options));
+    std::unique_ptr<rt::Backend> backend = rt::createBackend(device, options);
+    std::cout << "emb-parity: " << plan->model << " on " << backend->description() << "\n";
+    rt::Executor gpu(*plan, std::move(backend));
     cpu.initialize(seed);
     gpu.initialize(seed);
 

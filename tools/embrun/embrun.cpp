@@ -4,20 +4,21 @@
 //             [--eval-every N] [--seed S] [--log FILE.jsonl] [--save DIR]
 //             [--resume DIR] [--export-embeddings FILE] [--threads N]
 //
-// Validates the plan, then trains it on the CPU or the CUDA backend
-// (--device; docs/cuda.md). Under mpirun (`mpirun -np N embrun PLAN ...`,
-// docs/distributed.md) every rank runs it on its slice of each batch; rank 0
-// prints, logs and writes checkpoints, and an error on any rank ends the
-// whole job at once. Links the runtime
-// only (no LLVM/MLIR), so it runs where the compiler is not installed. Every
-// failure (a bad plan, data or checkpoint) is one clear line and exit code 1.
+// Validates the plan, then trains it on a backend of the registry
+// (--device: cpu, cuda, emulated; backends/Registry.h, docs/cuda.md). Under
+// mpirun (`mpirun -np N embrun PLAN ...`, docs/distributed.md) every rank
+// runs it on its slice of each batch; rank 0 prints, logs and writes
+// checkpoints, and an error on any rank ends the whole job at once. Links
+// the runtime only (no LLVM/MLIR), so it runs where the compiler is not
+// installed. Every failure (a bad plan, data or checkpoint) is one clear
+// line and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/RunOptions.h"
+#include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/comm/Communicator.h"
-#include "embc/runtime/cuda/CudaBackend.h"
 #include "embc/runtime/exec/Trainer.h"
 
 #include <unistd.h>
@@ -30,21 +31,20 @@
 
 namespace rt = embc::runtime;
 
-/// --device: cpu, cuda, emulated, or auto (CUDA when the plan has a CUDA
-/// program and a GPU is usable, else the CPU). The choice and, for auto, the
-/// reason are printed to stderr: a run never changes device silently.
+/// --device: a backend of the registry (backends/Registry.h), or auto (cuda
+/// when the plan has a CUDA program and a GPU is usable, else cpu). The
+/// choice and, for auto, the reason are printed to stderr: a run never
+/// changes device silently.
 static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
                                                   const rt::RunOptions &options,
                                                   rt::comm::Communicator *ranks) {
   int rank = ranks ? ranks->rank() : 0;
-  rt::CudaBackendOptions cudaOptions;
-  cudaOptions.graphs = options.cudaGraphs;
   std::string device = options.device;
   if (device == "auto") {
     std::string why;
     if (plan.cuda.source.empty())
       why = "the plan has no CUDA program";
-    else if (rt::cuda::cudaDeviceAvailable(why))
+    else if (rt::backendAvailable("cuda", why))
       device = "cuda";
     if (device == "auto") {
       if (rank == 0)
@@ -52,27 +52,13 @@ static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
       device = "cpu";
     }
   }
-  if (device == "cpu")
-    return rt::createCpuBackend(options.threads);
-  // Ranks on one host take one GPU each, by their rank among the host's
-  // ranks (MPI_COMM_TYPE_SHARED: any launcher), round robin over its GPUs.
-  int ordinal = 0;
-  if (device == "cuda" && ranks)
-    ordinal = rt::cuda::cudaDeviceOrdinalFor(ranks->localRank());
-  std::unique_ptr<rt::cuda::Device> dev = device == "cuda" ? rt::cuda::createCudaDevice(ordinal)
-                                                           : rt::cuda::createEmulatedDevice();
-  if (rank == 0)
-    std::cerr << "embrun: device: " << dev->description() << "\n";
-  // A GPU's collectives run over NCCL on the device's stream, bootstrapped
-  // from the MPI ranks; the emulation's memory is the host's, which the
-  // ranks' own communicator reaches.
-  std::unique_ptr<rt::comm::Communicator> collectives;
-  if (device == "cuda" && ranks && plan.config.jobRanks() > 1) {
-    collectives = rt::comm::createNcclCommunicator(*ranks, ordinal, dev->nativeStream());
-    if (rank == 0)
-      std::cerr << "embrun: collectives: NCCL over " << ranks->size() << " ranks\n";
-  }
-  return rt::createCudaBackend(std::move(dev), cudaOptions, std::move(collectives));
+  rt::BackendOptions backend;
+  backend.threads = options.threads;
+  backend.cudaGraphs = options.cudaGraphs;
+  backend.ranks = ranks;
+  backend.deviceCollectives = plan.config.jobRanks() > 1;
+  backend.log = rank == 0 ? &std::cerr : nullptr;
+  return rt::createBackend(device, backend);
 }
 
 /// What every rank must agree on: the plan file's bytes and the arguments.
@@ -91,7 +77,7 @@ struct NullStream : std::ostream {
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  embc::runtime::ParseResult parsed = embc::runtime::parseRunOptions(args);
+  embc::runtime::ParseResult parsed = embc::runtime::parseRunOptions(args, rt::knownBackends());
   if (!parsed.options) {
     (parsed.exitCode == 0 ? std::cout : std::cerr) << parsed.message;
     return parsed.exitCode;

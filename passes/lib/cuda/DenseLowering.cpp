@@ -9,6 +9,8 @@
 
 #include "DenseLowering.h"
 
+#include "embc/runtime/plan/ActivationMath.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -64,48 +66,68 @@ std::string dense::defineKernel(CudaEmitter &em, const std::string &hint, const 
 
 namespace {
 
-/// The device side of the activations: DenseKernels.cpp's expressions with
-/// its constants (gelu's tanh approximation), so both backends evaluate the
-/// same operations in the same order.
+/// The device side of the activations: plan/ActivationMath.h's formulas,
+/// stringized, with its tokens spelt the device way (f32 literals, expf,
+/// tanhf, gelu's constants as the CPU's float constants round them), so
+/// both backends evaluate the same operations in the same order. The text
+/// around the formulas (and its comment naming DenseKernels.cpp) is kept
+/// byte for byte as it was before the formulas moved to the header: a
+/// program's text is part of the plan's fingerprint.
 std::string activationHelpers() {
-  std::string text = R"CUDA(
-// Activations and their gradients (runtime/lib/cpu/DenseKernels.cpp).
-__device__ __forceinline__ float emb_relu(float x) { return x > 0.0f ? x : 0.0f; }
-__device__ __forceinline__ float emb_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-__device__ __forceinline__ float emb_gelu(float v) {
-  return 0.5f * v * (1.0f + tanhf(GELU_C * (v + GELU_A * v * v * v)));
-}
-// dy * f'(x) from the activation's input; the kink of relu gets 0.
-__device__ __forceinline__ float emb_relu_grad(float dy, float x) { return x > 0.0f ? dy : 0.0f; }
-__device__ __forceinline__ float emb_sigmoid_grad(float dy, float x) {
-  const float s = emb_sigmoid(x);
-  return dy * s * (1.0f - s);
-}
-__device__ __forceinline__ float emb_tanh_grad(float dy, float x) {
-  const float t = tanhf(x);
-  return dy * (1.0f - t * t);
-}
-__device__ __forceinline__ float emb_gelu_grad(float dy, float v) {
-  const float t = tanhf(GELU_C * (v + GELU_A * v * v * v));
-  const float dInner = GELU_C * (1.0f + 3.0f * GELU_A * v * v);
-  return dy * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dInner);
-}
-// dy * f'(x) from the output y = f(x) (FusedDenseKernels.cpp).
-__device__ __forceinline__ float emb_sigmoid_grad_out(float dy, float y) {
-  return dy * y * (1.0f - y);
-}
-__device__ __forceinline__ float emb_tanh_grad_out(float dy, float y) {
-  return dy * (1.0f - y * y);
-}
-)CUDA";
-  // gelu's constants as the CPU's float constexprs round them.
-  const std::pair<const char *, std::string> constants[] = {
-      {"GELU_C", floatLiteral(0.7978845608028654)}, // sqrt(2 / pi)
-      {"GELU_A", floatLiteral(0.044715)}};
-  for (const auto &[key, value] : constants)
+  std::string text = "\n"
+    "// Activations and their gradients (runtime/lib/cpu/DenseKernels.cpp).\n"
+    "__device__ __forceinline__ float emb_relu(float x) { return "
+    EMB_ACT_STR(EMB_ACT_RELU(x)) "; }\n"
+    "__device__ __forceinline__ float emb_sigmoid(float x) { return "
+    EMB_ACT_STR(EMB_ACT_SIGMOID(x)) "; }\n"
+    "__device__ __forceinline__ float emb_gelu(float v) {\n"
+    "  return " EMB_ACT_STR(EMB_ACT_GELU(v)) ";\n"
+    "}\n"
+    "// dy * f'(x) from the activation's input; the kink of relu gets 0.\n"
+    "__device__ __forceinline__ float emb_relu_grad(float dy, float x) { return "
+    EMB_ACT_STR(EMB_ACT_RELU_GRAD(dy, x)) "; }\n"
+    "__device__ __forceinline__ float emb_sigmoid_grad(float dy, float x) {\n"
+    "  const float s = emb_sigmoid(x);\n"
+    "  return " EMB_ACT_STR(EMB_ACT_SIGMOID_GRAD(dy, s)) ";\n"
+    "}\n"
+    "__device__ __forceinline__ float emb_tanh_grad(float dy, float x) {\n"
+    "  const float t = " EMB_ACT_STR(EMB_ACT_TANH(x)) ";\n"
+    "  return " EMB_ACT_STR(EMB_ACT_TANH_GRAD(dy, t)) ";\n"
+    "}\n"
+    "__device__ __forceinline__ float emb_gelu_grad(float dy, float v) {\n"
+    "  const float t = " EMB_ACT_STR(EMB_ACT_GELU_T(v)) ";\n"
+    "  const float dInner = " EMB_ACT_STR(EMB_ACT_GELU_DINNER(v)) ";\n"
+    "  return " EMB_ACT_STR(EMB_ACT_GELU_GRAD(dy, v, t, dInner)) ";\n"
+    "}\n"
+    "// dy * f'(x) from the output y = f(x) (FusedDenseKernels.cpp).\n"
+    "__device__ __forceinline__ float emb_sigmoid_grad_out(float dy, float y) {\n"
+    "  return " EMB_ACT_STR(EMB_ACT_SIGMOID_GRAD(dy, y)) ";\n"
+    "}\n"
+    "__device__ __forceinline__ float emb_tanh_grad_out(float dy, float y) {\n"
+    "  return " EMB_ACT_STR(EMB_ACT_TANH_GRAD(dy, y)) ";\n"
+    "}\n";
+  // The header's tokens, longest first where one is a prefix of another.
+  const std::pair<const char *, std::string> tokens[] = {
+      {"EMB_GELU_C", floatLiteral(EMB_ACT_GELU_C_VALUE)},
+      {"EMB_GELU_A", floatLiteral(EMB_ACT_GELU_A_VALUE)},
+      {"EMB_HALF", "0.5f"},
+      {"EMB_EXP", "expf"},
+      {"EMB_TANH", "tanhf"},
+      {"EMB_0", "0.0f"},
+      {"EMB_1", "1.0f"},
+      {"EMB_3", "3.0f"}};
+  for (const auto &[key, value] : tokens)
     for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at))
       text.replace(at, std::string(key).size(), value);
   return text;
+}
+
+/// tanh's forward is inlined into kernels as a call, the header's formula.
+std::string tanhCall(const std::string &x) {
+  std::string call = EMB_ACT_STR(EMB_ACT_TANH(X));
+  call.replace(call.find("EMB_TANH"), 8, "tanhf");
+  call.replace(call.find("X"), 1, x);
+  return call;
 }
 
 void useActivations(CudaEmitter &em) {
@@ -125,7 +147,7 @@ std::string dense::activationExpr(CudaEmitter &em, const std::string &kind, cons
     return x;
   useActivations(em);
   if (kind == "tanh")
-    return "tanhf(" + x + ")";
+    return tanhCall(x);
   return "emb_" + kind + "(" + x + ")";
 }
 

@@ -31,7 +31,8 @@ embc::runtime::parseDataSource(const std::string &text, DataSource &out) {
   return std::nullopt;
 }
 
-ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args) {
+ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
+                                           const std::vector<BackendInfo> &backends) {
   RunOptions o;
   std::string data, eval;
   int64_t steps = 0, epochs = 0;
@@ -90,10 +91,14 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args)
                  "The most CPU threads (0: every CPU); the fastest team size up to it is "
                  "measured while training")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--device", o.device,
-                 "auto (CUDA when a GPU is present, else CPU), cpu, cuda, or emulated "
-                 "(the CUDA program run on the CPU: slow, for testing codegen)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda", "emulated"}));
+  std::vector<std::string> devices{"auto"};
+  std::string deviceHelp = "auto (cuda when the plan has a CUDA program and a GPU is usable, "
+                           "else cpu) or a backend:";
+  for (const BackendInfo &b : backends) {
+    devices.push_back(b.name);
+    deviceHelp += std::string("\n  ") + b.name + ": " + b.summary;
+  }
+  app.add_option("--device", o.device, deviceHelp)->check(CLI::IsMember(devices));
   app.add_flag("!--no-graphs", o.cudaGraphs,
                "CUDA: launch each kernel eagerly instead of replaying captured graphs");
   app.add_option("--on-bad-data", o.onBadData,

@@ -10,6 +10,7 @@
 
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/plan/ActivationMath.h"
 
 #include "Gemm.h"
 #include "KernelSupport.h"
@@ -75,21 +76,13 @@ template <class T> void biasGrad(const T *dy, T *db, int64_t B, int64_t N) {
 
 // --- Activations --------------------------------------------------------------
 
-namespace {
-
-/// gelu(x) = 0.5 x (1 + tanh(c (x + a x^3))), the tanh approximation.
-template <class T> struct GeluConstants {
-  static constexpr T c = T(0.7978845608028654); // sqrt(2 / pi)
-  static constexpr T a = T(0.044715);
-};
-
-template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-
-} // namespace
+// The formulas are plan/ActivationMath.h's, which the CUDA codegen also
+// emits: the loops here only choose threads and vectorisation.
 
 // y may alias x (in-place activation): elementwise loops stay correct, so
 // no restrict here.
 template <class T> void activationForward(Activation f, const T *x, T *y, int64_t n) {
+  using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
     if (x != y)
@@ -99,31 +92,27 @@ template <class T> void activationForward(Activation f, const T *x, T *y, int64_
     parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
 #pragma omp simd
       for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = x[i] > T(0) ? x[i] : T(0);
+        y[i] = Act::relu(x[i]);
     });
     return;
   case Activation::Sigmoid:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
       for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = sigmoid(x[i]);
+        y[i] = Act::sigmoid(x[i]);
     });
     return;
   case Activation::Tanh:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
       for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = std::tanh(x[i]);
+        y[i] = Act::tanh(x[i]);
     });
     return;
-  case Activation::Gelu: {
-    constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
+  case Activation::Gelu:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i) {
-        const T v = x[i];
-        y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
-      }
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        y[i] = Act::gelu(x[i]);
     });
     return;
-  }
   }
   throw std::invalid_argument("activationForward: unknown activation " +
                               std::to_string(static_cast<int>(f)));
@@ -132,6 +121,7 @@ template <class T> void activationForward(Activation f, const T *x, T *y, int64_
 // dx may alias dy (in-place), for the same reason as above.
 template <class T>
 void activationGrad(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
+  using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
     if (dx != dy)
@@ -145,38 +135,28 @@ void activationGrad(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
 #pragma omp simd
       for (int64_t i = iBegin; i < iEnd; ++i) {
         const T g = dy[i];
-        dx[i] = x[i] > T(0) ? g : T(0);
+        dx[i] = Act::reluGrad(g, x[i]);
       }
     });
     return;
   case Activation::Sigmoid:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i) {
-        const T s = sigmoid(x[i]);
-        dx[i] = dy[i] * s * (T(1) - s);
-      }
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dx[i] = Act::sigmoidGrad(dy[i], x[i]);
     });
     return;
   case Activation::Tanh:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i) {
-        const T t = std::tanh(x[i]);
-        dx[i] = dy[i] * (T(1) - t * t);
-      }
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dx[i] = Act::tanhGrad(dy[i], x[i]);
     });
     return;
-  case Activation::Gelu: {
-    constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
+  case Activation::Gelu:
     parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i) {
-        const T v = x[i];
-        const T t = std::tanh(c * (v + a * v * v * v));
-        const T dInner = c * (T(1) + T(3) * a * v * v);
-        dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dInner);
-      }
+      for (int64_t i = iBegin; i < iEnd; ++i)
+        dx[i] = Act::geluGrad(dy[i], x[i]);
     });
     return;
-  }
   }
   throw std::invalid_argument("activationGrad: unknown activation " +
                               std::to_string(static_cast<int>(f)));

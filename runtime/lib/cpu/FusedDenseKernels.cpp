@@ -23,6 +23,7 @@
 
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/FusedDenseKernels.h"
+#include "embc/runtime/plan/ActivationMath.h"
 
 #include "Gemm.h"
 #include "InteractionRows.h"
@@ -44,21 +45,15 @@ namespace {
 
 // --- Scalar activation loops ------------------------------------------------------
 //
-// The same expressions as DenseKernels.cpp's activationForward and
-// activationGrad, so a fused kernel produces the same bits as the plain
-// chain. These loops are serial: the fused kernels parallelise over blocks
-// and call them on one block at a time. The switch sits outside the loop so
-// each loop vectorises.
-
-template <class T> struct GeluConstants {
-  static constexpr T c = T(0.7978845608028654); // sqrt(2 / pi)
-  static constexpr T a = T(0.044715);
-};
-
-template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+// The formulas of DenseKernels.cpp's activationForward and activationGrad
+// (plan/ActivationMath.h, which the CUDA codegen also emits), so a fused
+// kernel produces the same bits as the plain chain. These loops are serial:
+// the fused kernels parallelise over blocks and call them on one block at a
+// time. The switch sits outside the loop so each loop vectorises.
 
 /// y = f(x) over n values; y may alias x.
 template <class T> void activateSerial(Activation f, const T *x, T *y, int64_t n) {
+  using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
     if (x != y)
@@ -67,30 +62,27 @@ template <class T> void activateSerial(Activation f, const T *x, T *y, int64_t n
   case Activation::Relu:
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] > T(0) ? x[i] : T(0);
+      y[i] = Act::relu(x[i]);
     return;
   case Activation::Sigmoid:
     for (int64_t i = 0; i < n; ++i)
-      y[i] = sigmoid(x[i]);
+      y[i] = Act::sigmoid(x[i]);
     return;
   case Activation::Tanh:
     for (int64_t i = 0; i < n; ++i)
-      y[i] = std::tanh(x[i]);
+      y[i] = Act::tanh(x[i]);
     return;
-  case Activation::Gelu: {
-    constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
-    }
+  case Activation::Gelu:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = Act::gelu(x[i]);
     return;
-  }
   }
 }
 
 /// dx = dy * f'(x) over n values, f' from the activation's input x.
 template <class T>
 void gradFromInputSerial(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
+  using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
     if (dx != dy)
@@ -102,40 +94,31 @@ void gradFromInputSerial(Activation f, const T *dy, const T *x, T *dx, int64_t n
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       const T g = dy[i];
-      dx[i] = x[i] > T(0) ? g : T(0);
+      dx[i] = Act::reluGrad(g, x[i]);
     }
     return;
   case Activation::Sigmoid:
-    for (int64_t i = 0; i < n; ++i) {
-      const T s = sigmoid(x[i]);
-      dx[i] = dy[i] * s * (T(1) - s);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = Act::sigmoidGrad(dy[i], x[i]);
     return;
   case Activation::Tanh:
-    for (int64_t i = 0; i < n; ++i) {
-      const T t = std::tanh(x[i]);
-      dx[i] = dy[i] * (T(1) - t * t);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = Act::tanhGrad(dy[i], x[i]);
     return;
-  case Activation::Gelu: {
-    constexpr T c = GeluConstants<T>::c, a = GeluConstants<T>::a;
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      const T t = std::tanh(c * (v + a * v * v * v));
-      const T dInner = c * (T(1) + T(3) * a * v * v);
-      dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dInner);
-    }
+  case Activation::Gelu:
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = Act::geluGrad(dy[i], x[i]);
     return;
-  }
   }
 }
 
-/// dx = dy * f'(z) over n values, f' from the activation's output y = f(z).
-/// Written as the from-input loops with s = y (sigmoid) and t = y (tanh),
-/// so the result is bit-identical when y came from activateSerial. The
-/// callers refuse gelu before they get here.
+/// dx = dy * f'(z) over n values, f' from the activation's output y = f(z):
+/// the from-input formulas with s = y (sigmoid) and t = y (tanh), so the
+/// result is bit-identical when y came from activateSerial. The callers
+/// refuse gelu before they get here.
 template <class T>
 void gradFromOutputSerial(Activation f, const T *dy, const T *y, T *dx, int64_t n) {
+  using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
     if (dx != dy)
@@ -145,18 +128,18 @@ void gradFromOutputSerial(Activation f, const T *dy, const T *y, T *dx, int64_t 
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       const T g = dy[i]; // unconditional load: vectorises (see above)
-      dx[i] = y[i] > T(0) ? g : T(0);
+      dx[i] = Act::reluGrad(g, y[i]);
     }
     return;
   case Activation::Sigmoid:
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)
-      dx[i] = dy[i] * y[i] * (T(1) - y[i]);
+      dx[i] = Act::sigmoidGradFromOutput(dy[i], y[i]);
     return;
   case Activation::Tanh:
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)
-      dx[i] = dy[i] * (T(1) - y[i] * y[i]);
+      dx[i] = Act::tanhGradFromOutput(dy[i], y[i]);
     return;
   case Activation::Gelu:
     throw std::invalid_argument("activation gradient: gelu cannot be differentiated from its "

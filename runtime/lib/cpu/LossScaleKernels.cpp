@@ -1,9 +1,10 @@
-//===- LossScaleKernels.cpp - unscale-and-check, scale policy -------------===//
+//===- LossScaleKernels.cpp - unscale-and-check -----------------------------===//
 //
 // The kernel at the head of an fp16 update (plan kernel `unscale_grads`):
 // one pass over each gradient buffer that divides by the loss scale and
 // tests finiteness in the same sweep, so loss scaling costs one read and one
-// write of the gradients per optimizer step.
+// write of the gradients per optimizer step. The scale's policy is the
+// executor's (exec/LossScale.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,21 +29,6 @@ bool unscaleAndCheck(float *x, int64_t n, float inverseScale) {
     return double(count);
   });
   return bad == 0.0;
-}
-
-bool advanceLossScale(LossScaleState &state, bool finite, double growth, double backoff,
-                      int64_t interval) {
-  if (!finite) {
-    state.scale *= backoff;
-    state.goodSteps = 0;
-    ++state.skippedSteps;
-    return false;
-  }
-  if (++state.goodSteps >= interval) {
-    state.scale *= growth;
-    state.goodSteps = 0;
-  }
-  return true;
 }
 
 } // namespace embc::runtime::cpu

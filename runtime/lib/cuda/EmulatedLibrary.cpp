@@ -3,6 +3,7 @@
 #include "EmulatedLibrary.h"
 
 #include "embc/runtime/cpu/HalfFloat.h"
+#include "embc/runtime/plan/ActivationMath.h"
 
 #include <cblas.h>
 
@@ -79,7 +80,7 @@ void embc::runtime::cuda::emu::runGemm(const GemmSpec &g, void *const *args,
         float *row = c + i * g.ldc;
         for (int64_t j = 0; j < g.n; ++j) {
           float v = addBias ? row[j] + bias[j] : row[j];
-          row[j] = relu ? (v > 0.0f ? v : 0.0f) : v; // as the CPU backend's relu
+          row[j] = relu ? embc::runtime::ActivationMath<float>::relu(v) : v; // the CPU's relu
         }
       }
     if (g.epilogue == "bgradb") {

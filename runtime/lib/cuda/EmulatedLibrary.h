@@ -2,7 +2,7 @@
 //
 // The emulated device's GEMMs (OpenBLAS, with cuBLASLt's epilogues) and
 // library kernels (sort_pairs, exclusive_scan), with the contracts of
-// Device.h. Private to EmbCuda.
+// Device.h. Private to EmbCudaDevice.
 //
 //===----------------------------------------------------------------------===//
 

@@ -13,7 +13,7 @@
 // Stacks are mapped once with a guard page below each one (an overflow
 // faults instead of corrupting the neighbour) and reused by every launch.
 //
-// Private to EmbCuda.
+// Private to EmbCudaDevice.
 //
 //===----------------------------------------------------------------------===//
 

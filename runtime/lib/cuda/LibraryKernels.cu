@@ -88,6 +88,10 @@ __global__ void __launch_bounds__(256)
     const int64_t j = e % n, row = e / n, i = row % m, b = row / m;
     float &v = c[b * strideC + i * ldc + j];
     float x = bias ? v + bias[j] : v;
+    // fmaxf, not plan/ActivationMath.h's relu: this stands in for
+    // cuBLASLt's RELU epilogue (max(x, 0)) when cuBLASLt has no algorithm
+    // with it, so it keeps cuBLASLt's numerics. The two differ only in the
+    // sign of a zero result.
     v = relu ? fmaxf(x, 0.0f) : x;
   }
 }

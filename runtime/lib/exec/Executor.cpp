@@ -2,8 +2,7 @@
 
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/data/CounterRandom.h"
-#include "embc/runtime/cpu/Parallel.h"
-#include "embc/runtime/cpu/QuantizedKernels.h"
+#include "embc/runtime/storage/RowStorage.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +12,6 @@
 
 using namespace embc::runtime;
 namespace data = embc::runtime::data;
-namespace cpu = embc::runtime::cpu;
 
 /// The data features the plan's inputs read (in first-use order), and for
 /// each input the index of its feature: what a batch must hold.
@@ -142,8 +140,9 @@ namespace {
 
 /// Fills `n` floats from `init`, element i a pure function of (seed, name,
 /// first + i): the same on every machine and thread count, and a shard
-/// starting at element `first` gets the whole tensor's values.
-void fillInitial(float *out, int64_t n, const Initializer &init,
+/// starting at element `first` gets the whole tensor's values. Large
+/// tensors are filled on the backend's host threads (Backend::hostFor).
+void fillInitial(Backend &backend, float *out, int64_t n, const Initializer &init,
                  const std::vector<int64_t> &shape, uint64_t seed,
                  const std::string &name, int64_t first = 0) {
   uint64_t stream = data::hashName(name);
@@ -173,7 +172,7 @@ void fillInitial(float *out, int64_t n, const Initializer &init,
     mode = Normal, a = 0, b = init.gain * std::sqrt(2.0 / (fanIn + fanOut));
     break;
   }
-  cpu::parallelFor(n, n > 65536, [&](int64_t iBegin, int64_t iEnd) {
+  backend.hostFor(n, n > 65536, [&](int64_t iBegin, int64_t iEnd) {
     for (int64_t i = iBegin; i < iEnd; ++i) {
       uint64_t h = data::hashOf(seed, stream, uint64_t(first + i));
       double v = mode == Const     ? a
@@ -203,7 +202,7 @@ void Executor::initialize(uint64_t seed) {
   };
   for (const Param &p : plan_.params) {
     const Buffer &b = plan_.buffers[p.buffer];
-    fillInitial(data<float>(p.buffer), numel(b), p.init, b.shape, seed, p.name);
+    fillInitial(*backend_, data<float>(p.buffer), numel(b), p.init, b.shape, seed, p.name);
     initStates(p.state, p.optimizer);
   }
   for (const Table &t : plan_.tables) {
@@ -215,33 +214,34 @@ void Executor::initialize(uint64_t seed) {
       int64_t rows = t.rowsOn(state_.rank()), first = t.firstRowOn(state_.rank());
       if (rows == 0)
         continue;
-      fillInitial(data<float>(t.buffer), rows * t.dim, t.init, {t.rows, t.dim}, seed, t.name,
-                  first * t.dim);
+      fillInitial(*backend_, data<float>(t.buffer), rows * t.dim, t.init, {t.rows, t.dim}, seed,
+                  t.name, first * t.dim);
       initStates(t.state, t.optimizer);
       continue;
     }
     if (t.storage == Storage::F32) {
-      fillInitial(data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
+      fillInitial(*backend_, data<float>(t.buffer), numel(b), t.init, b.shape, seed, t.name);
     } else {
       // The f32 values an f32 table would get, rounded to nearest into the
       // table's storage (-emb-quantize). Its rows x dim, not the buffer's
       // shape: int4 packs two values per byte.
       std::vector<float> values(size_t(t.rows * t.dim));
-      fillInitial(values.data(), t.rows * t.dim, t.init, {t.rows, t.dim}, seed, t.name);
-      cpu::QuantizedTable q{t.storage, data<std::byte>(t.buffer),
-                            t.qparams >= 0 ? data<uint16_t>(t.qparams) : nullptr, t.rows,
-                            t.dim};
+      fillInitial(*backend_, values.data(), t.rows * t.dim, t.init, {t.rows, t.dim}, seed,
+                  t.name);
+      storage::QuantizedTable q{t.storage, data<std::byte>(t.buffer),
+                                t.qparams >= 0 ? data<uint16_t>(t.qparams) : nullptr,
+                                t.rows, t.dim};
       // Rows are independent (int4 rows are whole bytes): a 4M-row table
       // takes seconds on one thread.
-      cpu::parallelFor(t.rows, t.rows * t.dim > 65536, [&](int64_t rBegin, int64_t rEnd) {
+      backend_->hostFor(t.rows, t.rows * t.dim > 65536, [&](int64_t rBegin, int64_t rEnd) {
         for (int64_t r = rBegin; r < rEnd; ++r)
-          cpu::quantizeRow(q, r, values.data() + r * t.dim, /*nearest=*/true, 0);
+          storage::quantizeRow(q, r, values.data() + r * t.dim, /*nearest=*/true, 0);
       });
     }
     initStates(t.state, t.optimizer);
   }
   state_.seed = seed;
-  state_.lossScale = cpu::LossScaleState();
+  state_.lossScale = LossScaleState();
   if (plan_.config.lossScaling.enabled)
     state_.lossScale.scale = plan_.config.lossScaling.initial;
   zeroGradients();

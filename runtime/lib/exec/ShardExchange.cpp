@@ -1,6 +1,8 @@
-//===- ShardExchange.cpp - the exchanges of sharded tables ----------------===//
+//===- ShardExchange.cpp - the job's ranks, sharded tables' exchanges -----===//
 //
-// Shared by both backends (embc/runtime/exec/Collectives.h). shard_ids
+// Shared by both backends (embc/runtime/exec/Collectives.h): the check of
+// the job's communicator every collective kernel makes, and the exchanges
+// of sharded tables. shard_ids
 // works on host memory: the CPU binds it directly, the CUDA backend copies
 // the ids to the host, runs it, and copies the local ids back. The pooled
 // rows move wherever the communicator reaches (NCCL: device memory).
@@ -12,8 +14,25 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 using namespace embc::runtime;
+
+comm::Communicator &embc::runtime::jobCommunicator(const ExecState &s, const std::string &op) {
+  int64_t ranks = s.plan->config.jobRanks();
+  std::string prefix = "kernel '" + op + "': the plan is compiled for " +
+                       std::string(s.plan->config.pipelineRanks() == 1 ? "data_parallel "
+                                                                     : "pipeline ranks ") +
+                       std::to_string(ranks);
+  if (!s.comm)
+    throw PlanError(prefix + " and needs a job of " + std::to_string(ranks) +
+                    " ranks (mpirun -np " + std::to_string(ranks) +
+                    " embrun ...), but this process has no communicator");
+  if (s.comm->size() != ranks)
+    throw PlanError(prefix + ", but the job has " + std::to_string(s.comm->size()) +
+                    " rank(s): run it with mpirun -np " + std::to_string(ranks));
+  return *s.comm;
+}
 
 ShardIdsExchange::ShardIdsExchange(ShardIdsSpec spec)
     : ShardIdsExchange(std::vector<ShardIdsSpec>{std::move(spec)}) {}

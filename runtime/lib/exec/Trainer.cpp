@@ -10,9 +10,9 @@
 #include "embc/runtime/exec/Trainer.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
-#include "embc/runtime/cpu/QuantizedKernels.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/storage/RowStorage.h"
 
 #include <xxhash.h>
 
@@ -499,7 +499,7 @@ void Trainer::save(const std::string &dir) const {
   if (plan_.config.lossScaling.enabled) {
     // fp16 loss scaling: the scale and its counts, so a resumed run scales
     // (and skips) exactly as the uninterrupted one. %.17g round-trips a double.
-    const cpu::LossScaleState &ls = executor_.lossScale();
+    const LossScaleState &ls = executor_.lossScale();
     char scale[32];
     std::snprintf(scale, sizeof scale, "%.17g", ls.scale);
     content.metadata["loss_scale"] = scale;
@@ -595,14 +595,14 @@ void Trainer::exportEmbeddings(const std::string &path) const {
       continue;
     }
     std::vector<float> &values = dequantised.emplace_back(size_t(t.rows * t.dim));
-    cpu::QuantizedTable q{t.storage,
-                          const_cast<std::byte *>(executor_.data<std::byte>(t.buffer)),
-                          t.qparams >= 0
-                              ? const_cast<uint16_t *>(executor_.data<uint16_t>(t.qparams))
-                              : nullptr,
-                          t.rows, t.dim};
+    storage::QuantizedTable q{t.storage,
+                              const_cast<std::byte *>(executor_.data<std::byte>(t.buffer)),
+                              t.qparams >= 0
+                                  ? const_cast<uint16_t *>(executor_.data<uint16_t>(t.qparams))
+                                  : nullptr,
+                              t.rows, t.dim};
     for (int64_t r = 0; r < t.rows; ++r)
-      cpu::dequantizeRow(q, r, values.data() + r * t.dim);
+      storage::dequantizeRow(q, r, values.data() + r * t.dim);
     // rows x dim, not the buffer's shape (int4 packs two values per byte).
     tables.push_back({t.name, "F32", {t.rows, t.dim}, values.data(),
                       values.size() * sizeof(float)});
@@ -908,11 +908,6 @@ TrainSummary Trainer::run() {
 }
 
 } // namespace
-
-TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
-                                  std::ostream &console, bool tty) {
-  return train(plan, options, createCpuBackend(options.threads), console, tty);
-}
 
 TrainSummary embc::runtime::train(const Plan &plan, const RunOptions &options,
                                   std::unique_ptr<Backend> backend, std::ostream &console,

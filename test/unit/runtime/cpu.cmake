@@ -21,7 +21,7 @@ target_link_libraries(FusedEmbeddingKernelTests PRIVATE EmbCpuKernels ${XXHASH_L
 # bf16/fp16 dense compute and fp16 loss scaling (-emb-quantize's dense half):
 # conversions, rounded kernels, and the executor's skip-and-rescale.
 emb_unit_test(MixedPrecisionTests ${CMAKE_CURRENT_SOURCE_DIR}/cpu/MixedPrecisionTest.cpp)
-target_link_libraries(MixedPrecisionTests PRIVATE EmbExec)
+target_link_libraries(MixedPrecisionTests PRIVATE EmbExec EmbBackends)
 
 # Quantised table storage (-emb-quantize): conversions, stochastic rounding,
 # and the quantised lookup and update against their f32 counterparts.

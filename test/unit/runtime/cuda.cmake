@@ -4,11 +4,11 @@
 emb_unit_test(EmulatedDeviceTests ${CMAKE_CURRENT_SOURCE_DIR}/cuda/EmulatedDeviceTest.cpp)
 target_compile_definitions(EmulatedDeviceTests PRIVATE
                            EMBC_TEST_CACHE_DIR="${CMAKE_CURRENT_BINARY_DIR}/embc-cache")
-target_link_libraries(EmulatedDeviceTests PRIVATE EmbCuda)
+target_link_libraries(EmulatedDeviceTests PRIVATE EmbCudaDevice)
 
 # CudaCollectivesTests: the CUDA backend's collective launches on the emulated
 # device in a one-rank job (what prepare refuses, what each leaves behind);
 # several ranks are e2e.distributed's.
 emb_unit_test(CudaCollectivesTests ${CMAKE_CURRENT_SOURCE_DIR}/cuda/CudaCollectivesTest.cpp)
-target_link_libraries(CudaCollectivesTests PRIVATE EmbCuda EmbComm)
-target_include_directories(CudaCollectivesTests PRIVATE ${PROJECT_SOURCE_DIR}/runtime/lib/cuda)
+target_link_libraries(CudaCollectivesTests PRIVATE EmbCudaBackend EmbComm)
+target_include_directories(CudaCollectivesTests PRIVATE ${PROJECT_SOURCE_DIR}/runtime/lib/backends/cuda)

@@ -8,6 +8,8 @@
 #ifndef EMBC_RUNTIME_RUNOPTIONS_H
 #define EMBC_RUNTIME_RUNOPTIONS_H
 
+#include "embc/runtime/backends/BackendInfo.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,7 +46,7 @@ struct RunOptions {
   std::string resumeDir;
   std::string exportEmbeddings;
   int threads = 0; ///< 0: all cores
-  std::string device = "auto"; ///< auto, cpu, cuda, emulated
+  std::string device = "auto"; ///< auto or a backend's name (backends/Registry.h)
   bool cudaGraphs = true;       ///< CUDA: replay captured graphs (--no-graphs: eager)
   std::string onBadData = "fail"; ///< fail or skip
   bool profile = false; ///< time every kernel launch; print and log a per-op table
@@ -62,8 +64,11 @@ struct ParseResult {
   int exitCode = 0;
 };
 
-/// Parses embrun's arguments. Never exits the process.
-ParseResult parseRunOptions(const std::vector<std::string> &args);
+/// Parses embrun's arguments. Never exits the process. `backends` are what
+/// --device may name besides `auto` (the registry's knownBackends(),
+/// backends/Registry.h); --help lists them.
+ParseResult parseRunOptions(const std::vector<std::string> &args,
+                            const std::vector<BackendInfo> &backends);
 
 /// Parses "KIND:PATH" or "synthetic"; returns an error message on failure.
 std::optional<std::string> parseDataSource(const std::string &text,

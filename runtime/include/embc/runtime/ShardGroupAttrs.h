@@ -3,7 +3,7 @@
 // The attributes of the group kernels of -emb-batch-exchanges
 // (shard_ids_group, shard_pool_group, shard_pool_grad_group;
 // docs/plan-format.md), read and checked in one place for the CPU binding
-// (runtime/lib/exec/ShardBindings.cpp) and the CUDA lowering
+// (runtime/lib/backends/cpu/ShardBindings.cpp) and the CUDA lowering
 // (passes/lib/cuda/CollectiveLowering.cpp).
 //
 //===----------------------------------------------------------------------===//

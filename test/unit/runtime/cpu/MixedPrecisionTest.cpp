@@ -15,6 +15,7 @@
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 #include "embc/runtime/cpu/HalfFloat.h"
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/exec/Executor.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,13 @@ using namespace embc::runtime::cpu;
 using embc::runtime::cpu::testing::randomVector;
 
 namespace {
+
+/// The CPU backend on one thread, as programs get it: by name.
+std::unique_ptr<Backend> oneThreadCpu() {
+  BackendOptions options;
+  options.threads = 1;
+  return createBackend("cpu", options);
+}
 
 float bits(uint32_t u) { return bitsFloat(u); }
 
@@ -493,7 +501,7 @@ TEST(LossScaling, UnscaleFindsAnInfInEveryKindOfGradient) {
     int32_t sparse = packed ? plan.tableBatches[0].gradValues : t.gradValues;
     for (int32_t poisoned : {dense, sparse}) {
       for (float bad : {std::numeric_limits<float>::infinity(), std::nanf("")}) {
-        Executor ex(plan, createCpuBackend(1));
+        Executor ex(plan, oneThreadCpu());
         ex.initialize(3);
         backward(ex);
         ex.data<float>(poisoned)[3] = bad; // sparse: row 1, a filled row
@@ -505,7 +513,7 @@ TEST(LossScaling, UnscaleFindsAnInfInEveryKindOfGradient) {
       }
     }
     // And a clean one is applied, with the gradients unscaled exactly.
-    Executor ex(plan, createCpuBackend(1));
+    Executor ex(plan, oneThreadCpu());
     ex.initialize(3);
     backward(ex);
     std::vector<float> scaled(ex.data<float>(dense), ex.data<float>(dense) + 4);
@@ -520,7 +528,7 @@ TEST(LossScaling, UnscaleFindsAnInfInEveryKindOfGradient) {
 TEST(LossScaling, OverflowingGradientSkipsTheUpdateAndHalvesTheScale) {
   // 2^40 times the loss gradient overflows fp16 in the backward GEMMs' operands.
   Plan plan = lossScaledPlan(false, std::ldexp(1.0, 40), 1000);
-  Executor ex(plan, createCpuBackend(1));
+  Executor ex(plan, oneThreadCpu());
   ex.initialize(5);
   backward(ex);
   EXPECT_FALSE(std::isfinite(ex.data<float>(plan.params[0].grad)[0]));
@@ -537,7 +545,7 @@ TEST(LossScaling, SkippedUpdatesDoNotAdvanceAdamsStep) {
   // same update as step 2. Scaling by a power of two is exact, so B's
   // update equals A's only if Adam's bias correction sees step 1 again.
   Plan plan = lossScaledPlan(false, 1024.0, 1000);
-  Executor a(plan, createCpuBackend(1)), b(plan, createCpuBackend(1));
+  Executor a(plan, oneThreadCpu()), b(plan, oneThreadCpu());
   a.initialize(9);
   b.initialize(9);
   backward(a);
@@ -552,7 +560,7 @@ TEST(LossScaling, SkippedUpdatesDoNotAdvanceAdamsStep) {
 
 TEST(LossScaling, ScaleGrowsAfterIntervalGoodSteps) {
   Plan plan = lossScaledPlan(false, 256.0, 3);
-  Executor ex(plan, createCpuBackend(1));
+  Executor ex(plan, oneThreadCpu());
   ex.initialize(1);
   std::vector<double> scales;
   for (int64_t step = 1; step <= 7; ++step) {
@@ -570,5 +578,5 @@ TEST(LossScaling, ScaleGrowsAfterIntervalGoodSteps) {
 TEST(LossScaling, RefusesAKernelWithoutTheConfig) {
   Plan plan = lossScaledPlan(false, 1024.0, 10);
   plan.config.lossScaling.enabled = false;
-  EXPECT_THROW(Executor(plan, createCpuBackend(1)), PlanError);
+  EXPECT_THROW(Executor(plan, oneThreadCpu()), PlanError);
 }

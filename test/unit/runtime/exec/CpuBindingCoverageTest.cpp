@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/backends/CpuBackend.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
 
 #include <gtest/gtest.h>

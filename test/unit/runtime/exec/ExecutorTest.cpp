@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/exec/Executor.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,13 @@
 #include <cmath>
 
 using namespace embc::runtime;
+
+/// The CPU backend on one thread, as programs get it: by name.
+static std::unique_ptr<Backend> oneThreadCpu() {
+  BackendOptions options;
+  options.threads = 1;
+  return createBackend("cpu", options);
+}
 
 TEST(LearningRate, WarmupThenSchedules) {
   TrainingConfig c;
@@ -88,7 +96,7 @@ Plan denseMsePlan() {
 } // namespace
 
 TEST(Executor, SgdStepMatchesClosedForm) {
-  Executor ex(denseMsePlan(), createCpuBackend(1));
+  Executor ex(denseMsePlan(), oneThreadCpu());
   ex.initialize(7);
   data::Batch batch;
   batch.size = batch.valid = 2;
@@ -110,7 +118,7 @@ TEST(Executor, RefusesUnknownKernelBeforeRunning) {
   Plan p = denseMsePlan();
   p.step[3].op = "frobnicate";
   try {
-    Executor ex(p, createCpuBackend(1));
+    Executor ex(p, oneThreadCpu());
     FAIL() << "an unknown kernel was accepted";
   } catch (const PlanError &e) {
     EXPECT_STREQ(e.what(),
@@ -121,7 +129,7 @@ TEST(Executor, RefusesUnknownKernelBeforeRunning) {
 TEST(Executor, RefusesWrongOperandCount) {
   Plan p = denseMsePlan();
   p.step[1].inputs.pop_back();
-  EXPECT_THROW(Executor(p, createCpuBackend(1)), PlanError);
+  EXPECT_THROW(Executor(p, oneThreadCpu()), PlanError);
 }
 
 TEST(Executor, RefusesIdsOutsideTheTable) {
@@ -141,7 +149,7 @@ TEST(Executor, RefusesIdsOutsideTheTable) {
   p.step = {{"lookup", {ids, offsets}, {y}, {{"table", 0}, {"pooling", "sum"}}}};
   p.forwardKernels = 1;
   p.lossBuffer = p.predictionBuffer = y;
-  Executor ex(p, createCpuBackend(1));
+  Executor ex(p, oneThreadCpu());
   data::Batch batch;
   batch.size = batch.valid = 1;
   batch.features.resize(1);

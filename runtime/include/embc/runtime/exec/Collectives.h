@@ -1,7 +1,7 @@
 //===- Collectives.h - the host side of a plan's collectives ----*- C++ -*-===//
 //
-// What the CPU backend (runtime/lib/exec/CommBindings.cpp, ShardBindings.cpp)
-// and the CUDA backend (runtime/lib/cuda/CudaCollectives.cpp) share about the
+// What the CPU backend (runtime/lib/backends/cpu/CommBindings.cpp, ShardBindings.cpp)
+// and the CUDA backend (runtime/lib/backends/cuda/CudaCollectives.cpp) share about the
 // collective kernels -emb-distribute puts in a plan: the check that the job
 // has the ranks the plan was compiled for, shard_ids' exchange, which splits
 // bags by the rank that stores each row on the host either way (the CUDA

@@ -12,7 +12,7 @@
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
-#include "embc/runtime/cpu/LossScaling.h"
+#include "embc/runtime/exec/LossScale.h"
 #include "embc/runtime/comm/Communicator.h"
 #include "embc/runtime/data/Data.h"
 
@@ -50,7 +50,7 @@ struct ExecState {
   double lrScale = 1.0;        ///< learning-rate schedule factor
   /// fp16 dynamic loss scaling (config.lossScaling): the scale the loss
   /// gradient is multiplied by, and the counts behind its policy.
-  cpu::LossScaleState lossScale;
+  LossScaleState lossScale;
   /// Set by `unscale_grads` when a gradient overflowed: the executor runs
   /// no further kernel of this update (nothing changes but the scale).
   bool skipUpdate = false;
@@ -189,6 +189,16 @@ public:
   }
   /// CPU threads the kernels use now (0: not a CPU backend).
   virtual int threads() const { return 0; }
+  /// Runs body(begin, end) over pieces that cover [0, n) once, on the host
+  /// threads the backend has (the executor fills the host arena's
+  /// parameters and tables with it); with `parallel` false, or by default,
+  /// in one piece on the calling thread. The body must compute the same
+  /// whatever the pieces are. Rethrows what a piece threw.
+  virtual void hostFor(int64_t n, bool parallel,
+                       const std::function<void(int64_t, int64_t)> &body) {
+    (void)parallel;
+    body(0, n);
+  }
 
   /// What a device spent on the sequences run() ran under one key, measured
   /// on the device (events around each run): their kernels, and before them
@@ -203,15 +213,6 @@ public:
     return std::nullopt;
   }
 };
-
-/// The CPU backend (one team of threads, cpu/Parallel.h; libxsmm/BLAS GEMMs).
-/// `threads` is the most threads it uses, 0 meaning every CPU the process
-/// may use; it trains with the fastest team size up to that, measured
-/// (TeamTuner.h).
-std::unique_ptr<Backend> createCpuBackend(int threads);
-/// Whether the CPU backend has a binding for `op` (a unit test walks the
-/// kernel catalogue with it: every kernel must have one).
-bool cpuBackendBinds(KernelOp op);
 
 class Executor {
 public:
@@ -297,8 +298,8 @@ public:
 
   /// Dynamic loss scaling state (scale 1 and no counts without it); set on
   /// resume so the run continues with the checkpoint's scale.
-  const cpu::LossScaleState &lossScale() const { return state_.lossScale; }
-  void setLossScale(const cpu::LossScaleState &state) { state_.lossScale = state; }
+  const LossScaleState &lossScale() const { return state_.lossScale; }
+  void setLossScale(const LossScaleState &state) { state_.lossScale = state; }
 
   /// Turns per-kernel timing of forwardBackward() and update() on or off
   /// (embrun --profile). Off costs one branch per schedule; forward()

@@ -34,12 +34,10 @@ struct TrainSummary {
   int64_t skippedLines = 0;
 };
 
-/// Trains `plan` as `options` say; progress goes to `console` (a live line
-/// when `tty`). Throws std::runtime_error (DataError, CheckpointError, ...)
-/// with a message that says what is wrong.
-TrainSummary train(const Plan &plan, const RunOptions &options,
-                   std::ostream &console, bool tty);
-/// The same on a given backend (embrun --device).
+/// Trains `plan` as `options` say on `backend` (createBackend, embrun
+/// --device); progress goes to `console` (a live line when `tty`). Throws
+/// std::runtime_error (DataError, CheckpointError, ...) with a message that
+/// says what is wrong.
 /// `comm`: the job's ranks for a data-parallel plan (plan.config.dataParallel
 /// ranks; every rank calls train), null for a single process.
 TrainSummary train(const Plan &plan, const RunOptions &options, std::unique_ptr<Backend> backend,

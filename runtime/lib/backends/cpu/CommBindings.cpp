@@ -25,22 +25,6 @@
 
 using namespace embc::runtime;
 
-comm::Communicator &embc::runtime::jobCommunicator(const ExecState &s, const std::string &op) {
-  int64_t ranks = s.plan->config.jobRanks();
-  std::string prefix = "kernel '" + op + "': the plan is compiled for " +
-                       std::string(s.plan->config.pipelineRanks() == 1 ? "data_parallel "
-                                                                     : "pipeline ranks ") +
-                       std::to_string(ranks);
-  if (!s.comm)
-    throw PlanError(prefix + " and needs a job of " + std::to_string(ranks) +
-                    " ranks (mpirun -np " + std::to_string(ranks) +
-                    " embrun ...), but this process has no communicator");
-  if (s.comm->size() != ranks)
-    throw PlanError(prefix + ", but the job has " + std::to_string(s.comm->size()) +
-                    " rank(s): run it with mpirun -np " + std::to_string(ranks));
-  return *s.comm;
-}
-
 namespace {
 
 /// The dense gradient a start or wait names: a pack's or a parameter's.

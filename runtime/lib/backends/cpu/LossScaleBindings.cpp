@@ -16,6 +16,7 @@
 #include "CpuBinder.h"
 
 #include "embc/runtime/cpu/LossScaling.h"
+#include "embc/runtime/exec/LossScale.h"
 
 using namespace embc::runtime;
 
@@ -50,7 +51,7 @@ BoundKernel bindUnscaleGrads(const Binder &b) {
       finite &= cpu::unscaleAndCheck(s.data<float>(t.buffer), n, inverse);
     }
     bool apply =
-        cpu::advanceLossScale(s.lossScale, finite, config.growth, config.backoff, config.interval);
+        advanceLossScale(s.lossScale, finite, config.growth, config.backoff, config.interval);
     if (!apply)
       s.skipUpdate = true;
   };

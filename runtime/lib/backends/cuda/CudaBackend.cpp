@@ -26,11 +26,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "embc/runtime/cuda/CudaBackend.h"
+#include "embc/runtime/backends/CudaBackend.h"
 
 #include "CudaCollectives.h"
 
-#include "embc/runtime/cpu/LossScaling.h"
+#include "embc/runtime/cpu/Parallel.h"
+#include "embc/runtime/exec/LossScale.h"
 #include "embc/runtime/data/Data.h"
 
 #include <chrono>
@@ -63,6 +64,12 @@ public:
   const char *name() const override { return "cuda"; }
   std::string description() const override { return device_->description(); }
   bool deviceArena() const override { return true; }
+  /// The host mirror is filled on the process's team of threads (the one
+  /// the data streams share; cpu/Parallel.h): a GPU's tables can be large.
+  void hostFor(int64_t n, bool parallel,
+               const std::function<void(int64_t, int64_t)> &body) override {
+    cpu::parallelFor(n, parallel, [&body](int64_t begin, int64_t end) { body(begin, end); });
+  }
 
   std::byte *allocateArena(size_t bytes) override {
     host_.assign(bytes + 64, std::byte{0});
@@ -253,7 +260,7 @@ public:
     }
     if (state.inUpdate && plan_->config.lossScaling.enabled) {
       const LossScaling &ls = plan_->config.lossScaling;
-      bool applied = cpu::advanceLossScale(state.lossScale, step.skip == 0, ls.growth, ls.backoff,
+      bool applied = advanceLossScale(state.lossScale, step.skip == 0, ls.growth, ls.backoff,
                                            ls.interval);
       state.skipUpdate = !applied;
     }

@@ -12,6 +12,7 @@
 #include "CpuBinder.h"
 #include "TeamTuner.h"
 
+#include "embc/runtime/backends/CpuBackend.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
@@ -594,6 +595,10 @@ public:
     return note;
   }
   int threads() const override { return cpu::teamSize(); }
+  void hostFor(int64_t n, bool parallel,
+               const std::function<void(int64_t, int64_t)> &body) override {
+    cpu::parallelFor(n, parallel, [&body](int64_t begin, int64_t end) { body(begin, end); });
+  }
 
   std::byte *allocateArena(size_t bytes) override {
     size_t rounded = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;

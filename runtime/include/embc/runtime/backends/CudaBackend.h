@@ -4,12 +4,13 @@
 // real GPU or the CPU emulation. One device allocation holds the arena (laid
 // out by the plan), the scratch and the length cells; the executor keeps a
 // host mirror of the arena for initialisation, batches and checkpoints and
-// copies between the two at those points only.
+// copies between the two at those points only. Programs normally reach it
+// by name (Registry.h: "cuda", "emulated").
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EMBC_RUNTIME_CUDA_CUDABACKEND_H
-#define EMBC_RUNTIME_CUDA_CUDABACKEND_H
+#ifndef EMBC_RUNTIME_BACKENDS_CUDABACKEND_H
+#define EMBC_RUNTIME_BACKENDS_CUDABACKEND_H
 
 #include "embc/runtime/cuda/Device.h"
 #include "embc/runtime/exec/Executor.h"
@@ -36,4 +37,4 @@ std::unique_ptr<Backend> createCudaBackend(std::unique_ptr<cuda::Device> device,
 
 } // namespace embc::runtime
 
-#endif // EMBC_RUNTIME_CUDA_CUDABACKEND_H
+#endif // EMBC_RUNTIME_BACKENDS_CUDABACKEND_H

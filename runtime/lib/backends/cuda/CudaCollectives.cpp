@@ -1,7 +1,7 @@
 //===- CudaCollectives.cpp - a plan's collectives on a Device ------------===//
 //
 // See CudaCollectives.h. Each collective does what its CPU binding does
-// (runtime/lib/exec/CommBindings.cpp, ShardBindings.cpp), on device
+// (runtime/lib/backends/cpu/CommBindings.cpp, ShardBindings.cpp), on device
 // addresses: the two backends must train the same model bit for bit on the
 // emulation, and within the CUDA backend's tolerance on a GPU.
 //

@@ -1,0 +1,105 @@
+//===- ActivationMath.h - the activations and their gradients, once -*- C++ -*-===//
+//
+// What the plan's Activation words (plan/Enums.h) compute, written once and
+// used twice, as KernelAbi.h does for the kernel ABI:
+//
+//  - compiled for the host: ActivationMath<T> (float and double), which the
+//    CPU kernels call (cpu/DenseKernels.cpp, cpu/FusedDenseKernels.cpp);
+//  - as text in the generated CUDA: the CUDA codegen stringizes the same
+//    EMB_ACT_* macros (activationSource below) and spells the tokens the
+//    device way (passes/lib/cuda/DenseLowering.cpp).
+//
+// Each formula is a macro of its operands written with the tokens
+//   EMB_0 EMB_1 EMB_HALF EMB_3   the constants 0, 1, 0.5, 3
+//   EMB_GELU_C EMB_GELU_A        gelu's constants (the values below)
+//   EMB_EXP EMB_TANH             exp and tanh
+// which are ordinary names on the host (members of ActivationMath<T>:
+// T(1), std::exp, ...) and become 1.0f, expf, ... in the CUDA text. So both
+// backends evaluate the same operations in the same order, in f32 on the
+// device and in the CPU kernel's T on the host (f32 in training), with the
+// C library's expf/tanhf on the CPU and on the emulated device, and CUDA's
+// on a GPU (within its documented ulp bounds; docs/cuda.md). The tokens are
+// deliberately not macros: a macro would be expanded inside the stringized
+// text.
+//
+// Operands are plain names or array elements (x[i]): the macros do not
+// parenthesise them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_PLAN_ACTIVATIONMATH_H
+#define EMBC_RUNTIME_PLAN_ACTIVATIONMATH_H
+
+#include <cmath>
+
+// gelu(x) = 0.5 x (1 + tanh(c (x + a x^3))), the tanh approximation; the
+// constants as doubles, rounded to the kernel's type where they are used.
+#define EMB_ACT_GELU_C_VALUE 0.7978845608028654 /* sqrt(2 / pi) */
+#define EMB_ACT_GELU_A_VALUE 0.044715
+
+// --- Forward: y = f(x) ------------------------------------------------------------
+#define EMB_ACT_RELU(x) x > EMB_0 ? x : EMB_0
+#define EMB_ACT_SIGMOID(x) EMB_1 / (EMB_1 + EMB_EXP(-x))
+#define EMB_ACT_TANH(x) EMB_TANH(x)
+#define EMB_ACT_GELU(v) EMB_HALF * v * (EMB_1 + EMB_TANH(EMB_GELU_C * (v + EMB_GELU_A * v * v * v)))
+
+// --- Gradients: dy * f'(x) --------------------------------------------------------
+// relu: the kink at 0 gets derivative 0 (the subgradient frameworks use); it
+// reads the same from y = relu(x) as from x.
+#define EMB_ACT_RELU_GRAD(dy, x) x > EMB_0 ? dy : EMB_0
+// sigmoid from s = sigmoid(x): from the input, s is computed first; from the
+// output, s is y itself (bit-identical when y came from EMB_ACT_SIGMOID).
+#define EMB_ACT_SIGMOID_GRAD(dy, s) dy * s * (EMB_1 - s)
+// tanh from t = tanh(x), likewise.
+#define EMB_ACT_TANH_GRAD(dy, t) dy * (EMB_1 - t * t)
+// gelu from its input only, in three steps: t, d(inner)/dv, the gradient.
+#define EMB_ACT_GELU_T(v) EMB_TANH(EMB_GELU_C * (v + EMB_GELU_A * v * v * v))
+#define EMB_ACT_GELU_DINNER(v) EMB_GELU_C * (EMB_1 + EMB_3 * EMB_GELU_A * v * v)
+#define EMB_ACT_GELU_GRAD(dy, v, t, dInner)                                               \
+  dy * (EMB_HALF * (EMB_1 + t) + EMB_HALF * v * (EMB_1 - t * t) * dInner)
+
+// A formula as text, its operands and tokens as written (EMB_ACT_STR(
+// EMB_ACT_SIGMOID(x)) is "EMB_1 / (EMB_1 + EMB_EXP(-x))").
+#define EMB_ACT_STR2(...) #__VA_ARGS__
+#define EMB_ACT_STR(...) EMB_ACT_STR2(__VA_ARGS__)
+
+namespace embc::runtime {
+
+/// The host side: each activation and gradient on one value of type T.
+template <class T> struct ActivationMath {
+  // The tokens of the formulas (see the file comment).
+  static constexpr T EMB_0 = T(0), EMB_1 = T(1), EMB_HALF = T(0.5), EMB_3 = T(3);
+  static constexpr T EMB_GELU_C = T(EMB_ACT_GELU_C_VALUE);
+  static constexpr T EMB_GELU_A = T(EMB_ACT_GELU_A_VALUE);
+  static T EMB_EXP(T v) { return std::exp(v); }
+  static T EMB_TANH(T v) { return std::tanh(v); }
+
+  static T relu(T x) { return EMB_ACT_RELU(x); }
+  static T sigmoid(T x) { return EMB_ACT_SIGMOID(x); }
+  static T tanh(T x) { return EMB_ACT_TANH(x); }
+  static T gelu(T v) { return EMB_ACT_GELU(v); }
+
+  /// dy * f'(x) from the activation's input x.
+  static T reluGrad(T dy, T x) { return EMB_ACT_RELU_GRAD(dy, x); }
+  static T sigmoidGrad(T dy, T x) {
+    const T s = sigmoid(x);
+    return EMB_ACT_SIGMOID_GRAD(dy, s);
+  }
+  static T tanhGrad(T dy, T x) {
+    const T t = tanh(x);
+    return EMB_ACT_TANH_GRAD(dy, t);
+  }
+  static T geluGrad(T dy, T v) {
+    const T t = EMB_ACT_GELU_T(v);
+    const T dInner = EMB_ACT_GELU_DINNER(v);
+    return EMB_ACT_GELU_GRAD(dy, v, t, dInner);
+  }
+
+  /// dy * f'(x) from the activation's output y = f(x) (gelu has none).
+  static T sigmoidGradFromOutput(T dy, T y) { return EMB_ACT_SIGMOID_GRAD(dy, y); }
+  static T tanhGradFromOutput(T dy, T y) { return EMB_ACT_TANH_GRAD(dy, y); }
+};
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_PLAN_ACTIVATIONMATH_H
