@@ -12,6 +12,7 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/NormKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,46 @@ TEST(CpuGradientCheck, EveryActivation) {
 }
 
 // The gradient of concat w.r.t. input i is the slice of dy at its columns.
+// --- Layer normalisation (NormKernels.h) -------------------------------------
+
+/// rows x D inputs with gamma, beta; eps large enough to matter in the sums.
+void checkLayerNorm(int64_t rows, int64_t D, double eps, uint32_t seed) {
+  Vec x = randomVector(rows * D, seed, -2.0, 2.0), gamma = randomVector(D, seed + 1, 0.5, 1.5),
+      beta = randomVector(D, seed + 2);
+  const Vec r = randomVector(rows * D, seed + 3);
+  auto objective = [&] {
+    Vec y(rows * D);
+    layerNormForward(x.data(), gamma.data(), beta.data(), y.data(), rows, D, eps);
+    return weightedSum(r, y);
+  };
+  Vec dx(rows * D), dgamma(D), dbeta(D);
+  layerNormBackward(r.data(), x.data(), gamma.data(), dx.data(), dgamma.data(), dbeta.data(), rows,
+                    D, eps);
+  const std::string what = "layer_norm " + std::to_string(rows) + "x" + std::to_string(D);
+  expectGradientMatches(what + " dx", x, dx, objective);
+  expectGradientMatches(what + " dgamma", gamma, dgamma, objective);
+  expectGradientMatches(what + " dbeta", beta, dbeta, objective);
+}
+
+TEST(CpuGradientCheck, LayerNorm) { checkLayerNorm(3, 7, 1e-5, 90); }
+TEST(CpuGradientCheck, LayerNormWideRowsAndLargeEps) { checkLayerNorm(2, 130, 0.5, 95); }
+
+TEST(CpuKernels, LayerNormRowsHaveMeanZeroAndVarianceOne) {
+  const int64_t rows = 4, D = 33;
+  const Vec x = randomVector(rows * D, 97, -3.0, 5.0), ones(D, 1.0), zeros(D, 0.0);
+  Vec y(rows * D);
+  layerNormForward(x.data(), ones.data(), zeros.data(), y.data(), rows, D, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < D; ++j)
+      mean += y[r * D + j] / double(D);
+    for (int64_t j = 0; j < D; ++j)
+      var += (y[r * D + j] - mean) * (y[r * D + j] - mean) / double(D);
+    EXPECT_NEAR(mean, 0.0, 1e-12) << "row " << r;
+    EXPECT_NEAR(var, 1.0, 1e-12) << "row " << r;
+  }
+}
+
 TEST(CpuGradientCheck, ConcatThroughSlice) {
   const int64_t B = 3;
   const std::vector<int64_t> widths = {2, 3, 1};
