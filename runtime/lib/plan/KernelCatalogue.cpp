@@ -1,7 +1,8 @@
 //===- KernelCatalogue.cpp - the declaration of every plan kernel ---------===//
 //
-// One entry per KernelOp, in enumerator order (checked when the table is
-// built). What each kernel computes and its operands in detail are in
+// The table of KernelCatalogue.def's entries, in KernelOp order (the same
+// list makes the enum), with the attribute helpers its lines use, and the
+// validation of a kernel against its entry. What each kernel computes and its operands in detail are in
 // docs/plan-format.md, "Kernel catalogue", which a unit test checks against
 // the names and attributes here.
 //
@@ -53,97 +54,12 @@ std::vector<AttrSpec> with(std::initializer_list<AttrSpec> first,
 }
 
 std::vector<KernelSpec> declare() {
-  using K = KernelOp;
   const AttrSpec table = req("table", A::Table);
   const AttrSpec self = opt("self", A::Bool);
   std::vector<KernelSpec> c = {
-      // --- Forward
-      {K::Hash, "hash", P::Step, {1, 1}, {1, 1}, {req("buckets", A::Count), req("seed", A::Int)}},
-      {K::Lookup, "lookup", P::Step, {2, 3}, {1, 1}, {table, kPooling, kDequantize}},
-      {K::Gather, "gather", P::Step, {1, 1}, {1, 1}, {table, kDequantize}},
-      {K::Dense, "dense", P::Step, {2, 3}, {1, 1}, {opt("bias", A::Bool), kCompute}},
-      {K::Activation, "activation", P::Step, {1, 1}, {1, 1}, {kActivationKind}},
-      {K::Concat, "concat", P::Step, {1, kMany}, {1, 1}, {}},
-      {K::Add, "add", P::Step, {1, kMany}, {1, 1}, {opt("bias", A::Bool)}},
-      {K::Interaction, "interaction", P::Step, {2, kMany}, {1, 1}, {self, kCompute}},
-      {K::Cross, "cross", P::Step, {4, 4}, {1, 2}, {kCompute}},
-      {K::Dot, "dot", P::Step, {2, 2}, {1, 1}, {}},
-      {K::LayerNorm, "layer_norm", P::Step, {3, 3}, {1, 1}, {req("eps", A::Real)}},
-      {K::Loss, "loss", P::Step, {2, 2}, {1, 1}, {word("kind", wordsOf<LossKind>())}},
-      // --- Backward
-      {K::LossGrad, "loss_grad", P::Step, {2, 2}, {1, 2},
-       {word("kind", wordsOf<LossKind>()), opt("loss_scaled", A::Bool)}},
-      {K::DenseGradInput, "dense_grad_input", P::Step, {2, 2}, {1, 1}, {kCompute}},
-      {K::DenseGradWeight, "dense_grad_weight", P::Step, {2, 2}, {1, 1}, {kCompute}},
-      {K::BiasGrad, "bias_grad", P::Step, {1, 1}, {1, 1}, {}},
-      {K::ActivationGrad, "activation_grad", P::Step, {2, 2}, {1, 1},
-       {kActivationKind, opt("from_output", A::Bool)}},
-      {K::Slice, "slice", P::Step, {1, 1}, {1, 1}, {req("offset", A::Count)}},
-      {K::InteractionGrad, "interaction_grad", P::Step, {3, kMany}, {2, kMany}, {self, kCompute}},
-      {K::CrossGrad, "cross_grad", P::Step, {5, 6}, {4, 4}, {kCompute}},
-      {K::DotGrad, "dot_grad", P::Step, {3, 3}, {2, 2}, {}},
-      {K::LayerNormGrad, "layer_norm_grad", P::Step, {3, 3}, {3, 3}, {req("eps", A::Real)}},
-      {K::LookupGrad, "lookup_grad", P::Step, {3, 4}, {1, 1}, {table, kPooling, kDequantize}},
-      {K::AccumulateGrad, "accumulate_grad", P::Step, {1, 1}, {1, 1}, {req("param", A::Param)}},
-      {K::AccumulateRows, "accumulate_rows", P::Step, {2, 2}, {2, 2},
-       {table, opt("row_offset", A::Count)}},
-      // --- Update
-      {K::CoalesceRows, "coalesce_rows", P::Update, {0, 0}, {2, 2},
-       {kTableOrBatch[0], kTableOrBatch[1]}},
-      {K::ClipGradNorm, "clip_grad_norm", P::Update, {0, kMany}, {1, 1},
-       {req("max_norm", A::Real), kGradScale}},
-      {K::UnscaleGrads, "unscale_grads", P::Update, {0, 0}, {0, kMany}, {}},
-      {K::UpdateParam, "update_param", P::Update, {1, 2}, {1, 3}, {req("param", A::Param), kGradScale}},
-      {K::UpdatePacked, "update_packed", P::Update, {1, 2}, {1, 3}, {req("pack", A::Pack), kGradScale}},
-      {K::UpdateTable, "update_table", P::Update, {2, 3}, {1, 3},
-       {kTableOrBatch[0], kTableOrBatch[1], kGradScale, kRequantize}},
-      // --- Collectives
-      {K::GradAllReduceStart, "grad_all_reduce_start", P::Either, {0, 0}, {1, 1},
-       {kPackOrParam[0], kPackOrParam[1], req("offset", A::Count), req("size", A::Count)}},
-      {K::GradAllReduceWait, "grad_all_reduce_wait", P::Update, {0, 0}, {1, 1},
-       {kPackOrParam[0], kPackOrParam[1]}},
-      {K::GatherRows, "gather_rows", P::Update, {0, 0}, {2, 2}, {kTableOrBatch[0], kTableOrBatch[1]}},
-      {K::ShardIds, "shard_ids", P::Step, {2, 3}, {2, 3}, {table, opt("per_bag_mean", A::Bool)}},
-      {K::ShardPool, "shard_pool", P::Step, {1, 1}, {1, 1}, {table}},
-      {K::ShardPoolGrad, "shard_pool_grad", P::Step, {1, 1}, {1, 1}, {table}},
-      {K::ShardIdsGroup, "shard_ids_group", P::Step, {2, kMany}, {2, kMany},
-       {req("tables", A::TableList), req("weighted", A::BoolList), req("per_bag_mean", A::BoolList)}},
-      {K::ShardPoolGroup, "shard_pool_group", P::Step, {1, kMany}, {1, kMany},
-       {req("tables", A::TableList)}},
-      {K::ShardPoolGradGroup, "shard_pool_grad_group", P::Step, {1, kMany}, {1, kMany},
-       {req("tables", A::TableList)}},
-      // --- Fused
-      {K::FusedLookup, "fused_lookup", P::Step, {2, kMany}, {1, kMany},
-       {{"members", A::ObjectList, N::Required, {},
-         {table, kPooling, req("weighted", A::Bool), req("hash", A::Bool), req("buckets", A::Count),
-          req("seed", A::Int), req("hashed_output", A::Bool), kDequantize}}}},
-      {K::DenseAct, "dense_act", P::Step, {2, 3}, {1, 2},
-       {kActivationKind, opt("bias", A::Bool), kCompute}},
-      {K::DenseActGrad, "dense_act_grad", P::Step, {3, 4}, {1, 4},
-       {kActivationKind, opt("from_output", A::Bool), opt("bias", A::Bool), opt("input_grad", A::Bool),
-        kCompute}},
-      {K::Elementwise, "elementwise", P::Step, {1, kMany}, {1, kMany},
-       {req("width", A::Count),
-        {"ops", A::ObjectList, N::Required, {},
-         {word("op", wordsOf<ElementwiseOp>()), req("args", A::IntList), opt("bias", A::Bool),
-          word("kind", wordsOf<Activation>(), N::Optional), opt("from_output", A::Bool)}},
-        req("results", A::IntList)}},
-      {K::InteractionConcat, "interaction_concat", P::Step, {2, kMany}, {1, 1},
-       {self, req("copies", A::Count), req("position", A::Count), kCompute}},
-      {K::InteractionConcatGrad, "interaction_concat_grad", P::Step, {3, kMany}, {2, kMany},
-       {self, req("copies", A::Count), req("position", A::Count), req("copy_widths", A::IntList),
-        req("copy_into", A::IntList), kCompute}},
-      {K::EmbeddingUpdate, "embedding_update", P::Step, {2, kMany}, {1, 3},
-       with({kTableOrBatch[0], kTableOrBatch[1], kGradScale, kRequantize},
-            {{"sources", A::ObjectList, N::Required, {},
-              {word("kind", wordsOf<RowSource>()), word("pooling", wordsOf<Pooling>(), N::Optional),
-               opt("weighted", A::Bool), req("row_offset", A::Count), req("rows", A::Count)}}})},
-      {K::SkipgramStep, "skipgram_step", P::Step, {5, 5}, {3, 5},
-       {word("mode", wordsOf<SkipgramMode>()), kTableOrBatch[0], kTableOrBatch[1],
-        {"center", A::Object, N::Required, {}, kRowRange},
-        {"context", A::Object, N::Required, {}, kRowRange},
-        {"negatives", A::Object, N::Required, {}, kRowRange}},
-       /*cuda=*/false},
+#define EMBC_KERNEL(op, ...) {KernelOp::op, __VA_ARGS__},
+#include "embc/runtime/plan/KernelCatalogue.def"
+#undef EMBC_KERNEL
   };
   for (size_t i = 0; i < c.size(); ++i)
     if (size_t(c[i].op) != i)

@@ -368,8 +368,9 @@ TEST(CudaEmbeddingLowering, VectorWidthFollowsTheOperandsAlignment) {
     const bool wide = src.find("emb_vstore(emb_dst + j, q)") != std::string::npos &&
                       src.find("emb_f4 q; q.x") != std::string::npos;
     EXPECT_EQ(wide, misalign == 0) << "misaligned by " << misalign;
-    if (misalign)
+    if (misalign) {
       EXPECT_NE(src.find("emb_f2 q; q.x"), std::string::npos);
+    }
   }
 }
 

@@ -10,8 +10,10 @@
 // and the CUDA lowering table are keyed by KernelOp, and a unit test walks
 // the catalogue to check that each has every kernel it should.
 //
-// The declaration is KernelCatalogue.cpp; docs/plan-format.md's kernel
-// tables are checked against it by test/unit/runtime/plan.
+// The declaration is KernelCatalogue.def, one line a kernel, expanded here
+// into KernelOp and in KernelCatalogue.cpp into the table; docs/
+// plan-format.md's kernel tables are checked against it by
+// test/unit/runtime/plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,21 +32,12 @@ namespace embc::runtime {
 struct Plan;
 struct Kernel;
 
-/// One enumerator per catalogue entry, in catalogue order.
+/// One enumerator per catalogue entry, in catalogue order
+/// (KernelCatalogue.def declares each kernel once).
 enum class KernelOp : uint8_t {
-  // Forward
-  Hash, Lookup, Gather, Dense, Activation, Concat, Add, Interaction, Cross, Dot, LayerNorm, Loss,
-  // Backward
-  LossGrad, DenseGradInput, DenseGradWeight, BiasGrad, ActivationGrad, Slice, InteractionGrad,
-  CrossGrad, DotGrad, LayerNormGrad, LookupGrad, AccumulateGrad, AccumulateRows,
-  // Update
-  CoalesceRows, ClipGradNorm, UnscaleGrads, UpdateParam, UpdatePacked, UpdateTable,
-  // Collectives (-emb-distribute, -emb-batch-exchanges)
-  GradAllReduceStart, GradAllReduceWait, GatherRows, ShardIds, ShardPool, ShardPoolGrad,
-  ShardIdsGroup, ShardPoolGroup, ShardPoolGradGroup,
-  // Fused (-emb-fuse)
-  FusedLookup, DenseAct, DenseActGrad, Elementwise, InteractionConcat, InteractionConcatGrad,
-  EmbeddingUpdate, SkipgramStep,
+#define EMBC_KERNEL(op, ...) op,
+#include "embc/runtime/plan/KernelCatalogue.def"
+#undef EMBC_KERNEL
 };
 
 /// Where a kernel may appear.
