@@ -16,9 +16,11 @@
 //      lowest rung that fits is the mildest quantisation that does.
 //
 // Every candidate is compiled for real: the module is cloned, the choice
-// written into it, the rest of the training pipeline run on the clone and
-// the plan built, so the peak is the one -emb-plan-memory gives, not an
-// estimate. Among the candidates of the best quality that fit, the one with
+// written into it, the planning passes run on the clone and the plan built,
+// so the peak is the plan's own, not an estimate. This is a driver loop
+// over compilations (fitMemoryBudget, Pipeline.h): embc runs it between
+// -emb-autodiff and the planning passes, outside any pass manager; the
+// -emb-auto pass is its adapter for emb-opt. Among the candidates of the best quality that fit, the one with
 // the best estimated step time wins (bytes moved at `bandwidth-gbs`, FLOPs
 // at `tflops`, `launch-us` per kernel launch: a nominal GPU by default).
 // The choice is written into the module (table storage, emb.plan remat and
@@ -131,11 +133,14 @@ double estimateSeconds(ModuleOp module, const runtime::Plan &plan,
          launches * device.launchSeconds;
 }
 
-struct AutoPass : embc::impl::EmbAutoPassBase<AutoPass> {
-  using Base::Base;
-  void runOnOperation() override;
+/// The search of fitMemoryBudget over one module.
+class BudgetPlanner {
+public:
+  explicit BudgetPlanner(const BudgetOptions &options) : options(options) {}
+  LogicalResult run(ModuleOp module);
 
 private:
+  const BudgetOptions &options;
   /// Writes `choice` into `module` (tables sorted largest first).
   void apply(ModuleOp module, const Choice &choice,
              ArrayRef<StringRef> tablesBySize) const;
@@ -146,7 +151,7 @@ private:
                                   std::string &why) const;
 };
 
-void AutoPass::apply(ModuleOp module, const Choice &choice,
+void BudgetPlanner::apply(ModuleOp module, const Choice &choice,
                      ArrayRef<StringRef> tablesBySize) const {
   MLIRContext *ctx = module.getContext();
   if (choice.level > 0)
@@ -171,7 +176,7 @@ void AutoPass::apply(ModuleOp module, const Choice &choice,
                                 old.getPipelineRanks()));
 }
 
-std::optional<Outcome> AutoPass::evaluate(ModuleOp module, const Choice &choice,
+std::optional<Outcome> BudgetPlanner::evaluate(ModuleOp module, const Choice &choice,
                                           ArrayRef<StringRef> tablesBySize,
                                           std::string &why) const {
   OwningOpRef<ModuleOp> clone(module.clone());
@@ -184,51 +189,40 @@ std::optional<Outcome> AutoPass::evaluate(ModuleOp module, const Choice &choice,
     return success();
   });
   PassManager pm(module.getContext());
-  TrainingPipelineOptions options;
-  options.pack = pack;
-  options.fuse = fuse;
-  options.batchExchanges = batchExchanges;
-  addPlanningPasses(pm, options);
+  addPlanningPasses(pm, options.pipeline);
   if (failed(pm.run(*clone)))
     return std::nullopt;
   FailureOr<runtime::Plan> plan = buildPlan(*clone);
   if (failed(plan))
     return std::nullopt;
-  DeviceModel device{bandwidthGBs * 1e9, tflops * 1e12, launchUs * 1e-6};
+  DeviceModel device{options.bandwidthGBs * 1e9, options.tflops * 1e12,
+                     options.launchUs * 1e-6};
   return Outcome{plan->memory.peakBytes, estimateSeconds(*clone, *plan, device)};
 }
 
-void AutoPass::runOnOperation() {
-  ModuleOp module = getOperation();
+LogicalResult BudgetPlanner::run(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
   auto planAttr = module->getAttrOfType<PlanAttr>(kPlanAttrName);
   auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
-  int64_t budget = budgetBytes ? int64_t(budgetBytes)
-                               : (planAttr ? planAttr.getMemoryBudget() : 0);
+  int64_t budget = options.budgetBytes ? options.budgetBytes
+                                       : (planAttr ? planAttr.getMemoryBudget() : 0);
   if (budget == 0)
-    return markAllAnalysesPreserved(); // no budget: nothing to fit
-  if (!planAttr || !training) {
-    module.emitError("-emb-auto needs the emb.plan and emb.training attributes");
-    return signalPassFailure();
-  }
-  if (!module.lookupSymbol<func::FuncOp>("train_step")) {
-    module.emitError("-emb-auto needs @train_step: run -emb-autodiff first");
-    return signalPassFailure();
-  }
-  if (module->hasAttr("emb.auto")) {
-    module.emitError("-emb-auto has already chosen this module's plan");
-    return signalPassFailure();
-  }
+    return success(); // no budget: nothing to fit
+  if (!planAttr || !training)
+    return module.emitError("-emb-auto needs the emb.plan and emb.training attributes");
+  if (!module.lookupSymbol<func::FuncOp>("train_step"))
+    return module.emitError("-emb-auto needs @train_step: run -emb-autodiff first");
+  if (module->hasAttr("emb.auto"))
+    return module.emitError("-emb-auto has already chosen this module's plan");
   // Knobs set by hand are the user's plan: remat auto then fits the budget
   // by itself, and -emb-auto stays out of the way.
   if (planAttr.getPipelineStages() > 1 || planAttr.getMicroBatches() > 1 ||
       planAttr.getRemat() != RematMode::none) {
     module->setAttr("emb.auto",
-                    ArrayAttr::get(&getContext(),
-                                   {StringAttr::get(&getContext(),
-                                                    "-emb-auto: micro_batches, remat or "
-                                                    "pipeline_stages set in the model; "
-                                                    "nothing chosen")}));
-    return;
+                    ArrayAttr::get(ctx, {StringAttr::get(ctx, "-emb-auto: micro_batches, remat or "
+                                                              "pipeline_stages set in the model; "
+                                                              "nothing chosen")}));
+    return success();
   }
 
   // Tables that may be quantised (still f32), largest first.
@@ -245,7 +239,7 @@ void AutoPass::runOnOperation() {
 
   int64_t batch = training.getBatchSize();
   SmallVector<int64_t> microBatches;
-  for (int64_t m = 1; m <= std::min<int64_t>(batch, maxMicroBatches); ++m)
+  for (int64_t m = 1; m <= std::min<int64_t>(batch, options.maxMicroBatches); ++m)
     if (batch % m == 0)
       microBatches.push_back(m);
 
@@ -342,15 +336,13 @@ void AutoPass::runOnOperation() {
           consider(Choice{m, remat, chosen.level, chosen.quantized}, /*pick=*/true);
     }
   }
-  if (!best) {
-    module.emitError("memory budget ")
-        << mib(budget) << " (" << budget
-        << " bytes) is too small: the smallest plan found needs "
-        << mib(smallest ? smallest->second.peak : 0) << " ("
-        << (smallest ? smallest->second.peak : 0) << " bytes), with "
-        << (smallest ? smallest->first.describe() : std::string("no choice"));
-    return signalPassFailure();
-  }
+  if (!best)
+    return module.emitError("memory budget ")
+           << mib(budget) << " (" << budget
+           << " bytes) is too small: the smallest plan found needs "
+           << mib(smallest ? smallest->second.peak : 0) << " ("
+           << (smallest ? smallest->second.peak : 0) << " bytes), with "
+           << (smallest ? smallest->first.describe() : std::string("no choice"));
 
   const auto &[choice, outcome] = *best;
   apply(module, choice, bySize);
@@ -372,8 +364,31 @@ void AutoPass::runOnOperation() {
   }
   SmallVector<Attribute> attrs;
   for (const std::string &l : lines)
-    attrs.push_back(StringAttr::get(&getContext(), l));
-  module->setAttr("emb.auto", ArrayAttr::get(&getContext(), attrs));
+    attrs.push_back(StringAttr::get(ctx, l));
+  module->setAttr("emb.auto", ArrayAttr::get(ctx, attrs));
+  return success();
 }
 
+/// emb-opt's -emb-auto: the driver loop on the pass's module.
+struct AutoPass : embc::impl::EmbAutoPassBase<AutoPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    BudgetOptions options;
+    options.budgetBytes = budgetBytes;
+    options.maxMicroBatches = maxMicroBatches;
+    options.bandwidthGBs = bandwidthGBs;
+    options.tflops = tflops;
+    options.launchUs = launchUs;
+    options.pipeline.pack = pack;
+    options.pipeline.fuse = fuse;
+    options.pipeline.batchExchanges = batchExchanges;
+    if (failed(fitMemoryBudget(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+
 } // namespace
+
+LogicalResult embc::fitMemoryBudget(ModuleOp module, const BudgetOptions &options) {
+  return BudgetPlanner(options).run(module);
+}

@@ -51,6 +51,25 @@ void embc::addTrainingPipeline(mlir::OpPassManager &pm,
   addPlanningPasses(pm, options);
 }
 
+mlir::LogicalResult embc::runTrainingPipeline(mlir::ModuleOp module,
+                                              const TrainingPipelineOptions &options) {
+  mlir::PassManager autodiff(module.getContext());
+  autodiff.addPass(createEmbAutodiffPass());
+  if (failed(autodiff.run(module)))
+    return mlir::failure();
+  // With plan.memory_budget: table storage, remat and micro-batches for the
+  // passes below, each candidate compiled with them.
+  BudgetOptions budget;
+  budget.pipeline.pack = options.pack;
+  budget.pipeline.fuse = options.fuse;
+  budget.pipeline.batchExchanges = options.batchExchanges;
+  if (failed(fitMemoryBudget(module, budget)))
+    return mlir::failure();
+  mlir::PassManager planning(module.getContext());
+  addPlanningPasses(planning, options);
+  return planning.run(module);
+}
+
 void embc::addPlanningPasses(mlir::OpPassManager &pm,
                              const TrainingPipelineOptions &options) {
   // Before packing and fusion: it marks each table's own lookups and update.
@@ -77,8 +96,7 @@ void embc::addPlanningPasses(mlir::OpPassManager &pm,
     pm.addPass(createEmbBatchExchangesPass());
   if (options.fuse)
     pm.addPass(createEmbFusePass());
-  // Last: it plans the buffers of the IR as -emb-to-plan will lower it, and
-  // -emb-to-plan refuses a module changed after it.
+  // The arena's strategy; -emb-to-plan plans the arena of the plan it lowers.
   if (options.planMemory)
     pm.addPass(createEmbPlanMemoryPass());
 }

@@ -175,14 +175,12 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  mlir::PassManager pm(&context);
   embc::TrainingPipelineOptions pipeline;
   pipeline.pack = !noPack;
   pipeline.fuse = !noFuse;
   pipeline.batchExchanges = !noBatchExchanges;
   pipeline.planMemory = !noPlanMemory;
-  embc::addTrainingPipeline(pm, pipeline);
-  if (failed(pm.run(*module)))
+  if (failed(embc::runTrainingPipeline(*module, pipeline)))
     return 1;
   if (emitKind == Emit::TrainIR) {
     module->print(out->os());

@@ -119,8 +119,11 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
     ladder: the k largest tables at bf16 (k = 1..T), then the k largest at
     int8 with the others bf16, then int4 with the others int8; the lowest
     rung that fits is the mildest quantisation that does. Every candidate is compiled
-    for real on a clone of the module (the rest of the pipeline and
-    -emb-plan-memory), so the peak it compares is the plan's own. Among the
+    for real on a clone of the module (the planning passes and the plan),
+    so the peak it compares is the plan's own. The search is a driver loop
+    over compilations, `fitMemoryBudget` (passes/include/embc/passes/
+    Pipeline.h), which embc runs between -emb-autodiff and the planning
+    passes; this pass is its adapter for emb-opt. Among the
     fitting candidates of the best quality, the fastest by a nominal device
     model wins (bytes at `bandwidth-gbs`, FLOPs at `tflops`, `launch-us` per
     kernel launch). The reasons go into the `emb.auto` module attribute and
