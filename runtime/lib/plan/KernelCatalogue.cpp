@@ -226,5 +226,7 @@ std::optional<std::string> embc::runtime::checkKernel(const Kernel &kernel, cons
   if (!inRange(kernel.outputs.size(), spec->outputs))
     return path(at, "outputs") + ": '" + kernel.op + "' has " + countText(spec->outputs) +
            " result(s), got " + std::to_string(kernel.outputs.size());
-  return checkFields(spec->attrs, kernel.attrs, plan, path(at, "attrs"));
+  if (auto problem = checkFields(spec->attrs, kernel.attrs, plan, path(at, "attrs")))
+    return problem;
+  return checkKernelOperands(spec->op, kernel, plan, at);
 }

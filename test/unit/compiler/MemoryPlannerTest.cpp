@@ -124,23 +124,26 @@ TEST(MemoryPlanner, StrategyNames) {
 /// update on a parameter; buffers in the order given.
 rt::Plan chainPlan() {
   rt::Plan plan;
-  auto add = [&](const char *name, rt::BufferRole role, int64_t elements) {
+  auto add = [&](const char *name, rt::BufferRole role, std::vector<int64_t> shape) {
     rt::Buffer b;
     b.name = name;
     b.role = role;
-    b.shape = {elements};
-    b.bytes = elements * 4;
+    b.shape = shape;
+    b.bytes = 4;
+    for (int64_t d : shape)
+      b.bytes *= d;
     plan.buffers.push_back(b);
     return int32_t(plan.buffers.size() - 1);
   };
-  int32_t w = add("param/w", rt::BufferRole::Param, 16);
-  int32_t g = add("grad/w", rt::BufferRole::Grad, 16);
-  int32_t x = add("input/x", rt::BufferRole::Input, 64);
-  int32_t a = add("act/a", rt::BufferRole::Activation, 256);
-  int32_t b = add("act/b", rt::BufferRole::Activation, 256);
-  int32_t c = add("act/c", rt::BufferRole::Activation, 256);
-  int32_t loss = add("act/loss", rt::BufferRole::Activation, 1);
-  int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, 8);
+  // Shapes the reader's operand checks accept (a = x w is 32 x 8).
+  int32_t w = add("param/w", rt::BufferRole::Param, {2, 8});
+  int32_t g = add("grad/w", rt::BufferRole::Grad, {2, 8});
+  int32_t x = add("input/x", rt::BufferRole::Input, {32, 2});
+  int32_t a = add("act/a", rt::BufferRole::Activation, {32, 8});
+  int32_t b = add("act/b", rt::BufferRole::Activation, {256, 1});
+  int32_t c = add("act/c", rt::BufferRole::Activation, {256, 1});
+  int32_t loss = add("act/loss", rt::BufferRole::Activation, {1});
+  int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, {8});
   // Catalogue kernels (the reader validates them); only their operands
   // matter to the planner.
   auto kernel = [](const char *op, std::vector<int32_t> in, std::vector<int32_t> out,
@@ -155,7 +158,7 @@ rt::Plan chainPlan() {
   const nlohmann::json relu = {{"kind", "relu"}}, clip = {{"max_norm", 1.0}, {"grad_scale", 1.0}};
   plan.step = {kernel("dense", {x, w}, {a}), kernel("activation", {a}, {b}, relu),
                kernel("activation", {b}, {c}, relu), kernel("bias_grad", {c}, {loss}),
-               kernel("dense_grad_weight", {c, x}, {g})};
+               kernel("interaction", {c, x}, {g})};
   plan.update = {kernel("clip_grad_norm", {g}, {scratch}, clip),
                  kernel("clip_grad_norm", {g, scratch}, {w}, clip)};
   plan.forwardKernels = 4;

@@ -312,6 +312,36 @@ TEST(PlanValidation, KernelsAgainstTheCatalogue) {
             "update[1].attrs.batch: 0 is not an index into table_batches (0 of them)");
 }
 
+/// The first problem's text for a plan changed by `change`, or "<accepted>".
+template <class F> bool refusedAt(F change, const std::string &path, const std::string &why) {
+  const std::string error = errorAfter(change);
+  EXPECT_EQ(error.rfind(path, 0), 0u) << error;
+  EXPECT_NE(error.find(why), std::string::npos) << error;
+  return error.rfind(path, 0) == 0 && error.find(why) != std::string::npos;
+}
+
+// Operands whose shapes would make a kernel index past a buffer: refused
+// when the plan is read, even under a valid checksum (KernelOperands.cpp).
+TEST(PlanValidation, KernelOperandShapesAndDtypes) {
+  // dense: the weight's rows must be the input's width, the result B x N.
+  refusedAt([](Plan &p) { p.step[2].inputs[1] = kLogits; }, "step[2].inputs[1]: ",
+            "of the 'dense' kernel must be");
+  refusedAt([](Plan &p) { p.step[2].outputs[0] = kConcat; }, "step[2].outputs[0]: ",
+            "of the 'dense' kernel must be");
+  // dtype: ids are not floats.
+  refusedAt([](Plan &p) { p.step[2].inputs[0] = kIdsInput; }, "step[2].inputs[0]: ",
+            "of the 'dense' kernel must be f32, got i64");
+  // concat: the output is as wide as its inputs together.
+  refusedAt([](Plan &p) { p.step[1].inputs.pop_back(); }, "step[1].outputs[0]: ",
+            "columns wide (the inputs' sum)");
+  // dense_grad_weight: K x N.
+  refusedAt([](Plan &p) { p.step[5].outputs[0] = kLogits; }, "step[5].outputs[0]: ",
+            "of the 'dense_grad_weight' kernel must be");
+  // loss_grad: d input has the input's shape.
+  refusedAt([](Plan &p) { p.step[4].outputs[0] = kConcat; }, "step[4].outputs[0]: ",
+            "of the 'loss_grad' kernel must be");
+}
+
 TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
   const std::vector<KernelSpec> &catalogue = kernelCatalogue();
   std::set<std::string_view> names;

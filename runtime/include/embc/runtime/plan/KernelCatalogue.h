@@ -119,6 +119,13 @@ const KernelSpec *findKernel(std::string_view name);
 std::optional<std::string> checkKernel(const Kernel &kernel, const Plan &plan, bool update,
                                        std::string_view at);
 
+/// What is wrong with the dtypes or shapes of `kernel`'s operands (a `op`
+/// kernel whose counts and attributes passed checkKernel), or nothing; for
+/// the kernels whose backends index operands by another operand's shape.
+/// KernelOperands.cpp; checkKernel calls it.
+std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel, const Plan &plan,
+                                               std::string_view at);
+
 /// Bytes `kernel` moves per launch (Kernel::bytes), for the report: each
 /// buffer it reads or writes once, except that a table (or its optimizer
 /// state) counts only the rows a batch can touch, since kernels never sweep

@@ -1,0 +1,234 @@
+//===- KernelOperands.cpp - the operands' dtypes and shapes of each kernel ===//
+//
+// The catalogue (KernelCatalogue.def) says how many operands a kernel takes;
+// this says what they must be, for the kernels whose backends derive loop
+// bounds from one operand's shape and then index the others with them (the
+// dense family, activations, concat and slice, dot, losses, layer norm,
+// gradient accumulation). A plan that breaks these is refused when it is
+// read, with the JSON path of the operand, instead of reading or writing
+// past a buffer at run time: a valid checksum says the file is the one
+// written, not that its writer was right.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/runtime/Plan.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
+
+#include <numeric>
+#include <string>
+
+namespace embc::runtime {
+namespace {
+
+int64_t numel(const Buffer &b) {
+  return std::accumulate(b.shape.begin(), b.shape.end(), int64_t(1), std::multiplies<>());
+}
+
+std::string shapeText(const Buffer &b) {
+  std::string s;
+  for (int64_t d : b.shape)
+    s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s.empty() ? "a scalar" : s;
+}
+
+/// Reads a kernel's operands and remembers the first problem, with its path.
+class Operands {
+public:
+  Operands(const Kernel &k, const Plan &p, std::string_view at) : k(k), p(p), at(at) {}
+
+  const Buffer &in(size_t i) const { return p.buffers[size_t(k.inputs[i])]; }
+  const Buffer &out(size_t i) const { return p.buffers[size_t(k.outputs[i])]; }
+  bool ok() const { return problem.empty(); }
+  std::optional<std::string> result() const {
+    return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
+  }
+
+  /// Every operand (and, unless `inputsOnly`, every result) is an f32 buffer.
+  void allF32(bool inputsOnly = false) {
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      f32(in(i), "inputs", i);
+    for (size_t i = 0; i < k.outputs.size() && !inputsOnly; ++i)
+      f32(out(i), "outputs", i);
+  }
+  /// Input (or output) `i` is `rows` x `cols` (-1: any); returns its dims.
+  std::pair<int64_t, int64_t> matrix(bool input, size_t i, int64_t rows = -1, int64_t cols = -1) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (!ok())
+      return {0, 0};
+    if (b.shape.size() != 2)
+      fail(input, i, "must be a matrix, got " + shapeText(b));
+    else if ((rows >= 0 && b.shape[0] != rows) || (cols >= 0 && b.shape[1] != cols))
+      fail(input, i,
+           "must be " + (rows >= 0 ? std::to_string(rows) : std::string("any")) + " x " +
+               (cols >= 0 ? std::to_string(cols) : std::string("any")) + ", got " + shapeText(b));
+    return ok() ? std::pair{b.shape[0], b.shape[1]} : std::pair<int64_t, int64_t>{0, 0};
+  }
+  /// Input (or output) `i` holds `n` values.
+  void count(bool input, size_t i, int64_t n) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (ok() && numel(b) != n)
+      fail(input, i, "must hold " + std::to_string(n) + " values, got " + shapeText(b));
+  }
+  /// Input (or output) `i` has exactly `shape`.
+  void sameShape(bool input, size_t i, const Buffer &like) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (ok() && b.shape != like.shape)
+      fail(input, i, "must be " + shapeText(like) + " (as '" + like.name + "'), got " +
+                         shapeText(b));
+  }
+  void fail(bool input, size_t i, const std::string &why) {
+    if (problem.empty())
+      problem = std::string(at) + "." + (input ? "inputs" : "outputs") + "[" + std::to_string(i) +
+                "]: buffer '" + (input ? in(i) : out(i)).name + "' of the '" + k.op + "' kernel " +
+                why;
+  }
+
+private:
+  void f32(const Buffer &b, const char *what, size_t i) {
+    if (ok() && b.dtype != DType::F32)
+      problem = std::string(at) + "." + what + "[" + std::to_string(i) + "]: buffer '" + b.name +
+                "' of the '" + k.op + "' kernel must be f32, got " + std::string(dtypeName(b.dtype));
+  }
+
+  const Kernel &k;
+  const Plan &p;
+  std::string_view at;
+  std::string problem;
+};
+
+} // namespace
+
+std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel, const Plan &plan,
+                                               std::string_view at) {
+  Operands o(kernel, plan, at);
+  const size_t ins = kernel.inputs.size();
+  switch (op) {
+  case KernelOp::Dense: { // x (B x K), w (K x N), [b (N)] -> B x N
+    o.allF32();
+    auto [B, K] = o.matrix(true, 0);
+    auto [K2, N] = o.matrix(true, 1, K);
+    (void)K2;
+    if (ins == 3)
+      o.count(true, 2, N);
+    o.matrix(false, 0, B, N);
+    break;
+  }
+  case KernelOp::DenseGradInput: { // dy (B x N), w (K x N) -> B x K
+    o.allF32();
+    auto [B, N] = o.matrix(true, 0);
+    auto [K, N2] = o.matrix(true, 1, -1, N);
+    (void)N2;
+    o.matrix(false, 0, B, K);
+    break;
+  }
+  case KernelOp::DenseGradWeight: { // x (B x K), dy (B x N) -> K x N
+    o.allF32();
+    auto [B, K] = o.matrix(true, 0);
+    auto [B2, N] = o.matrix(true, 1, B);
+    (void)B2;
+    o.matrix(false, 0, K, N);
+    break;
+  }
+  case KernelOp::BiasGrad: { // dy (B x N) -> N
+    o.allF32();
+    auto [B, N] = o.matrix(true, 0);
+    (void)B;
+    o.count(false, 0, N);
+    break;
+  }
+  case KernelOp::Activation: // elementwise
+    o.allF32();
+    o.count(false, 0, numel(o.in(0)));
+    break;
+  case KernelOp::ActivationGrad:
+    o.allF32();
+    o.count(true, 1, numel(o.in(0)));
+    o.count(false, 0, numel(o.in(0)));
+    break;
+  case KernelOp::Concat: { // x_i (B x w_i) -> B x sum(w_i)
+    o.allF32();
+    auto [B, W] = o.matrix(false, 0);
+    int64_t width = 0;
+    for (size_t i = 0; i < ins && o.ok(); ++i)
+      width += o.matrix(true, i, B).second;
+    if (o.ok() && width != W)
+      o.fail(false, 0, "must be " + std::to_string(width) + " columns wide (the inputs' sum)");
+    break;
+  }
+  case KernelOp::Slice: { // x (B x N) -> B x width, columns [offset, offset + width)
+    o.allF32();
+    auto [B, N] = o.matrix(true, 0);
+    auto [B2, width] = o.matrix(false, 0, B);
+    (void)B2;
+    const int64_t offset = kernel.attrs.value("offset", int64_t(0));
+    if (o.ok() && offset + width > N)
+      o.fail(false, 0, "takes columns [" + std::to_string(offset) + ", " +
+                           std::to_string(offset + width) + ") of " + std::to_string(N));
+    break;
+  }
+  case KernelOp::Dot: { // lhs (B x D), rhs (B x D or B x K x D) -> B or B x K values
+    o.allF32();
+    auto [B, D] = o.matrix(true, 0);
+    const Buffer &rhs = o.in(1);
+    const bool candidates = rhs.shape.size() == 3;
+    if (o.ok() && !(rhs.shape == o.in(0).shape ||
+                    (candidates && rhs.shape[0] == B && rhs.shape[2] == D)))
+      o.fail(true, 1, "must be " + std::to_string(B) + " x " + std::to_string(D) + " or " +
+                          std::to_string(B) + " x K x " + std::to_string(D) + ", got " +
+                          shapeText(rhs));
+    o.count(false, 0, candidates ? B * rhs.shape[1] : B);
+    break;
+  }
+  case KernelOp::DotGrad: { // dy, lhs, rhs -> d lhs, d rhs
+    o.allF32();
+    auto [B, D] = o.matrix(true, 1);
+    (void)D;
+    const Buffer &rhs = o.in(2);
+    o.count(true, 0, rhs.shape.size() == 3 ? B * rhs.shape[1] : B);
+    o.sameShape(false, 0, o.in(1));
+    o.sameShape(false, 1, rhs);
+    break;
+  }
+  case KernelOp::Loss: // input, target (B rows each) -> a scalar (f32 or f64)
+    o.allF32(/*inputsOnly=*/true);
+    if (o.in(0).shape.empty() || o.in(1).shape.empty() ||
+        o.in(0).shape[0] != o.in(1).shape[0])
+      o.fail(true, 1, "must have as many rows as the input (" + shapeText(o.in(0)) + "), got " +
+                          shapeText(o.in(1)));
+    o.count(false, 0, 1);
+    break;
+  case KernelOp::LossGrad: // input, target -> d input, [d target]
+    o.allF32();
+    o.sameShape(false, 0, o.in(0));
+    if (kernel.outputs.size() == 2)
+      o.sameShape(false, 1, o.in(1));
+    break;
+  case KernelOp::LayerNorm: { // x (rows x D), gamma (D), beta (D) -> like x
+    o.allF32();
+    const int64_t D = o.in(0).shape.empty() ? 0 : o.in(0).shape.back();
+    o.count(true, 1, D);
+    o.count(true, 2, D);
+    o.sameShape(false, 0, o.in(0));
+    break;
+  }
+  case KernelOp::LayerNormGrad: { // dy, x, gamma -> dx, dgamma, dbeta
+    o.allF32();
+    const int64_t D = o.in(1).shape.empty() ? 0 : o.in(1).shape.back();
+    o.sameShape(true, 0, o.in(1));
+    o.count(true, 2, D);
+    o.sameShape(false, 0, o.in(1));
+    o.count(false, 1, D);
+    o.count(false, 2, D);
+    break;
+  }
+  case KernelOp::AccumulateGrad: // g -> the param's grad, same size
+    o.allF32();
+    o.count(true, 0, numel(o.out(0)));
+    break;
+  default: // the other kernels' bindings check their operands themselves
+    break;
+  }
+  return o.result();
+}
+
+} // namespace embc::runtime
