@@ -53,9 +53,9 @@ static std::string show(const Json &value) {
   return text;
 }
 
-static std::string joinChoices(std::initializer_list<const char *> choices) {
+template <class Words> static std::string joinChoices(const Words &choices) {
   std::string out;
-  for (const char *c : choices) {
+  for (std::string_view c : choices) {
     if (!out.empty())
       out += ", ";
     out += "'";
@@ -110,17 +110,28 @@ std::string JsonNode::getString(const std::string &key,
   return has(key) ? getString(key) : dflt;
 }
 
+template <class Words>
+static std::string oneOf(const JsonNode &node, const std::string &key, const Words &choices,
+                         const std::optional<std::string> &dflt) {
+  if (!node.has(key) && dflt)
+    return *dflt;
+  std::string value = node.getString(key);
+  for (std::string_view c : choices)
+    if (value == c)
+      return value;
+  node.failAt(key, "'" + key + "' must be one of " + joinChoices(choices) + ", got '" + value +
+                       "'");
+}
+
 std::string JsonNode::getEnum(const std::string &key,
                               std::initializer_list<const char *> choices,
                               std::optional<std::string> dflt) const {
-  if (!has(key) && dflt)
-    return *dflt;
-  std::string value = getString(key);
-  for (const char *c : choices)
-    if (value == c)
-      return value;
-  failAt(key, "'" + key + "' must be one of " + joinChoices(choices) +
-                  ", got '" + value + "'");
+  return oneOf(*this, key, choices, dflt);
+}
+
+std::string JsonNode::getEnum(const std::string &key, std::vector<std::string_view> choices,
+                              std::optional<std::string> dflt) const {
+  return oneOf(*this, key, choices, dflt);
 }
 
 std::string JsonNode::getIdentifier(const std::string &key) const {

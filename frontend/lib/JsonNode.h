@@ -9,6 +9,8 @@
 #ifndef EMBC_FRONTEND_JSONNODE_H
 #define EMBC_FRONTEND_JSONNODE_H
 
+#include "embc/runtime/plan/Enums.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -73,6 +75,17 @@ public:
   std::string getEnum(const std::string &key,
                       std::initializer_list<const char *> choices,
                       std::optional<std::string> dflt = std::nullopt) const;
+  std::string getEnum(const std::string &key, std::vector<std::string_view> choices,
+                      std::optional<std::string> dflt = std::nullopt) const;
+  /// A word of the plan's enumeration E (runtime/include/embc/runtime/plan/
+  /// Enums.h, which spells the words once for the whole project).
+  template <class E> E getWord(const std::string &key, std::optional<E> dflt = std::nullopt) const {
+    const auto &names = runtime::EnumTraits<E>::names;
+    std::string word = getEnum(key, std::vector<std::string_view>(std::begin(names), std::end(names)),
+                               dflt ? std::optional<std::string>(runtime::enumString(*dflt))
+                                    : std::nullopt);
+    return *runtime::parseEnum<E>(word);
+  }
   /// An identifier ([A-Za-z_][A-Za-z0-9_]*, at most 128 characters).
   std::string getIdentifier(const std::string &key) const;
   int64_t getInt(const std::string &key, int64_t min, int64_t max,

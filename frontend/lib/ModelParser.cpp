@@ -17,6 +17,7 @@
 #include <set>
 
 using namespace embc::frontend;
+namespace runtime = embc::runtime;
 
 namespace {
 
@@ -122,8 +123,7 @@ Initializer readInitializer(const JsonNode &node) {
   node.expectObject("an initializer",
                     {"kind", "value", "low", "high", "mean", "std", "gain"});
   Initializer init;
-  init.kind = node.getEnum("kind", {"zeros", "constant", "uniform", "normal",
-                                    "xavier_uniform", "xavier_normal"});
+  init.kind = runtime::enumString(node.getWord<runtime::InitKind>("kind"));
   auto allowOnly = [&](std::initializer_list<const char *> fields) {
     for (const char *f : {"value", "low", "high", "mean", "std", "gain"}) {
       bool allowed = false;
@@ -171,17 +171,18 @@ OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
                      "weight_decay", "weight_decay_mode",
                      "initial_accumulator"});
   OptimizerConfig opt;
-  opt.kind = node.getEnum("type", {"sgd", "adagrad", "rowwise_adagrad", "adam",
-                                   "adamw", "lamb"});
+  using Kind = runtime::OptimizerKind;
+  const Kind kind = node.getWord<Kind>("type");
+  opt.kind = runtime::enumString(kind);
   const std::string &k = opt.kind;
-  bool isAdagrad = k == "adagrad" || k == "rowwise_adagrad";
-  bool isAdam = k == "adam" || k == "adamw" || k == "lamb";
+  bool isAdagrad = kind == Kind::Adagrad || kind == Kind::RowwiseAdagrad;
+  bool isAdam = kind == Kind::Adam || kind == Kind::AdamW || kind == Kind::Lamb;
   auto reject = [&](const char *field, bool applies) {
     if (!applies && node.has(field))
       node.failAt(field, std::string("'") + field +
                              "' does not apply to the '" + k + "' optimizer");
   };
-  reject("momentum", k == "sgd");
+  reject("momentum", kind == Kind::Sgd);
   reject("beta1", isAdam);
   reject("beta2", isAdam);
   reject("eps", isAdam || isAdagrad);
@@ -210,22 +211,22 @@ OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
     node.failAt("weight_decay", "'weight_decay' must be >= 0");
 
   if (forEmbedding) {
-    if (k == "lamb")
-      node.failAt("type", "'lamb' is not supported for embedding tables: its "
+    if (kind == Kind::Lamb)
+      node.failAt("type", "'" + k + "' is not supported for embedding tables: its "
                           "trust ratio needs whole-tensor norms (use it for "
                           "the dense optimizer)");
     if (opt.weightDecay > 0 && !node.has("weight_decay_mode"))
       node.failAt("weight_decay",
                   "embedding weight decay needs 'weight_decay_mode': 'lazy' "
                   "(touched rows only) or 'global' (every row, every step)");
-    opt.weightDecayMode =
-        node.getEnum("weight_decay_mode", {"lazy", "global"}, "lazy");
+    opt.weightDecayMode = runtime::enumString(
+        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Lazy)));
   } else {
-    if (k == "rowwise_adagrad")
-      node.failAt("type", "'rowwise_adagrad' is for embedding tables; use "
-                          "'adagrad' for dense parameters");
-    opt.weightDecayMode =
-        node.getEnum("weight_decay_mode", {"lazy", "global"}, "global");
+    if (kind == Kind::RowwiseAdagrad)
+      node.failAt("type", "'" + k + "' is for embedding tables; use '" +
+                              runtime::enumString(Kind::Adagrad) + "' for dense parameters");
+    opt.weightDecayMode = runtime::enumString(
+        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Global)));
     if (opt.weightDecayMode != "global")
       node.failAt("weight_decay_mode",
                   "dense parameters always decay globally; 'lazy' applies "
@@ -304,7 +305,8 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                     std::to_string(t.dim) + " is odd; use an even dim or int8");
   if (node.has("init")) {
     t.init = readInitializer(node.child("init"));
-    if (t.init.kind == "xavier_uniform" || t.init.kind == "xavier_normal")
+    const auto init = runtime::parseEnum<runtime::InitKind>(t.init.kind);
+    if (init == runtime::InitKind::XavierUniform || init == runtime::InitKind::XavierNormal)
       node.child("init").failAt(
           "kind", "Xavier initialisation is for dense weights; use 'uniform' "
                   "or 'normal' for embedding tables");
@@ -392,7 +394,7 @@ Layer readLayer(const JsonNode &node) {
   if (t == "mlp" || t == "dense") {
     l.bias = node.getBool("bias", true);
     l.init = node.has("init") ? readInitializer(node.child("init"))
-                              : Initializer{"xavier_uniform"};
+                              : Initializer{runtime::enumString(runtime::InitKind::XavierUniform)};
   } else if (t == "add") {
     l.bias = node.getBool("bias", false);
   } else {

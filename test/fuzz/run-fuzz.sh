@@ -75,7 +75,7 @@ echo "run-fuzz.sh: building the fuzzer in $work"
 # Compile from inside the work directory so that nothing lands in the repo.
 if ! (cd "$work" && "$cxx" -std=c++17 -O1 -g \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-        -I"$root/frontend/include" -I"$root/frontend/lib" \
+        -I"$root/frontend/include" -I"$root/frontend/lib" -I"$root/runtime/include" \
         "$root/frontend/lib/JsonNode.cpp" "$root/frontend/lib/ModelParser.cpp" \
         "$root/test/fuzz/ModelFuzz.cpp" -o "$work/model-fuzz"); then
   echo "run-fuzz.sh: build failed; if the error is about a missing" \
