@@ -5,7 +5,7 @@
 // table batches as views of one buffer), then asks each op of @train_step
 // and @update to lower itself through the PlanEmitter this class implements
 // (PlanValues.cpp), then runs the plan-level steps: the pipeline schedule
-// (PlanSchedule.cpp), memory layout (PlanLayout.cpp, PlanMemory.cpp), the
+// (PlanSchedule.cpp), memory layout (PlanLayout.cpp, by the strategy -emb-plan-memory records), the
 // precision checks (PlanPrecision.cpp) and the notes (PlanNotes.cpp). The
 // kernels themselves are written beside their ops (dialect/lib).
 //

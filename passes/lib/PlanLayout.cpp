@@ -3,9 +3,9 @@
 // Two parts of -emb-to-plan that read the whole plan once it is built:
 //  - each buffer's origin, the pass that made it (the memory report groups
 //    by it), from the op that defines its value or else from its role;
-//  - the layout: by default one buffer after another; after
-//    -emb-plan-memory, by the strategy it recorded on the module, which must
-//    reproduce the peak it recorded (else the IR changed in between).
+//  - the layout, a plan-level step after lowering: by default one buffer
+//    after another; after -emb-plan-memory, by the strategy it recorded on
+//    the module (MemoryPlanner.cpp places the buffers).
 // Lifetimes are filled either way: they are facts of the schedule, and the
 // report's lower bound needs them.
 //

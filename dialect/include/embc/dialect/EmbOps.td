@@ -313,7 +313,7 @@ def Emb_DotOp : Emb_Op<"dot", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]>
 }
 
 //===----------------------------------------------------------------------===//
-// Loss
+// Normalisation
 //===----------------------------------------------------------------------===//
 
 def Emb_LayerNormOp : Emb_Op<"layer_norm", [Emb_Lowered, Emb_Differentiable, Pure, Emb_Cost]> {
@@ -339,6 +339,10 @@ def Emb_LayerNormOp : Emb_Op<"layer_norm", [Emb_Lowered, Emb_Differentiable, Pur
   }];
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
 
 def Emb_LossOp : Emb_Op<"loss", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost]> {
   let summary = "mean training loss over the batch";

@@ -89,7 +89,6 @@ TEST(CpuGradientCheck, EveryActivation) {
   }
 }
 
-// The gradient of concat w.r.t. input i is the slice of dy at its columns.
 // --- Layer normalisation (NormKernels.h) -------------------------------------
 
 /// rows x D inputs with gamma, beta; eps large enough to matter in the sums.
@@ -130,6 +129,7 @@ TEST(CpuKernels, LayerNormRowsHaveMeanZeroAndVarianceOne) {
   }
 }
 
+// The gradient of concat w.r.t. input i is the slice of dy at its columns.
 TEST(CpuGradientCheck, ConcatThroughSlice) {
   const int64_t B = 3;
   const std::vector<int64_t> widths = {2, 3, 1};
