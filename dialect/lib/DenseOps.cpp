@@ -263,6 +263,24 @@ int64_t DotOp::getForwardBytes() {
 }
 
 //===----------------------------------------------------------------------===//
+// Folders (canonicalize): ops that copy their only input
+//===----------------------------------------------------------------------===//
+
+/// A concatenation of one tensor is that tensor.
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
+    return getInputs()[0];
+  return {};
+}
+
+/// A sum of one tensor without a bias is that tensor.
+OpFoldResult AddOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && !getBias() && getInputs()[0].getType() == getType())
+    return getInputs()[0];
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // Plan lowering
 //===----------------------------------------------------------------------===//
 

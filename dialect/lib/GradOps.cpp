@@ -216,6 +216,13 @@ LogicalResult ActivationGradOp::verify() {
   return success();
 }
 
+/// Every column from the first: the slice is its input.
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getOffset() == 0 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Plan lowering
 //===----------------------------------------------------------------------===//

@@ -162,6 +162,7 @@ def Emb_SliceOp : Emb_GradOp<"slice", [Emb_LowersItself, Pure]> {
   let assemblyFormat = [{
     $input `[` $offset `]` attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
   let hasVerifier = 1;
 }
 

@@ -216,6 +216,7 @@ def Emb_ConcatOp : Emb_Op<"concat", [Emb_Lowered, Emb_Differentiable, Pure, Emb_
   let arguments = (ins Variadic<Emb_FloatTensor>:$inputs);
   let results = (outs Emb_FloatTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasFolder = 1;
   let hasVerifier = 1;
 }
 
@@ -239,6 +240,7 @@ def Emb_AddOp : Emb_Op<"add", [Emb_LowersItself, Emb_Differentiable, Pure,
     $inputs (`bias` $bias^)? attr-dict `:` type($inputs)
     (`bias` type($bias)^)? `->` type($result)
   }];
+  let hasFolder = 1;
   let hasVerifier = 1;
 }
 
