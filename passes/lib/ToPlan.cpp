@@ -148,7 +148,7 @@ namespace {
 struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<rt::Plan> plan = buildPlan(getOperation(), cuda);
+    FailureOr<rt::Plan> plan = buildPlan(getOperation(), *findPlanTarget(cuda ? "cuda" : "cpu"));
     if (failed(plan))
       return signalPassFailure();
     std::string error;
@@ -168,12 +168,29 @@ struct ToPlanPass : embc::impl::EmbToPlanPassBase<ToPlanPass> {
 
 } // namespace
 
-FailureOr<rt::Plan> embc::buildPlan(ModuleOp module, bool cuda) {
+llvm::ArrayRef<PlanTarget> embc::planTargets() {
+  static const PlanTarget targets[] = {
+      {"cpu", "the CPU backend only (default)", nullptr},
+      {"cuda", "the CPU backend and a GPU: also generate the CUDA program "
+               "(embrun --device cuda|emulated)",
+       codegen::generateCuda},
+  };
+  return targets;
+}
+
+const PlanTarget *embc::findPlanTarget(llvm::StringRef name) {
+  for (const PlanTarget &t : planTargets())
+    if (name == t.name)
+      return &t;
+  return nullptr;
+}
+
+FailureOr<rt::Plan> embc::buildPlan(ModuleOp module, const PlanTarget &target) {
   FailureOr<rt::Plan> plan = PlanBuilder(module).build();
-  if (failed(plan) || !cuda)
+  if (failed(plan) || !target.generate)
     return plan;
   std::string error;
-  if (!codegen::generateCuda(*plan, error))
+  if (!target.generate(*plan, error))
     return module.emitError(error);
   return plan;
 }

@@ -76,16 +76,19 @@ cl::opt<bool> noBatchExchanges(
     "no-batch-exchanges",
     cl::desc("Do not run -emb-batch-exchanges (sharded tables exchange one by one)"),
     cl::cat(embcCategory));
-/// Where the plan may run: every plan runs on the CPU backend; the cuda
-/// target adds the generated CUDA program (Plan::cuda).
-enum class PlanTarget { Cpu, Cuda };
-cl::opt<PlanTarget> planTarget(
-    "target", cl::desc("The backends the plan is compiled for"), cl::init(PlanTarget::Cpu),
-    cl::values(clEnumValN(PlanTarget::Cpu, "cpu", "the CPU backend only (default)"),
-               clEnumValN(PlanTarget::Cuda, "cuda",
-                          "the CPU backend and a GPU: also generate the CUDA program "
-                          "(embrun --device cuda|emulated)")),
-    cl::cat(embcCategory));
+/// Where the plan may run: every plan runs on the CPU backend; a target
+/// adds its program (embc::planTargets(), ToPlan.h: cpu, cuda).
+const std::string &targetHelp() {
+  static const std::string help = [] {
+    std::string s = "The backends the plan is compiled for:";
+    for (const embc::PlanTarget &t : embc::planTargets())
+      s += std::string("\n  ") + t.name + ": " + t.description;
+    return s;
+  }();
+  return help;
+}
+cl::opt<std::string> targetName("target", cl::desc(targetHelp()), cl::init("cpu"),
+                                cl::value_desc("target"), cl::cat(embcCategory));
 cl::opt<bool> withCuda("cuda", cl::desc("Same as --target=cuda"), cl::cat(embcCategory));
 cl::opt<bool> noPlanMemory("no-plan-memory",
                            cl::desc("Do not run -emb-plan-memory (buffers one "
@@ -123,6 +126,15 @@ int main(int argc, char **argv) {
       "  embc model.json --emit=cuda      print the generated CUDA C++\n"
       "  embc model.json --emit=ir        print the verified emb IR\n"
       "  embc model.json --emit=summary   print tables, parameters, FLOPs\n");
+  const embc::PlanTarget *target =
+      embc::findPlanTarget(withCuda || emitKind == Emit::Cuda ? std::string("cuda") : targetName);
+  if (!target) {
+    std::string names;
+    for (const embc::PlanTarget &t : embc::planTargets())
+      names += (names.empty() ? "" : ", ") + std::string(t.name);
+    errs() << "embc: error: unknown --target '" << targetName << "' (expected " << names << ")\n";
+    return 1;
+  }
 
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (std::error_code ec = buffer.getError()) {
@@ -189,7 +201,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   FailureOr<embc::runtime::Plan> plan =
-      embc::buildPlan(*module, planTarget == PlanTarget::Cuda || withCuda || emitKind == Emit::Cuda);
+      embc::buildPlan(*module, *target);
   if (failed(plan))
     return 1;
   // embrun will validate the plan; a plan it would refuse is a compiler bug.

@@ -11,14 +11,32 @@
 
 #include "embc/runtime/Plan.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
 
 namespace embc {
 
+/// A target the plan is compiled for: what runs on the plan once it is
+/// built. Every plan runs on the CPU backend; a target adds its program.
+struct PlanTarget {
+  const char *name;
+  const char *description;
+  /// Adds the target's program to `plan` (nullptr: nothing to add); false
+  /// with `error` when a kernel has no lowering.
+  bool (*generate)(runtime::Plan &plan, std::string &error);
+};
+/// Every target, in the order --help lists them: cpu first (the default).
+llvm::ArrayRef<PlanTarget> planTargets();
+/// The target named `name`, or nullptr.
+const PlanTarget *findPlanTarget(llvm::StringRef name);
+
 /// Lowers a module holding @train_step and @update (after -emb-autodiff) to
-/// a plan, with its CUDA program unless `cuda` is false. Reports errors on
-/// the offending op (a kernel without a CUDA lowering on the module) and
-/// returns failure.
-mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module, bool cuda = false);
+/// a plan (-emb-to-plan), then runs the target's code generation on it.
+/// Reports errors on the module and returns failure.
+mlir::FailureOr<runtime::Plan> buildPlan(mlir::ModuleOp module,
+                                         const PlanTarget &target = planTargets().front());
 
 /// A human-readable report of a plan: memory (peak, lower bound, totals per
 /// role; with `everything`, every buffer and a timeline of live bytes),
