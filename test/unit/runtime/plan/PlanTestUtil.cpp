@@ -9,6 +9,8 @@
 
 #include "PlanTestUtil.h"
 
+#include "../PlanBuffers.h"
+
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -20,23 +22,6 @@ using nlohmann::json;
 namespace embc::runtime::testing {
 
 namespace {
-
-void addBuffer(Plan &plan, const std::string &name, BufferRole role, DType dtype,
-               std::vector<int64_t> shape, bool dynamic = false) {
-  Buffer buffer;
-  buffer.name = name;
-  buffer.role = role;
-  buffer.dtype = dtype;
-  buffer.shape = std::move(shape);
-  buffer.dynamic = dynamic;
-  int64_t elements = 1;
-  for (int64_t dim : buffer.shape)
-    elements *= dim;
-  buffer.bytes = elements * dtypeBytes(dtype);
-  buffer.offset = plan.arenaBytes;
-  plan.arenaBytes = (buffer.offset + buffer.bytes + 63) / 64 * 64;
-  plan.buffers.push_back(buffer);
-}
 
 Kernel kernel(const std::string &op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
               json attrs = json::object()) {
