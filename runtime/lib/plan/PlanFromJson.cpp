@@ -249,13 +249,6 @@ S readObject(const json &value, const std::string &path, const Fields &...fields
   return into;
 }
 
-std::vector<std::string> roleWords() {
-  std::vector<std::string> words;
-  for (BufferRole role : allRoles())
-    words.push_back(roleName(role));
-  return words;
-}
-
 Initializer readInitializer(const json &value, const std::string &path) {
   using I = Initializer;
   return readObject<I>(value, path, word("kind", &I::kind, "initializer"),
@@ -309,20 +302,7 @@ Buffer readBuffer(const json &value, const std::string &path) {
   using B = Buffer;
   return readObject<B>(
       value, path, field("name", &B::name),
-      [](ObjectReader &r, B &buffer) {
-        std::string role = r.string("role");
-        if (std::optional<BufferRole> parsed = parseRole(role))
-          buffer.role = *parsed;
-        else
-          failAt(r.where("role"), "unknown role '" + role + "' (expected " +
-                                      joinAlternatives(roleWords()) + ")");
-        std::string dtype = r.string("dtype");
-        if (std::optional<DType> parsed = parseDType(dtype))
-          buffer.dtype = *parsed;
-        else
-          failAt(r.where("dtype"), "unknown dtype '" + dtype +
-                                       "' (expected f32, f64, i64, f16, bf16 or u8)");
-      },
+      word("role", &B::role, "role"), word("dtype", &B::dtype, "dtype"),
       field("shape", &B::shape), field("dynamic", &B::dynamic), field("offset", &B::offset),
       field("bytes", &B::bytes), field("parent", &B::parent),
       // Memory planning's fields (format v3); older bodies lack them: one
