@@ -1,8 +1,8 @@
-//===- PlanBuffers.h - appending a buffer to a hand-built plan --*- C++ -*-===//
+//===- PlanBuffers.h - buffers and kernels of hand-built plans --*- C++ -*-===//
 //
-// Shared by the unit tests that build plans by hand (plan/, exec/, cpu/):
-// buffers are laid out one after another at 64-byte boundaries, as the
-// compiler's memory planner would without reuse.
+// Shared by the unit tests that build plans by hand (runtime/plan, exec,
+// cpu; compiler/): buffers are laid out one after another at 64-byte
+// boundaries, as the compiler's memory planner would without reuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,18 @@ inline int32_t addBuffer(Plan &plan, std::string name, BufferRole role, DType dt
   plan.arenaBytes = (buffer.offset + buffer.bytes + 63) / 64 * 64;
   plan.buffers.push_back(std::move(buffer));
   return static_cast<int32_t>(plan.buffers.size() - 1);
+}
+
+/// A kernel of the catalogue's `op` on buffer indices.
+inline Kernel makeKernel(const std::string &op, std::vector<int32_t> inputs,
+                         std::vector<int32_t> outputs,
+                         nlohmann::json attrs = nlohmann::json::object()) {
+  Kernel k;
+  k.op = op;
+  k.inputs = std::move(inputs);
+  k.outputs = std::move(outputs);
+  k.attrs = std::move(attrs);
+  return k;
 }
 
 } // namespace embc::runtime::testing

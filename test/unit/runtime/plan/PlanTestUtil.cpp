@@ -25,12 +25,7 @@ namespace {
 
 Kernel kernel(const std::string &op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
               json attrs = json::object()) {
-  Kernel k;
-  k.op = op;
-  k.inputs = std::move(inputs);
-  k.outputs = std::move(outputs);
-  k.attrs = std::move(attrs);
-  return k;
+  return makeKernel(op, std::move(inputs), std::move(outputs), std::move(attrs));
 }
 
 Input input(const std::string &feature, const std::string &source, InputRole role,
