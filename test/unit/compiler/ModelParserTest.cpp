@@ -112,15 +112,20 @@ Json minimalModel() {
   })");
 }
 
+/// Expects the parser to reject `j` at `pointer` with `message`.
+void expectParseError(const Json &j, const std::string &pointer, const std::string &message) {
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, pointer);
+  EXPECT_EQ(e.message, message);
+}
+
 /// Edits minimalModel() with `edit` and expects the parser to reject it at
 /// `pointer` with `message`.
 void expectModelError(const std::function<void(Json &)> &edit, const std::string &pointer,
                       const std::string &message) {
   Json j = minimalModel();
   edit(j);
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, pointer);
-  EXPECT_EQ(e.message, message);
+  expectParseError(j, pointer, message);
 }
 
 /// Replaces the one occurrence of `from` in `text` (the test fails if there
@@ -573,11 +578,9 @@ TEST(ModelParser, OptimizerDefaults) {
 TEST(ModelParser, WeightDecayModeRules) {
   Json j = minimalModel();
   j["optimizer"]["embedding"]["weight_decay"] = 0.1;
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/embedding/weight_decay");
-  EXPECT_EQ(e.message,
-            "embedding weight decay needs 'weight_decay_mode': 'lazy' "
-            "(touched rows only) or 'global' (every row, every step)");
+  expectParseError(j, "/optimizer/embedding/weight_decay",
+                  "embedding weight decay needs 'weight_decay_mode': 'lazy' "
+                  "(touched rows only) or 'global' (every row, every step)");
 
   j["optimizer"]["embedding"]["weight_decay_mode"] = "lazy";
   std::optional<Model> m = parseOk(j.dump());
@@ -622,9 +625,8 @@ TEST(ModelParser, OptimizerTypeRules) {
   j = minimalModel();
   j["embeddings"][0]["optimizer"] =
       Json::parse(R"({"type": "adagrad", "lr": 0.1, "momentum": 0.9})");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/optimizer/momentum");
-  EXPECT_EQ(e.message, "'momentum' does not apply to the 'adagrad' optimizer");
+  expectParseError(j, "/embeddings/0/optimizer/momentum",
+                  "'momentum' does not apply to the 'adagrad' optimizer");
 
   expectModelError(
       [&](Json &j) { j["optimizer"]["dense"]["lr"] = 0; },
@@ -658,10 +660,8 @@ TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
 
   j["embeddings"][0]["init"] =
       Json::parse(R"({"kind": "uniform", "low": 1, "high": 1})");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/init/high");
-  EXPECT_EQ(e.message,
-            "uniform initializer needs low < high, got low = 1, high = 1");
+  expectParseError(j, "/embeddings/0/init/high",
+                  "uniform initializer needs low < high, got low = 1, high = 1");
 }
 
 TEST(ModelParser, TableDtypeFollowsPlanQuantize) {
@@ -719,10 +719,9 @@ TEST(ModelParser, TrainingAndPlanKnobs) {
             "'micro_batches' (3) must divide each rank's batch (batch_size / data_parallel = 1024)");
   j["plan"]["micro_batches"] = 8;
   j["plan"]["data_parallel"] = 3;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/plan/data_parallel");
-  EXPECT_EQ(e.message, "'data_parallel' (3) must divide 'batch_size' (4096): each rank trains on "
-                       "batch_size / data_parallel examples");
+  expectParseError(j, "/plan/data_parallel",
+                  "'data_parallel' (3) must divide 'batch_size' (4096): each rank trains on "
+                  "batch_size / data_parallel examples");
 
   expectModelError(
       [&](Json &j) { j["training"]["lr_schedule"] = "linear"; },
@@ -823,9 +822,7 @@ TEST(ModelParserIntegers, ZeroIsBelowTheMinimum) {
 
   Json j = minimalModel();
   j["features"][0]["dim"] = 0;
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/0/dim");
-  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 0");
+  expectParseError(j, "/features/0/dim", "'dim' must be an integer in [1, 65536], got 0");
 
   expectModelError(
       [&](Json &j) { j["embeddings"][0]["dim"] = 0; },
@@ -851,17 +848,14 @@ TEST(ModelParserIntegers, RangesAreChecked) {
   EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 65537");
 
   j["features"][0]["dim"] = 4.0;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/0/dim");
-  EXPECT_EQ(e.message,
-            "'dim' must be an integer in [1, 65536], got a number 4.0");
+  expectParseError(j, "/features/0/dim",
+                  "'dim' must be an integer in [1, 65536], got a number 4.0");
 
   j = minimalModel();
   j["training"]["seed"] = 18446744073709551615u; // above INT64_MAX
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/training/seed");
-  EXPECT_EQ(e.message, "'seed' must be an integer in [0, 9223372036854775807]"
-                       ", got 18446744073709551615");
+  expectParseError(j, "/training/seed",
+                  "'seed' must be an integer in [0, 9223372036854775807]"
+                  ", got 18446744073709551615");
 
   expectModelError(
       [&](Json &j) { j["layers"][1]["sizes"] = Json::parse("[8, -1]"); },
@@ -871,10 +865,9 @@ TEST(ModelParserIntegers, RangesAreChecked) {
   j = minimalModel();
   j["embeddings"][0]["rows"] = 1099511627776; // 2^40 rows x 4 > 2^40
   j["features"][1]["hash"] = true;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/rows");
-  EXPECT_EQ(e.message, "table 't' has 1099511627776 x 4 elements, more than "
-                       "the limit 2^40");
+  expectParseError(j, "/embeddings/0/rows",
+                  "table 't' has 1099511627776 x 4 elements, more than "
+                  "the limit 2^40");
 }
 
 TEST(ModelParser, LayerWidthLimit) {
@@ -898,20 +891,15 @@ TEST(ModelParser, LayerWidthLimit) {
   j["layers"][0] = {{"name", "cat"}, {"type", "dot_interaction"},
                     {"inputs", inputs}};
   j["features"].erase(0);
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0");
-  EXPECT_EQ(e.message,
-            "layer 'cat' has width 1050529, more than the limit 1048576");
+  expectParseError(j, "/layers/0", "layer 'cat' has width 1050529, more than the limit 1048576");
 }
 
 TEST(ModelParser, LossOperandsAreTwoDimensional) {
   Json j = Json::parse(readExample("skipgram.json"));
   j["loss"]["negative"] = "negatives";
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/loss/negative");
-  EXPECT_EQ(e.message,
-            "loss negative 'negatives' is B x 5 x 100; the loss needs a B x N "
-            "value (score the negatives with a 'dot' layer)");
+  expectParseError(j, "/loss/negative",
+                  "loss negative 'negatives' is B x 5 x 100; the loss needs a B x N "
+                  "value (score the negatives with a 'dot' layer)");
 
   expectModelError(
       [&](Json &j) { j["loss"]["input"] = "cat"; },
@@ -939,10 +927,9 @@ TEST(ModelParser, SymbolClashesFollowParameters) {
   EXPECT_FALSE(m->findLayer("out")->bias);
   j["embeddings"][0]["name"] = "out_w1";
   j["features"][1]["table"] = "out_w1";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/name");
-  EXPECT_EQ(e.message, "table name 'out_w1' clashes with a parameter of layer "
-                       "'out'; rename one of them");
+  expectParseError(j, "/embeddings/0/name",
+                  "table name 'out_w1' clashes with a parameter of layer "
+                  "'out'; rename one of them");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1054,9 +1041,7 @@ TEST(ModelParserPointers, SchemaErrorsNameTheValue) {
   j["layers"].push_back(
       Json::parse(R"({"name": "extra", "type": "activation", "input": "x",
                       "kind": "relu"})"));
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/2");
-  EXPECT_EQ(e.message, "layer 'extra' does not contribute to the loss");
+  expectParseError(j, "/layers/2", "layer 'extra' does not contribute to the loss");
 
   expectModelError(
       [&](Json &j) {
