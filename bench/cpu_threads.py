@@ -117,13 +117,9 @@ def measure(name, ctx):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--build", default=os.path.join(harness.ROOT, "build"),
-                   help="build directory with bin/embc and bin/embrun")
-    p.add_argument("--embrun", help="embrun to use (default: BUILD/bin/embrun)")
-    p.add_argument("--steps", type=int, help="timed steps per run (default 100; --quick 20)")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="runs of each side per thread count and condition; the median is reported")
+    p = harness.bench_args(
+        __doc__.split("\n")[0], "timed steps per run (default 100; --quick 20)",
+        "runs of each side per thread count and condition; the median is reported")
     p.add_argument("--quick", action="store_true", help="fewer steps")
     p.add_argument("--models", default=DEFAULT_MODELS,
                    help=f"examples/NAME.json to run, comma-separated (default {DEFAULT_MODELS})")

@@ -235,13 +235,9 @@ def profile(name, model_path, plan, plan_path, hw, ctx):
 # --- Main -----------------------------------------------------------------------
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--build", default=os.path.join(harness.ROOT, "build"),
-                   help="build directory with bin/embc and bin/embrun")
-    p.add_argument("--embrun", help="embrun to use (default: BUILD/bin/embrun)")
-    p.add_argument("--steps", type=int, help="timed steps per run (default 200; --quick 30)")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="timed runs of each side per model, interleaved; the median is reported")
+    p = harness.bench_args(
+        __doc__.split("\n")[0], "timed steps per run (default 200; --quick 30)",
+        "timed runs of each side per model, interleaved; the median is reported")
     p.add_argument("--threads", type=int, default=os.cpu_count(),
                    help="threads for embrun and PyTorch (default: all cores)")
     p.add_argument("--quick", action="store_true", help="fewer steps, smaller arrays")

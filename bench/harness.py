@@ -5,6 +5,7 @@ Kept apart from the scripts so that cpu_vs_pytorch.py and cpu_threads.py
 measure embrun the same way (one definition of "samples/s, warm-up
 excluded").
 """
+import argparse
 import importlib
 import json
 import os
@@ -64,6 +65,18 @@ def load_note():
 
 
 # --- embc and embrun ----------------------------------------------------------
+
+def bench_args(description, steps_help, repeats_help):
+    """An argument parser with the options the CPU benchmarks share: --build,
+    --embrun, --steps (no default: each picks its own) and --repeats (3)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"),
+                   help="build directory with bin/embc and bin/embrun")
+    p.add_argument("--embrun", help="embrun to use (default: BUILD/bin/embrun)")
+    p.add_argument("--steps", type=int, help=steps_help)
+    p.add_argument("--repeats", type=int, default=3, help=repeats_help)
+    return p
+
 
 def binaries(build, embrun_override=None):
     """(embc, embrun) of a build directory; --embrun may name another embrun."""

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GradientsFromOutputs.h"
 #include "PipelineSchedule.h"
 
 #include "embc/passes/Passes.h"
@@ -139,7 +140,6 @@ private:
     LLVM_DEBUG(llvm::dbgs() << "emb-fuse: " << stringifyFusionKind(kind) << " group of "
                             << ops.size() << " ops at " << fused.getLoc() << "\n");
   }
-  void gradientsFromOutputs(Block *block);
   void denseActivations(Block *block);
   void denseBackward(Block *block);
   void interactions(Block *block);
@@ -151,29 +151,6 @@ private:
   /// per-example updates that its step cannot have.
   bool skipgram(ModuleOp module, Block *block, func::FuncOp update, bool &formed);
 };
-
-/// activation_grad(dy, z) -> activation_grad(dy, f(z)) from_output, so the
-/// forward GEMM + activation need not keep z.
-void FusePass::gradientsFromOutputs(Block *block) {
-  for (auto grad : llvm::make_early_inc_range(block->getOps<ActivationGradOp>())) {
-    if (grad.getFromOutput() || grad.getKind() == Activation::gelu)
-      continue;
-    ActivationOp forward;
-    for (Operation *user : grad.getInput().getUsers())
-      if (auto act = dyn_cast<ActivationOp>(user); act && act.getKind() == grad.getKind())
-        forward = act;
-    if (!forward)
-      continue;
-    OpBuilder b(grad);
-    auto replacement = ActivationGradOp::create(
-        b, grad.getLoc(), grad.getKind(), grad.getGrad(), forward.getResult(),
-        /*from_output=*/true);
-    // Keep the discardable attributes (emb.stage of -emb-pipeline, emb.remat).
-    replacement->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
-    grad.replaceAllUsesWith(replacement.getResult());
-    grad.erase();
-  }
-}
 
 void FusePass::denseActivations(Block *block) {
   for (auto dense : llvm::make_early_inc_range(block->getOps<DenseOp>())) {
@@ -512,7 +489,8 @@ void FusePass::runOnOperation() {
     return signalPassFailure();
   if (skipgramFormed)
     return; // the whole step is one group
-  gradientsFromOutputs(block);
+  // The forward GEMM + activation need not keep z.
+  gradientsFromOutputs(*block, /*keepAttrs=*/true);
   denseActivations(block);
   denseBackward(block);
   interactions(block);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GradientsFromOutputs.h"
 #include "RematSchedule.h"
 
 #include "embc/passes/Passes.h"
@@ -120,9 +121,6 @@ struct RematPass : embc::impl::EmbRematPassBase<RematPass> {
   void runOnOperation() override;
 
 private:
-  /// activation_grad(dy, z) -> activation_grad(dy, f(z)) from_output, as
-  /// -emb-fuse does: the backward then reads only the activation's output.
-  void gradientsFromOutputs(Block &body);
   /// Bytes that stay whatever the pass decides (tables, parameters with
   /// their gradients and optimizer state, inputs, always-kept activations).
   int64_t persistentBytes(ModuleOp module, Block &body, Operation *firstBackward,
@@ -142,25 +140,6 @@ private:
   /// Counted here too: statistics are compiled out of release LLVM builds.
   int64_t clonedOps = 0;
 };
-
-void RematPass::gradientsFromOutputs(Block &body) {
-  for (auto grad : llvm::make_early_inc_range(body.getOps<ActivationGradOp>())) {
-    if (grad.getFromOutput() || grad.getKind() == Activation::gelu)
-      continue; // gelu's derivative needs its input
-    ActivationOp forward;
-    for (Operation *user : grad.getInput().getUsers())
-      if (auto act = dyn_cast<ActivationOp>(user); act && act.getKind() == grad.getKind())
-        forward = act;
-    if (!forward)
-      continue;
-    OpBuilder b(grad);
-    auto replacement = ActivationGradOp::create(b, grad.getLoc(), grad.getKind(),
-                                                grad.getGrad(), forward.getResult(),
-                                                /*from_output=*/true);
-    grad.replaceAllUsesWith(replacement.getResult());
-    grad.erase();
-  }
-}
 
 int64_t RematPass::persistentBytes(ModuleOp module, Block &body,
                                    Operation *firstBackward,
@@ -292,7 +271,8 @@ void RematPass::runOnOperation() {
     step.emitOpError("has no backward ops: nothing to rematerialise");
     return signalPassFailure();
   }
-  gradientsFromOutputs(body);
+  // As -emb-fuse does: the backward then reads only the activation's output.
+  gradientsFromOutputs(body, /*keepAttrs=*/false);
   int64_t before = livenessPeak(body);
 
   // The chain: each recomputable forward op whose results the backward

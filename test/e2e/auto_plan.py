@@ -15,7 +15,6 @@ micro-batch, no remat, no buffer reuse).
 
 Usage: auto_plan.py --embc PATH --embrun PATH --examples DIR --work DIR [case...]
 """
-import argparse
 import json
 import os
 import re
@@ -23,7 +22,7 @@ import shutil
 import subprocess
 import sys
 
-from e2e_common import expect
+from e2e_common import expect, tool_args
 
 
 def run(cmd, ok=True):
@@ -114,11 +113,7 @@ CASES = {"mlperf": case_mlperf, "small": case_small, "too_small": case_too_small
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
+    p = tool_args()
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("cases", nargs="*", default=list(CASES))
     args = p.parse_args()

@@ -54,7 +54,6 @@ Exits 77 (skipped) when mpirun is absent or embrun was built without MPI.
 
 Usage: distributed.py --embc PATH --embrun PATH --examples DIR --work DIR [--mpirun PATH]
 """
-import argparse
 import json
 import math
 import os
@@ -64,7 +63,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import floats, read_safetensors, run
+from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
 # Tensors get a looser bound than losses. The dense gradients of N ranks are
@@ -345,11 +344,7 @@ def failure(args, how):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
+    p = tool_args(__doc__.splitlines()[0])
     p.add_argument("--mpirun", default=shutil.which("mpirun") or "")
     args = p.parse_args()
     if not args.mpirun:

@@ -1,6 +1,10 @@
-"""Helpers the end-to-end scripts share: running a tool, reporting a check,
-and reading a safetensors checkpoint without numpy."""
+"""Helpers the end-to-end scripts share: their command line, running a tool,
+compiling and training a model, reporting a check, and reading a safetensors
+checkpoint without numpy."""
+import argparse
 import json
+import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -12,6 +16,72 @@ def run(cmd):
     if r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
     return r
+
+
+def tool_args(description=None):
+    """An argument parser with the options every script takes: --embc, --embrun,
+    --examples and --work (all required); the caller adds its own."""
+    p = argparse.ArgumentParser(description=description)
+    for flag in ("--embc", "--embrun", "--examples", "--work"):
+        p.add_argument(flag, required=True)
+    return p
+
+
+def check_models_main(description, check_model, skipped=()):
+    """The main of a script that checks example models one by one: --steps
+    (default 6) and --models (default: every examples/*.json not in `skipped`);
+    exits 1 unless each check_model(args, name) returns True."""
+    p = tool_args(description)
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--models", default="")
+    args = p.parse_args()
+    models = (args.models.split(",") if args.models else
+              sorted(m for m in os.listdir(args.examples)
+                     if m.endswith(".json") and m not in skipped))
+    ok = all([check_model(args, m) for m in models])
+    sys.exit(0 if ok else 1)
+
+
+def learning_args(steps):
+    """The arguments of a dlrm_small learning test: the common ones, --steps
+    (default `steps`) and --batch (default 1024); creates --work."""
+    p = tool_args()
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--batch", type=int, default=1024)
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    return args
+
+
+def compile_model(embc, model, work):
+    """Writes `model` (a dict) to a fresh `work`/model.json and compiles it;
+    returns the plan's path and its --emit=plan-json report."""
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    path = os.path.join(work, "model.json")
+    json.dump(model, open(path, "w"))
+    plan = os.path.join(work, "model.plan")
+    run([embc, path, "-o", plan])
+    return plan, json.loads(run([embc, path, "--emit=plan-json"]).stdout)
+
+
+def train_log(embrun, plan, log, extra):
+    """Trains `plan` on 2 threads, logging to `log`; returns the log's records
+    and its one summary record."""
+    run([embrun, plan, "--threads", "2", "--log", log] + extra)
+    records = [json.loads(line) for line in open(log)]
+    summary = [r for r in records if r.get("event") == "summary"]
+    if len(summary) != 1:
+        sys.exit(f"FAIL: expected one summary record in {log}, got {len(summary)}")
+    return records, summary[0]
+
+
+def report(failures, line):
+    """Prints `line` as PASS or FAIL with each failure under it; True when none."""
+    print(f"{'FAIL' if failures else 'PASS'}: {line}", flush=True)
+    for f in failures:
+        print(f"  {f}", flush=True)
+    return not failures
 
 
 def expect(cond, message):

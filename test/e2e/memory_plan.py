@@ -17,14 +17,13 @@ compiled only.
 Usage: memory_plan.py --embc PATH --embrun PATH --examples DIR --work DIR
        [--steps N] [--models a.json,b.json]
 """
-import argparse
 import json
 import os
 import re
 import shutil
 import sys
 
-from e2e_common import run
+from e2e_common import check_models_main, report, run
 
 TOLERANCE = 0.05
 COMPILE_ONLY = {"dlrm_mlperf.json"}
@@ -97,25 +96,11 @@ def check_model(args, model):
         if planned_ckpt != seq_ckpt:
             failures.append("checkpoints differ")
         line += f"; embrun allocated {int(arena)}, training bit-identical={not failures}"
-    print(f"{'FAIL' if failures else 'PASS'}: {line}", flush=True)
-    for f in failures:
-        print(f"  {f}", flush=True)
-    return not failures
+    return report(failures, line)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--steps", type=int, default=6)
-    p.add_argument("--models", default="")
-    args = p.parse_args()
-    models = (args.models.split(",") if args.models else
-              sorted(m for m in os.listdir(args.examples) if m.endswith(".json")))
-    ok = all([check_model(args, m) for m in models])
-    sys.exit(0 if ok else 1)
+    check_models_main(__doc__.splitlines()[0], check_model)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ tensor of the checkpoint (max |full - base| / max |base|).
 Usage: pass_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
        [--steps N] [--models a.json,b.json]
 """
-import argparse
 import json
 import os
 import shutil
 import sys
 
-from e2e_common import run, read_safetensors, floats
+from e2e_common import floats, read_safetensors, check_models_main, report, run
 
 TOLERANCE = 1e-5
 SKIPPED = {"dlrm_mlperf.json"}  # its tables need ~100 GiB
@@ -80,29 +79,14 @@ def check_model(args, model):
     if worst > TOLERANCE:
         failures.append(f"fused tensor '{worst_name}' differs by {worst:.2e} relative")
 
-    status = "FAIL" if failures else "PASS"
-    print(f"{status}: {model}: packed bit-identical={not any('packed' in f for f in failures)}, "
-          f"fused loss max rel {worst_loss:.1e}, tensors max rel {worst:.1e} ({worst_name})",
-          flush=True)
-    for f in failures:
-        print(f"  {f}", flush=True)
-    return not failures
+    return report(failures,
+                  f"{model}: packed bit-identical={not any('packed' in f for f in failures)}, "
+                  f"fused loss max rel {worst_loss:.1e}, tensors max rel {worst:.1e} "
+                  f"({worst_name})")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--steps", type=int, default=6)
-    p.add_argument("--models", default="")
-    args = p.parse_args()
-    models = (args.models.split(",") if args.models else
-              sorted(m for m in os.listdir(args.examples)
-                     if m.endswith(".json") and m not in SKIPPED))
-    ok = all([check_model(args, m) for m in models])
-    sys.exit(0 if ok else 1)
+    check_models_main(__doc__.splitlines()[0], check_model, SKIPPED)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ tables, optimizer state; relative norm of the difference).
 
 Usage: pipeline_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
-import argparse
 import json
 import math
 import os
 import shutil
 import sys
 
-from e2e_common import floats, read_safetensors, run
+from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
 STEPS = 4
@@ -74,11 +73,7 @@ def relative_norm(a, b):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
+    p = tool_args(__doc__.splitlines()[0])
     args = p.parse_args()
     ok = True
     for model, batch, plans in CASES:

@@ -17,14 +17,11 @@ Usage: precision_learning.py --embc PATH --embrun PATH --examples DIR --work DIR
        [--steps N] [--batch B]
 Prints one line per precision with its AUC (docs/memory.md).
 """
-import argparse
 import json
 import os
-import shutil
-import sys
 import time
 
-from e2e_common import run, expect
+from e2e_common import compile_model, expect, learning_args, train_log
 
 TOLERANCE = 0.01        # bf16 / fp16 vs fp32 eval AUC
 SKIP_TOLERANCE = 0.02   # the fp16 run that skipped its first updates
@@ -38,23 +35,12 @@ def compile_variant(args, precision):
     model["training"]["precision"] = precision
     model["training"]["batch_size"] = args.batch
     work = os.path.join(args.work, precision)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    path = os.path.join(work, "model.json")
-    json.dump(model, open(path, "w"))
-    plan = os.path.join(work, "model.plan")
-    run([args.embc, path, "-o", plan])
-    plan_json = json.loads(run([args.embc, path, "--emit=plan-json"]).stdout)
+    plan, plan_json = compile_model(args.embc, model, work)
     return work, plan, plan_json
 
 
 def train(args, plan, log, extra):
-    run([args.embrun, plan, "--threads", "2", "--log", log] + extra)
-    records = [json.loads(line) for line in open(log)]
-    summary = [r for r in records if r.get("event") == "summary"]
-    if len(summary) != 1:
-        sys.exit(f"FAIL: expected one summary record in {log}, got {len(summary)}")
-    return records, summary[0]
+    return train_log(args.embrun, plan, log, extra)
 
 
 def learning(args):
@@ -121,15 +107,7 @@ def resume(args):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--steps", type=int, default=120)
-    p.add_argument("--batch", type=int, default=1024)
-    args = p.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    args = learning_args(120)
     resume(args)
     learning(args)
 

@@ -19,13 +19,10 @@ Usage: quantize_learning.py --embc PATH --embrun PATH --examples DIR --work DIR
        [--steps N] [--batch B]
 Prints one line per storage with its AUC and table bytes (docs/memory.md).
 """
-import argparse
 import json
 import os
-import shutil
-import sys
 
-from e2e_common import run, expect
+from e2e_common import compile_model, expect, learning_args, train_log
 
 TOLERANCE = {"f32": 0.0, "fp16": 0.01, "bf16": 0.01, "int8": 0.02}
 STORAGES = ["f32", "fp16", "bf16", "int8", "int4"]
@@ -40,25 +37,14 @@ def compile_variant(args, quantize):
     model.setdefault("plan", {})["quantize"] = "none" if quantize == "f32" else quantize
     model["training"]["batch_size"] = args.batch
     work = os.path.join(args.work, quantize)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    path = os.path.join(work, "model.json")
-    json.dump(model, open(path, "w"))
-    plan = os.path.join(work, "model.plan")
-    run([args.embc, path, "-o", plan])
-    report = json.loads(run([args.embc, path, "--emit=plan-json"]).stdout)
+    plan, report = compile_model(args.embc, model, work)
     table_bytes = sum(b["bytes"] for b in report["buffers"]
                       if b["role"] == "table" and b["parent"] == -1)
     return work, plan, table_bytes
 
 
 def train(args, plan, log, extra):
-    run([args.embrun, plan, "--threads", "2", "--log", log] + extra)
-    records = [json.loads(line) for line in open(log)]
-    summary = [r for r in records if r.get("event") == "summary"]
-    if len(summary) != 1:
-        sys.exit(f"FAIL: expected one summary record in {log}, got {len(summary)}")
-    return summary[0]
+    return train_log(args.embrun, plan, log, extra)[1]
 
 
 def learning(args):
@@ -122,15 +108,7 @@ def resume(args):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--steps", type=int, default=150)
-    p.add_argument("--batch", type=int, default=1024)
-    args = p.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    args = learning_args(150)
     resume(args)
     learning(args)
 

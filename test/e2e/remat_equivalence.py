@@ -18,14 +18,13 @@ IR, so the dynamic program has to trade memory for FLOPs.
 
 Usage: remat_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
-import argparse
 import json
 import os
 import re
 import shutil
 import sys
 
-from e2e_common import run, read_safetensors, floats
+from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
 MODELS = ["deep_mlp.json", "dlrm_small.json"]
@@ -156,11 +155,7 @@ def check_model(args, model):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--embc", required=True)
-    p.add_argument("--embrun", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--work", required=True)
+    p = tool_args(__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--models", default=",".join(MODELS))
     args = p.parse_args()

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <functional>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -46,6 +47,73 @@ inline const char *at(const void *base, size_t elements, DType type) {
 }
 inline char *at(void *base, size_t elements, DType type) {
   return static_cast<char *>(base) + elements * sizeOf(type);
+}
+
+/// The non-blocking calls of one communicator in flight, by Request id
+/// (thread-safe): a start*() call adds its backend's `Pending` record,
+/// wait() takes it out again.
+template <typename Pending>
+class RequestTable {
+public:
+  /// Records `pending` under a fresh id.
+  Request add(Pending pending) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Request id = next_++;
+    pending_.emplace(id, std::move(pending));
+    return id;
+  }
+
+  /// Removes and returns the record of `request`; a CommError when it is not
+  /// in flight (never started, or waited for already).
+  Pending take(Request request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pending_.find(request);
+    if (it == pending_.end())
+      throw CommError("wait: request " + std::to_string(request) +
+                      " is not an all-reduce or send in flight (never started, or waited "
+                      "for already)");
+    Pending pending = std::move(it->second);
+    pending_.erase(it);
+    return pending;
+  }
+
+private:
+  std::mutex mutex_;
+  std::map<Request, Pending> pending_;
+  Request next_ = 0;
+};
+
+/// A backend's name for `type` (MPI_FLOAT, ncclFloat32, ...), given in the
+/// enum's order: the one switch over DType every backend's table shares.
+template <typename T>
+T byDType(DType type, T f32, T f64, T i32, T i64, T u8) {
+  switch (type) {
+  case DType::F32:
+    return f32;
+  case DType::F64:
+    return f64;
+  case DType::I32:
+    return i32;
+  case DType::I64:
+    return i64;
+  case DType::U8:
+    return u8;
+  }
+  throw CommError("unknown comm DType " + std::to_string(static_cast<int>(type)));
+}
+
+/// A backend's name for `op` (MPI_SUM, ncclSum, ...), in the enum's order.
+template <typename T>
+T byReduceOp(ReduceOp op, T sum, T max, T min) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return sum;
+  case ReduceOp::Max:
+    return max;
+  case ReduceOp::Min:
+    return min;
+  }
+  throw CommError("unknown comm ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
 /// Watches the blocking calls of one communicator. Each call registers

@@ -2,6 +2,8 @@
 
 #include "embc/runtime/comm/Communicator.h"
 
+#include "CommSupport.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -11,17 +13,7 @@ using namespace embc::runtime::comm;
 Communicator::~Communicator() = default;
 
 size_t embc::runtime::comm::sizeOf(DType type) {
-  switch (type) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  case DType::U8:
-    return 1;
-  }
-  throw CommError("unknown comm DType " + std::to_string(static_cast<int>(type)));
+  return detail::byDType<size_t>(type, 4, 8, 4, 8, 1);
 }
 
 bool embc::runtime::comm::launchedByMpi() {

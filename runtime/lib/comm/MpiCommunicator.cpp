@@ -81,32 +81,10 @@ void initMpiOnce() {
 }
 
 MPI_Datatype mpiType(DType type) {
-  switch (type) {
-  case DType::F32:
-    return MPI_FLOAT;
-  case DType::F64:
-    return MPI_DOUBLE;
-  case DType::I32:
-    return MPI_INT32_T;
-  case DType::I64:
-    return MPI_INT64_T;
-  case DType::U8:
-    return MPI_UINT8_T;
-  }
-  throw CommError("unknown comm DType " + std::to_string(static_cast<int>(type)));
+  return byDType(type, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T);
 }
 
-MPI_Op mpiOp(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return MPI_SUM;
-  case ReduceOp::Max:
-    return MPI_MAX;
-  case ReduceOp::Min:
-    return MPI_MIN;
-  }
-  throw CommError("unknown comm ReduceOp " + std::to_string(static_cast<int>(op)));
-}
+MPI_Op mpiOp(ReduceOp op) { return byReduceOp(op, MPI_SUM, MPI_MAX, MPI_MIN); }
 
 constexpr size_t kMaxChunk = INT_MAX;
 
@@ -183,24 +161,11 @@ public:
                                    comm_, &request));
       pending.requests.push_back(request);
     }
-    std::lock_guard<std::mutex> lock(requestsMutex_);
-    Request id = nextRequest_++;
-    requests_.emplace(id, std::move(pending));
-    return id;
+    return requests_.add(std::move(pending));
   }
 
   void wait(Request request) override {
-    Pending pending;
-    {
-      std::lock_guard<std::mutex> lock(requestsMutex_);
-      auto it = requests_.find(request);
-      if (it == requests_.end())
-        throw CommError("wait: request " + std::to_string(request) +
-                        " is not an all-reduce or send in flight (never started, or waited "
-                        "for already)");
-      pending = std::move(it->second);
-      requests_.erase(it);
-    }
+    Pending pending = requests_.take(request);
     Watchdog::Scope watched(*watchdog_, pending.what, pending.bytes);
     EMB_MPI_CHECK(MPI_Waitall(static_cast<int>(pending.requests.size()), pending.requests.data(),
                               MPI_STATUSES_IGNORE));
@@ -274,10 +239,7 @@ public:
       pending.requests.push_back(request);
       done += n;
     } while (done < count);
-    std::lock_guard<std::mutex> lock(requestsMutex_);
-    Request id = nextRequest_++;
-    requests_.emplace(id, std::move(pending));
-    return id;
+    return requests_.add(std::move(pending));
   }
 
   void recv(void *buf, size_t count, DType type, int peer, int tag) override {
@@ -338,9 +300,7 @@ private:
   int size_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int localRank_ = 0;
-  std::mutex requestsMutex_;
-  std::map<Request, Pending> requests_;
-  Request nextRequest_ = 0;
+  RequestTable<Pending> requests_;
   std::unique_ptr<Watchdog> watchdog_;
 };
 

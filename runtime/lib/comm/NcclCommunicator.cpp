@@ -66,32 +66,10 @@ namespace {
 namespace {
 
 ncclDataType_t ncclType(DType type) {
-  switch (type) {
-  case DType::F32:
-    return ncclFloat32;
-  case DType::F64:
-    return ncclFloat64;
-  case DType::I32:
-    return ncclInt32;
-  case DType::I64:
-    return ncclInt64;
-  case DType::U8:
-    return ncclUint8;
-  }
-  throw CommError("unknown comm DType " + std::to_string(static_cast<int>(type)));
+  return byDType(type, ncclFloat32, ncclFloat64, ncclInt32, ncclInt64, ncclUint8);
 }
 
-ncclRedOp_t ncclOp(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return ncclSum;
-  case ReduceOp::Max:
-    return ncclMax;
-  case ReduceOp::Min:
-    return ncclMin;
-  }
-  throw CommError("unknown comm ReduceOp " + std::to_string(static_cast<int>(op)));
-}
+ncclRedOp_t ncclOp(ReduceOp op) { return byReduceOp(op, ncclSum, ncclMax, ncclMin); }
 
 /// A CUDA event marking the end of one collective on the stream; shared by
 /// the watchdog's probe and a pending request.
@@ -209,24 +187,11 @@ public:
       return ncclAllReduce(buf, buf, count, ncclType(type), ncclOp(op), comm_, stream_);
     });
     std::shared_ptr<Marker> marker = watchQueued("allReduce", count * sizeOf(type));
-    std::lock_guard<std::mutex> lock(requestsMutex_);
-    Request id = nextRequest_++;
-    requests_.emplace(id, Pending{std::move(marker), count * sizeOf(type)});
-    return id;
+    return requests_.add(Pending{std::move(marker), count * sizeOf(type)});
   }
 
   void wait(Request request) override {
-    Pending pending;
-    {
-      std::lock_guard<std::mutex> lock(requestsMutex_);
-      auto it = requests_.find(request);
-      if (it == requests_.end())
-        throw CommError("wait: request " + std::to_string(request) +
-                        " is not an all-reduce or send in flight (never started, or waited "
-                        "for already)");
-      pending = std::move(it->second);
-      requests_.erase(it);
-    }
+    Pending pending = requests_.take(request);
     Watchdog::Scope watched(*watchdog_, "allReduce or send (wait)", pending.bytes);
     EMB_COMM_CUDA_CHECK(cudaEventSynchronize(pending.marker->event()));
   }
@@ -301,10 +266,7 @@ public:
     checkPeer("startSend", peer);
     call("ncclSend", [&] { return ncclSend(buf, count, ncclType(type), peer, comm_, stream_); });
     std::shared_ptr<Marker> marker = watchQueued("send", count * sizeOf(type));
-    std::lock_guard<std::mutex> lock(requestsMutex_);
-    Request id = nextRequest_++;
-    requests_.emplace(id, Pending{std::move(marker), count * sizeOf(type)});
-    return id;
+    return requests_.add(Pending{std::move(marker), count * sizeOf(type)});
   }
 
   void recv(void *buf, size_t count, DType type, int peer, int) override {
@@ -414,9 +376,7 @@ private:
   std::timed_mutex commMutex_;
   bool aborted_ = false;
   void *scratch_ = nullptr;
-  std::mutex requestsMutex_;
-  std::map<Request, Pending> requests_;
-  Request nextRequest_ = 0;
+  RequestTable<Pending> requests_;
   std::unique_ptr<Watchdog> watchdog_;
 };
 

@@ -10,8 +10,8 @@
 
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
-#include "embc/runtime/plan/ActivationMath.h"
 
+#include "ActivationLoops.h"
 #include "Gemm.h"
 #include "KernelSupport.h"
 
@@ -77,89 +77,43 @@ template <class T> void biasGrad(const T *dy, T *db, int64_t B, int64_t N) {
 // --- Activations --------------------------------------------------------------
 
 // The formulas are plan/ActivationMath.h's, which the CUDA codegen also
-// emits: the loops here only choose threads and vectorisation.
+// emits, in ActivationLoops.h's serial loops: here they only choose threads.
+
+namespace {
+
+/// Elements below which an activation stays on one thread: relu is a
+/// compare, the others call a transcendental function (8x the work).
+int64_t activationWork(Activation f) {
+  return f == Activation::Relu ? kParallelWork : kParallelWork / 8;
+}
+
+} // namespace
 
 // y may alias x (in-place activation): elementwise loops stay correct, so
 // no restrict here.
 template <class T> void activationForward(Activation f, const T *x, T *y, int64_t n) {
-  using Act = ActivationMath<T>;
-  switch (f) {
-  case Activation::None:
-    if (x != y)
-      std::memcpy(y, x, sizeof(T) * size_t(n));
-    return;
-  case Activation::Relu:
-    parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
-#pragma omp simd
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = Act::relu(x[i]);
-    });
-    return;
-  case Activation::Sigmoid:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = Act::sigmoid(x[i]);
-    });
-    return;
-  case Activation::Tanh:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = Act::tanh(x[i]);
-    });
-    return;
-  case Activation::Gelu:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        y[i] = Act::gelu(x[i]);
-    });
-    return;
-  }
-  throw std::invalid_argument("activationForward: unknown activation " +
-                              std::to_string(static_cast<int>(f)));
+  if (static_cast<size_t>(f) >= enumCount<Activation>())
+    throw std::invalid_argument("activationForward: unknown activation " +
+                                std::to_string(static_cast<int>(f)));
+  if (f == Activation::None)
+    return detail::activateSerial(f, x, y, n);
+  parallelFor(n, n > activationWork(f), [&](int64_t iBegin, int64_t iEnd) {
+    detail::activateSerial(f, x + iBegin, y + iBegin, iEnd - iBegin);
+  });
 }
 
-// dx may alias dy (in-place), for the same reason as above.
+// dx may alias dy (in-place), for the same reason as above. The kink of relu
+// at 0 gets derivative 0 (the subgradient frameworks use).
 template <class T>
 void activationGrad(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
-  using Act = ActivationMath<T>;
-  switch (f) {
-  case Activation::None:
-    if (dx != dy)
-      std::memcpy(dx, dy, sizeof(T) * size_t(n));
-    return;
-  case Activation::Relu:
-    // The kink at 0 gets derivative 0 (the subgradient frameworks use).
-    // dy is loaded unconditionally: with the load inside the ?: GCC keeps a
-    // branch (mispredicted half the time) instead of a vector blend.
-    parallelFor(n, n > kParallelWork, [&](int64_t iBegin, int64_t iEnd) {
-#pragma omp simd
-      for (int64_t i = iBegin; i < iEnd; ++i) {
-        const T g = dy[i];
-        dx[i] = Act::reluGrad(g, x[i]);
-      }
-    });
-    return;
-  case Activation::Sigmoid:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        dx[i] = Act::sigmoidGrad(dy[i], x[i]);
-    });
-    return;
-  case Activation::Tanh:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        dx[i] = Act::tanhGrad(dy[i], x[i]);
-    });
-    return;
-  case Activation::Gelu:
-    parallelFor(n, n > kParallelWork / 8, [&](int64_t iBegin, int64_t iEnd) {
-      for (int64_t i = iBegin; i < iEnd; ++i)
-        dx[i] = Act::geluGrad(dy[i], x[i]);
-    });
-    return;
-  }
-  throw std::invalid_argument("activationGrad: unknown activation " +
-                              std::to_string(static_cast<int>(f)));
+  if (static_cast<size_t>(f) >= enumCount<Activation>())
+    throw std::invalid_argument("activationGrad: unknown activation " +
+                                std::to_string(static_cast<int>(f)));
+  if (f == Activation::None)
+    return detail::gradFromInputSerial(f, dy, x, dx, n);
+  parallelFor(n, n > activationWork(f), [&](int64_t iBegin, int64_t iEnd) {
+    detail::gradFromInputSerial(f, dy + iBegin, x + iBegin, dx + iBegin, iEnd - iBegin);
+  });
 }
 
 // --- Concat, slice, add -------------------------------------------------------

@@ -23,6 +23,7 @@
 
 namespace embc::runtime::cpu {
 
+using detail::checkOffsets;
 using detail::kParallelWork;
 
 // --- Hashing ------------------------------------------------------------------
@@ -46,14 +47,6 @@ void hashIds(const int64_t *ids, int64_t *out, int64_t n, int64_t buckets, uint6
 // --- Pooled lookup ------------------------------------------------------------
 
 namespace {
-
-void checkOffsets(const int64_t *offsets, int64_t B, const char *where) {
-  for (int64_t b = 0; b < B; ++b)
-    if (offsets[b + 1] < offsets[b] || offsets[b] < 0)
-      throw std::invalid_argument(std::string(where) + ": bag " + std::to_string(b) +
-                                  " has offsets [" + std::to_string(offsets[b]) + ", " +
-                                  std::to_string(offsets[b + 1]) + "), not a valid range");
-}
 
 /// The weight of the i-th id (1 when the lookup is unweighted).
 template <class T> inline T weightOf(const T *weights, int64_t i) {

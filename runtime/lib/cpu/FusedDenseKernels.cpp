@@ -25,6 +25,7 @@
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 #include "embc/runtime/plan/ActivationMath.h"
 
+#include "ActivationLoops.h"
 #include "Gemm.h"
 #include "InteractionRows.h"
 #include "KernelSupport.h"
@@ -43,74 +44,10 @@ using detail::kParallelWork;
 
 namespace {
 
-// --- Scalar activation loops ------------------------------------------------------
-//
-// The formulas of DenseKernels.cpp's activationForward and activationGrad
-// (plan/ActivationMath.h, which the CUDA codegen also emits), so a fused
-// kernel produces the same bits as the plain chain. These loops are serial:
-// the fused kernels parallelise over blocks and call them on one block at a
-// time. The switch sits outside the loop so each loop vectorises.
-
-/// y = f(x) over n values; y may alias x.
-template <class T> void activateSerial(Activation f, const T *x, T *y, int64_t n) {
-  using Act = ActivationMath<T>;
-  switch (f) {
-  case Activation::None:
-    if (x != y)
-      std::memcpy(y, x, sizeof(T) * size_t(n));
-    return;
-  case Activation::Relu:
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Act::relu(x[i]);
-    return;
-  case Activation::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Act::sigmoid(x[i]);
-    return;
-  case Activation::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Act::tanh(x[i]);
-    return;
-  case Activation::Gelu:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Act::gelu(x[i]);
-    return;
-  }
-}
-
-/// dx = dy * f'(x) over n values, f' from the activation's input x.
-template <class T>
-void gradFromInputSerial(Activation f, const T *dy, const T *x, T *dx, int64_t n) {
-  using Act = ActivationMath<T>;
-  switch (f) {
-  case Activation::None:
-    if (dx != dy)
-      std::memcpy(dx, dy, sizeof(T) * size_t(n));
-    return;
-  case Activation::Relu:
-    // dy is loaded unconditionally: with the load inside the ?: GCC keeps a
-    // branch (mispredicted half the time) instead of a vector blend.
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = dy[i];
-      dx[i] = Act::reluGrad(g, x[i]);
-    }
-    return;
-  case Activation::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = Act::sigmoidGrad(dy[i], x[i]);
-    return;
-  case Activation::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = Act::tanhGrad(dy[i], x[i]);
-    return;
-  case Activation::Gelu:
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = Act::geluGrad(dy[i], x[i]);
-    return;
-  }
-}
+// The serial activation loops (activateSerial, gradFromInputSerial) are
+// ActivationLoops.h's, shared with DenseKernels.cpp.
+using detail::activateSerial;
+using detail::gradFromInputSerial;
 
 /// dx = dy * f'(z) over n values, f' from the activation's output y = f(z):
 /// the from-input formulas with s = y (sigmoid) and t = y (tanh), so the

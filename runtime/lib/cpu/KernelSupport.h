@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace embc::runtime::cpu::detail {
 
@@ -67,6 +69,16 @@ template <class T> inline T dot(const T *__restrict a, const T *__restrict b, in
 template <class T> inline void axpy(T alpha, const T *__restrict x, T *__restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     y[i] += alpha * x[i];
+}
+
+/// Throws unless `offsets` (B + 1 of them) delimit B valid bags; `where`
+/// names the kernel in the message.
+inline void checkOffsets(const int64_t *offsets, int64_t B, const char *where) {
+  for (int64_t b = 0; b < B; ++b)
+    if (offsets[b + 1] < offsets[b] || offsets[b] < 0)
+      throw std::invalid_argument(std::string(where) + ": bag " + std::to_string(b) +
+                                  " has offsets [" + std::to_string(offsets[b]) + ", " +
+                                  std::to_string(offsets[b + 1]) + "), not a valid range");
 }
 
 } // namespace embc::runtime::cpu::detail

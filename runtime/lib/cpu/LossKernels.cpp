@@ -51,18 +51,12 @@ template <class T> void checkClasses(const T *target, int64_t B, int64_t C, cons
     classIndex(target, b, C, where);
 }
 
-const char *lossName(LossKind kind) {
-  switch (kind) {
-  case LossKind::BceWithLogits:
-    return "bce_with_logits";
-  case LossKind::Mse:
-    return "mse";
-  case LossKind::SoftmaxCe:
-    return "softmax_ce";
-  case LossKind::NegSampling:
-    return "neg_sampling";
-  }
-  throw std::invalid_argument("unknown loss kind " + std::to_string(static_cast<int>(kind)));
+/// The plan's spelling of `kind` (Enums.h), for messages; rejects a value
+/// outside the enum.
+std::string lossName(LossKind kind) {
+  if (static_cast<size_t>(kind) >= enumCount<LossKind>())
+    throw std::invalid_argument("unknown loss kind " + std::to_string(static_cast<int>(kind)));
+  return enumString(kind);
 }
 
 /// The loss of one batch row.

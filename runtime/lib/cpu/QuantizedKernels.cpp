@@ -24,6 +24,7 @@
 
 namespace embc::runtime::cpu {
 
+using detail::checkOffsets;
 using detail::kParallelWork;
 namespace data = embc::runtime::data;
 
@@ -40,14 +41,6 @@ float *scratch(size_t floats) {
 }
 
 inline float weightOf(const float *weights, int64_t i) { return weights ? weights[i] : 1.0f; }
-
-void checkOffsets(const int64_t *offsets, int64_t B, const char *where) {
-  for (int64_t b = 0; b < B; ++b)
-    if (offsets[b + 1] < offsets[b] || offsets[b] < 0)
-      throw std::invalid_argument(std::string(where) + ": bag " + std::to_string(b) +
-                                  " has offsets [" + std::to_string(offsets[b]) + ", " +
-                                  std::to_string(offsets[b + 1]) + "), not a valid range");
-}
 
 } // namespace
 

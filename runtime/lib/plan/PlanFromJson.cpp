@@ -12,6 +12,7 @@
 
 #include <limits>
 #include <set>
+#include <type_traits>
 
 using namespace embc::runtime;
 using namespace embc::runtime::detail;
@@ -38,6 +39,9 @@ public:
 
   const std::string &where() const { return path; }
   std::string where(const char *key) const { return childPath(path, key); }
+
+  /// Whether the object has `key` (for fields older plans lack).
+  bool has(const char *key) const { return value.contains(key); }
 
   const json &field(const char *key) {
     auto it = value.find(key);
@@ -98,12 +102,33 @@ public:
     return v;
   }
 
-  std::vector<int32_t> indexList(const char *key) {
-    const json &list = array(key);
-    std::vector<int32_t> result;
-    for (size_t i = 0; i < list.size(); ++i)
-      result.push_back(indexValue(list[i], childPath(where(key), i)));
+  /// A JSON object kept as it is (a kernel's attrs, a launch's params).
+  const json &object(const char *key) {
+    const json &v = field(key);
+    if (!v.is_object())
+      failAt(where(key), "expected an object, got " + describe(v));
+    return v;
+  }
+
+  /// An array whose elements `readItem(element, path)` reads.
+  template <class T, class F> std::vector<T> list(const char *key, F readItem) {
+    const json &items = array(key);
+    std::vector<T> result;
+    result.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i)
+      result.push_back(readItem(items[i], childPath(where(key), i)));
     return result;
+  }
+
+  std::vector<int32_t> indexList(const char *key) { return list<int32_t>(key, indexValue); }
+  std::vector<int64_t> integerList(const char *key) { return list<int64_t>(key, integerValue); }
+
+  std::vector<std::string> stringList(const char *key) {
+    return list<std::string>(key, [](const json &v, const std::string &at) {
+      if (!v.is_string())
+        failAt(at, "expected a string, got " + describe(v));
+      return v.get<std::string>();
+    });
   }
 
   /// Every field has been read: anything left is unknown to this reader.
@@ -140,253 +165,227 @@ private:
   std::set<std::string> seen;
 };
 
-std::vector<std::string> roleWords() {
-  std::vector<std::string> words;
-  for (BufferRole role : allRoles())
-    words.push_back(roleName(role));
-  return words;
+Initializer readInitializer(const json &value, const std::string &path);
+Optimizer readOptimizer(const json &value, const std::string &path);
+
+/// Reads field `key` of `r` into `out` by the member's type: the one place
+/// that maps a plan struct's C++ types to their JSON checks. Integers of 32
+/// bits are buffer references (ObjectReader::index); `what` names an enum's
+/// set of words in messages.
+template <class M>
+void readMember(ObjectReader &r, const char *key, M &out, const char *what) {
+  if constexpr (std::is_same_v<M, std::string>)
+    out = r.string(key);
+  else if constexpr (std::is_same_v<M, bool>)
+    out = r.boolean(key);
+  else if constexpr (std::is_same_v<M, double>)
+    out = r.number(key);
+  else if constexpr (std::is_same_v<M, int64_t>)
+    out = r.integer(key);
+  else if constexpr (std::is_same_v<M, uint64_t>)
+    out = r.unsignedInteger(key);
+  else if constexpr (std::is_same_v<M, int32_t>)
+    out = r.index(key);
+  else if constexpr (std::is_same_v<M, std::vector<int32_t>>)
+    out = r.indexList(key);
+  else if constexpr (std::is_same_v<M, std::vector<int64_t>>)
+    out = r.integerList(key);
+  else if constexpr (std::is_same_v<M, json>)
+    out = r.object(key);
+  else if constexpr (std::is_same_v<M, Initializer>)
+    out = readInitializer(r.field(key), r.where(key));
+  else if constexpr (std::is_same_v<M, Optimizer>)
+    out = readOptimizer(r.field(key), r.where(key));
+  else if constexpr (std::is_enum_v<M>)
+    out = r.word<M>(key, what);
+  else
+    static_assert(!std::is_same_v<M, M>, "no JSON reader for this member type");
+}
+
+/// One field of the plan struct S: its JSON key and the member it fills.
+/// `optional`: plans written before the field lack it, and the member keeps
+/// its default. `what`: an enum's set of words, for messages.
+template <class S, class M> struct Field {
+  const char *key;
+  M S::*member;
+  bool optional = false;
+  const char *what = nullptr;
+};
+
+template <class S, class M> Field<S, M> field(const char *key, M S::*member) {
+  return {key, member};
+}
+template <class S, class M> Field<S, M> optionalField(const char *key, M S::*member) {
+  return {key, member, true};
+}
+template <class S, class E>
+Field<S, E> word(const char *key, E S::*member, const char *what, bool optional = false) {
+  return {key, member, optional, what};
+}
+
+template <class S, class M> void readField(ObjectReader &r, S &into, const Field<S, M> &f) {
+  if (!f.optional || r.has(f.key))
+    readMember(r, f.key, into.*f.member, f.what);
+}
+/// A field read by hand: `read(r, into)`.
+template <class S, class F> void readField(ObjectReader &r, S &into, const F &read) {
+  read(r, into);
+}
+
+/// The object at `path` read into an S field by field, in the writer's
+/// order (so the first bad field is the one reported); a field not listed
+/// is an error.
+template <class S, class... Fields>
+void readFields(ObjectReader &r, S &into, const Fields &...fields) {
+  (readField(r, into, fields), ...);
+}
+
+template <class S, class... Fields>
+S readObject(const json &value, const std::string &path, const Fields &...fields) {
+  ObjectReader r(value, path);
+  S into;
+  readFields(r, into, fields...);
+  r.finish();
+  return into;
 }
 
 Initializer readInitializer(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Initializer init;
-  init.kind = r.word<InitKind>("kind", "initializer");
-  init.value = r.number("value");
-  init.low = r.number("low");
-  init.high = r.number("high");
-  init.mean = r.number("mean");
-  init.std = r.number("std");
-  init.gain = r.number("gain");
-  r.finish();
-  return init;
+  using I = Initializer;
+  return readObject<I>(value, path, word("kind", &I::kind, "initializer"),
+                       field("value", &I::value), field("low", &I::low),
+                       field("high", &I::high), field("mean", &I::mean), field("std", &I::std),
+                       field("gain", &I::gain));
 }
 
 Optimizer readOptimizer(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Optimizer opt;
-  opt.kind = r.word<OptimizerKind>("kind", "optimizer");
-  opt.lr = r.number("lr");
-  opt.momentum = r.number("momentum");
-  opt.beta1 = r.number("beta1");
-  opt.beta2 = r.number("beta2");
-  opt.eps = r.number("eps");
-  opt.weightDecay = r.number("weight_decay");
-  opt.initialAccumulator = r.number("initial_accumulator");
-  opt.weightDecayMode = r.word<WeightDecayMode>("weight_decay_mode", "weight decay mode");
-  r.finish();
-  return opt;
+  using O = Optimizer;
+  return readObject<O>(
+      value, path, word("kind", &O::kind, "optimizer"), field("lr", &O::lr),
+      field("momentum", &O::momentum), field("beta1", &O::beta1), field("beta2", &O::beta2),
+      field("eps", &O::eps), field("weight_decay", &O::weightDecay),
+      field("initial_accumulator", &O::initialAccumulator),
+      word("weight_decay_mode", &O::weightDecayMode, "weight decay mode"));
+}
+
+LossScaling readLossScaling(const json &value, const std::string &path) {
+  using L = LossScaling;
+  return readObject<L>(value, path, field("enabled", &L::enabled),
+                       field("initial", &L::initial), field("growth", &L::growth),
+                       field("backoff", &L::backoff), field("interval", &L::interval));
 }
 
 TrainingConfig readConfig(const json &value) {
-  ObjectReader r(value, "config");
-  TrainingConfig config;
-  config.batchSize = r.integer("batch_size");
-  config.gradAccumulation = r.integer("grad_accumulation");
-  config.gradClipNorm = r.number("grad_clip_norm");
-  config.lrSchedule = r.word<LrSchedule>("lr_schedule", "learning-rate schedule");
-  config.warmupSteps = r.integer("warmup_steps");
-  config.decaySteps = r.integer("decay_steps");
-  config.seed = r.unsignedInteger("seed");
-  config.loss = r.word<LossKind>("loss", "loss");
-  config.precision = r.word<ComputeType>("precision", "precision");
-  // -emb-quantize's loss scaling; plans written before it have none.
-  if (value.contains("loss_scaling")) {
-    ObjectReader ls(r.field("loss_scaling"), r.where("loss_scaling"));
-    config.lossScaling.enabled = ls.boolean("enabled");
-    config.lossScaling.initial = ls.number("initial");
-    config.lossScaling.growth = ls.number("growth");
-    config.lossScaling.backoff = ls.number("backoff");
-    config.lossScaling.interval = ls.integer("interval");
-    ls.finish();
-  }
-  // -emb-pipeline's settings; plans written before it run one micro-batch.
-  if (value.contains("micro_batches"))
-    config.microBatches = r.integer("micro_batches");
-  if (value.contains("pipeline_stages"))
-    config.pipelineStages = r.integer("pipeline_stages");
-  if (value.contains("schedule"))
-    config.schedule = r.string("schedule");
-  // -emb-distribute's ranks; absent reads as one rank.
-  if (value.contains("data_parallel"))
-    config.dataParallel = r.integer("data_parallel");
-  if (value.contains("stage_ranks"))
-    config.stageRanks = r.indexList("stage_ranks");
-  r.finish();
-  return config;
+  using C = TrainingConfig;
+  return readObject<C>(
+      value, "config", field("batch_size", &C::batchSize),
+      field("grad_accumulation", &C::gradAccumulation),
+      field("grad_clip_norm", &C::gradClipNorm),
+      word("lr_schedule", &C::lrSchedule, "learning-rate schedule"),
+      field("warmup_steps", &C::warmupSteps), field("decay_steps", &C::decaySteps),
+      field("seed", &C::seed), word("loss", &C::loss, "loss"),
+      word("precision", &C::precision, "precision"),
+      // -emb-quantize's loss scaling; plans written before it have none.
+      [](ObjectReader &r, C &config) {
+        if (r.has("loss_scaling"))
+          config.lossScaling = readLossScaling(r.field("loss_scaling"), r.where("loss_scaling"));
+      },
+      // -emb-pipeline's settings; plans written before it run one micro-batch.
+      optionalField("micro_batches", &C::microBatches),
+      optionalField("pipeline_stages", &C::pipelineStages),
+      optionalField("schedule", &C::schedule),
+      // -emb-distribute's ranks; absent reads as one rank.
+      optionalField("data_parallel", &C::dataParallel),
+      optionalField("stage_ranks", &C::stageRanks));
 }
 
 Buffer readBuffer(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Buffer buffer;
-  buffer.name = r.string("name");
-  std::string role = r.string("role");
-  if (std::optional<BufferRole> parsed = parseRole(role))
-    buffer.role = *parsed;
-  else
-    failAt(r.where("role"), "unknown role '" + role + "' (expected " +
-                                joinAlternatives(roleWords()) + ")");
-  std::string dtype = r.string("dtype");
-  if (std::optional<DType> parsed = parseDType(dtype))
-    buffer.dtype = *parsed;
-  else
-    failAt(r.where("dtype"), "unknown dtype '" + dtype +
-                                 "' (expected f32, f64, i64, f16, bf16 or u8)");
-  const json &shape = r.array("shape");
-  for (size_t i = 0; i < shape.size(); ++i)
-    buffer.shape.push_back(
-        ObjectReader::integerValue(shape[i], childPath(r.where("shape"), i)));
-  buffer.dynamic = r.boolean("dynamic");
-  buffer.offset = r.integer("offset");
-  buffer.bytes = r.integer("bytes");
-  buffer.parent = r.index("parent");
-  // Memory planning's fields (format v3); older bodies lack them: one slot,
-  // no origin, live for the whole run.
-  if (value.contains("slots"))
-    buffer.slots = r.index("slots");
-  if (value.contains("origin"))
-    buffer.origin = r.string("origin");
-  if (value.contains("first_use"))
-    buffer.firstUse = r.integer("first_use");
-  if (value.contains("last_use"))
-    buffer.lastUse = r.integer("last_use");
-  buffer.rank = r.integer("rank");
-  r.finish();
-  return buffer;
-}
-
-std::vector<int64_t> readIntegers(ObjectReader &r, const char *key) {
-  const json &list = r.array(key);
-  std::vector<int64_t> values;
-  for (size_t i = 0; i < list.size(); ++i)
-    values.push_back(ObjectReader::integerValue(list[i], childPath(r.where(key), i)));
-  return values;
+  using B = Buffer;
+  return readObject<B>(
+      value, path, field("name", &B::name),
+      word("role", &B::role, "role"), word("dtype", &B::dtype, "dtype"),
+      field("shape", &B::shape), field("dynamic", &B::dynamic), field("offset", &B::offset),
+      field("bytes", &B::bytes), field("parent", &B::parent),
+      // Memory planning's fields (format v3); older bodies lack them: one
+      // slot, no origin, live for the whole run.
+      optionalField("slots", &B::slots), optionalField("origin", &B::origin),
+      optionalField("first_use", &B::firstUse), optionalField("last_use", &B::lastUse),
+      // int32 read as a plain integer, as the writer has always had it.
+      [](ObjectReader &r, B &buffer) { buffer.rank = r.integer("rank"); });
 }
 
 ParamPack readPack(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  ParamPack pack;
-  pack.name = r.string("name");
-  pack.buffer = r.index("buffer");
-  pack.grad = r.index("grad");
-  pack.state = r.indexList("state");
-  pack.members = r.indexList("members");
-  pack.buckets = readIntegers(r, "buckets");
-  pack.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
-  r.finish();
-  return pack;
+  using P = ParamPack;
+  return readObject<P>(value, path, field("name", &P::name), field("buffer", &P::buffer),
+                       field("grad", &P::grad), field("state", &P::state),
+                       field("members", &P::members), field("buckets", &P::buckets),
+                       field("optimizer", &P::optimizer));
+}
+
+/// The fields a table and a table batch begin with, in the writer's order.
+template <class T> void readTableHead(ObjectReader &r, T &into) {
+  readFields(r, into, field("name", &T::name), field("rows", &T::rows), field("dim", &T::dim),
+             field("buffer", &T::buffer), field("grad_rows", &T::gradRows),
+             field("grad_values", &T::gradValues), field("state", &T::state));
 }
 
 TableBatch readTableBatch(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  TableBatch batch;
-  batch.name = r.string("name");
-  batch.rows = r.integer("rows");
-  batch.dim = r.integer("dim");
-  batch.buffer = r.index("buffer");
-  batch.gradRows = r.index("grad_rows");
-  batch.gradValues = r.index("grad_values");
-  batch.state = r.indexList("state");
-  batch.members = r.indexList("members");
-  batch.rowOffsets = readIntegers(r, "row_offsets");
-  batch.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
-  if (value.contains("storage"))
-    batch.storage = r.word<Storage>("storage", "storage");
-  if (value.contains("qparams"))
-    batch.qparams = r.index("qparams");
-  r.finish();
-  return batch;
+  using T = TableBatch;
+  return readObject<T>(value, path, readTableHead<T>, field("members", &T::members),
+                       field("row_offsets", &T::rowOffsets), field("optimizer", &T::optimizer),
+                       word("storage", &T::storage, "storage", true),
+                       optionalField("qparams", &T::qparams));
 }
 
 Param readParam(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Param param;
-  param.name = r.string("name");
-  param.buffer = r.index("buffer");
-  param.grad = r.index("grad");
-  param.state = r.indexList("state");
-  param.init = readInitializer(r.field("init"), r.where("init"));
-  param.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
-  r.finish();
-  return param;
+  using P = Param;
+  return readObject<P>(value, path, field("name", &P::name), field("buffer", &P::buffer),
+                       field("grad", &P::grad), field("state", &P::state),
+                       field("init", &P::init), field("optimizer", &P::optimizer));
 }
 
 Table readTable(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Table table;
-  table.name = r.string("name");
-  table.rows = r.integer("rows");
-  table.dim = r.integer("dim");
-  table.buffer = r.index("buffer");
-  table.gradRows = r.index("grad_rows");
-  table.gradValues = r.index("grad_values");
-  table.state = r.indexList("state");
-  table.init = readInitializer(r.field("init"), r.where("init"));
-  table.optimizer = readOptimizer(r.field("optimizer"), r.where("optimizer"));
-  // -emb-quantize's fields; plans written before them hold f32 tables.
-  if (value.contains("storage"))
-    table.storage = r.word<Storage>("storage", "storage");
-  if (value.contains("qparams"))
-    table.qparams = r.index("qparams");
-  const json &shards = r.array("shard_rows");
-  for (size_t i = 0; i < shards.size(); ++i)
-    table.shardRows.push_back(
-        ObjectReader::integerValue(shards[i], childPath(r.where("shard_rows"), i)));
-  r.finish();
-  return table;
+  using T = Table;
+  return readObject<T>(
+      value, path, readTableHead<T>, field("init", &T::init), field("optimizer", &T::optimizer),
+      // -emb-quantize's fields; plans written before them hold f32 tables.
+      word("storage", &T::storage, "storage", true), optionalField("qparams", &T::qparams),
+      field("shard_rows", &T::shardRows));
 }
 
 Input readInput(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Input input;
-  input.feature = r.string("feature");
-  input.source = r.string("source");
-  input.role = r.word<InputRole>("role", "input role");
-  input.buffer = r.index("buffer");
-  input.width = r.integer("width");
-  input.vocab = r.integer("vocab");
-  input.hotness = r.integer("hotness");
-  if (std::string kind = r.string("label_kind"); !kind.empty())
-    input.labelKind = r.word<LabelKind>("label_kind", "label kind");
-  input.power = r.number("power");
-  r.finish();
-  return input;
+  using I = Input;
+  return readObject<I>(
+      value, path, field("feature", &I::feature), field("source", &I::source),
+      word("role", &I::role, "input role"), field("buffer", &I::buffer),
+      field("width", &I::width), field("vocab", &I::vocab), field("hotness", &I::hotness),
+      [](ObjectReader &r, I &input) { // "" for inputs other than labels
+        if (std::string kind = r.string("label_kind"); !kind.empty())
+          input.labelKind = r.word<LabelKind>("label_kind", "label kind");
+      },
+      field("power", &I::power));
 }
 
 Kernel readKernel(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  Kernel kernel;
-  kernel.op = r.string("op");
-  kernel.inputs = r.indexList("inputs");
-  kernel.outputs = r.indexList("outputs");
-  const json &attrs = r.field("attrs");
-  if (!attrs.is_object())
-    failAt(r.where("attrs"), "expected an object, got " + describe(attrs));
-  kernel.attrs = attrs;
-  kernel.bytes = r.integer("bytes");
-  if (value.contains("stage")) // -emb-pipeline; absent: stage 0
-    kernel.stage = r.index("stage");
-  r.finish();
-  return kernel;
+  using K = Kernel;
+  return readObject<K>(value, path, field("op", &K::op), field("inputs", &K::inputs),
+                       field("outputs", &K::outputs), field("attrs", &K::attrs),
+                       field("bytes", &K::bytes),
+                       optionalField("stage", &K::stage)); // -emb-pipeline; absent: stage 0
 }
 
 ScheduleOp readScheduleOp(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  ScheduleOp op;
-  op.kind = r.string("kind");
-  op.stage = r.index("stage");
-  op.microBatch = r.index("micro_batch");
-  op.peer = r.index("peer");
-  op.buffers = r.indexList("buffers");
-  r.finish();
-  return op;
+  using O = ScheduleOp;
+  return readObject<O>(value, path, field("kind", &O::kind), field("stage", &O::stage),
+                       field("micro_batch", &O::microBatch), field("peer", &O::peer),
+                       field("buffers", &O::buffers));
 }
 
 CudaArg readCudaArg(const json &value, const std::string &path) {
   ObjectReader r(value, path);
   CudaArg arg;
-  if (value.contains("buffer"))
+  if (r.has("buffer"))
     arg.buffer = r.index("buffer");
-  else if (value.contains("length"))
+  else if (r.has("length"))
     arg.length = r.index("length");
   else
     arg.scratch = r.integer("scratch");
@@ -395,26 +394,18 @@ CudaArg readCudaArg(const json &value, const std::string &path) {
 }
 
 CudaLaunch readCudaLaunch(const json &value, const std::string &path) {
-  ObjectReader r(value, path);
-  CudaLaunch l;
-  l.kind = r.string("kind");
-  l.entry = r.string("entry");
-  const json &args = r.array("args");
-  for (size_t i = 0; i < args.size(); ++i)
-    l.args.push_back(readCudaArg(args[i], childPath(r.where("args"), i)));
-  const json &grid = r.array("grid");
-  if (grid.size() != 3)
-    failAt(r.where("grid"), "expected 3 integers, got " + std::to_string(grid.size()));
-  for (size_t i = 0; i < 3; ++i)
-    l.grid[i] = ObjectReader::integerValue(grid[i], childPath(r.where("grid"), i));
-  l.block = r.integer("block");
-  l.shared = r.integer("shared");
-  const json &params = r.field("params");
-  if (!params.is_object())
-    failAt(r.where("params"), "expected an object, got " + describe(params));
-  l.params = params;
-  r.finish();
-  return l;
+  using L = CudaLaunch;
+  return readObject<L>(
+      value, path, field("kind", &L::kind), field("entry", &L::entry),
+      [](ObjectReader &r, L &l) {
+        l.args = r.list<CudaArg>("args", readCudaArg);
+        const json &grid = r.array("grid");
+        if (grid.size() != 3)
+          failAt(r.where("grid"), "expected 3 integers, got " + std::to_string(grid.size()));
+        for (size_t i = 0; i < 3; ++i)
+          l.grid[i] = ObjectReader::integerValue(grid[i], childPath(r.where("grid"), i));
+      },
+      field("block", &L::block), field("shared", &L::shared), field("params", &L::params));
 }
 
 std::vector<CudaKernel> readCudaKernels(const json &list, const std::string &path) {
@@ -434,31 +425,15 @@ std::vector<CudaKernel> readCudaKernels(const json &list, const std::string &pat
 }
 
 CudaProgram readCuda(const json &value) {
-  ObjectReader r(value, "cuda");
-  CudaProgram cuda;
-  cuda.arch = r.string("arch");
-  cuda.source = r.string("source");
-  cuda.scratchBytes = r.integer("scratch_bytes");
-  const json &errors = r.array("errors");
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (!errors[i].is_string())
-      failAt(childPath(r.where("errors"), i), "expected a string, got " + describe(errors[i]));
-    cuda.errors.push_back(errors[i].get<std::string>());
-  }
-  cuda.step = readCudaKernels(r.field("step"), r.where("step"));
-  cuda.update = readCudaKernels(r.field("update"), r.where("update"));
-  r.finish();
-  return cuda;
-}
-
-template <class T, class F>
-std::vector<T> readList(ObjectReader &r, const char *key, F readItem) {
-  const json &list = r.array(key);
-  std::vector<T> items;
-  items.reserve(list.size());
-  for (size_t i = 0; i < list.size(); ++i)
-    items.push_back(readItem(list[i], childPath(r.where(key), i)));
-  return items;
+  using P = CudaProgram;
+  return readObject<P>(
+      value, "cuda", field("arch", &P::arch), field("source", &P::source),
+      field("scratch_bytes", &P::scratchBytes),
+      [](ObjectReader &r, P &cuda) {
+        cuda.errors = r.stringList("errors");
+        cuda.step = readCudaKernels(r.field("step"), r.where("step"));
+        cuda.update = readCudaKernels(r.field("update"), r.where("update"));
+      });
 }
 
 } // namespace
@@ -483,26 +458,21 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   plan.model = r.string("model");
   plan.compiler = r.string("compiler");
   plan.config = readConfig(r.field("config"));
-  plan.buffers = readList<Buffer>(r, "buffers", readBuffer);
-  plan.params = readList<Param>(r, "params", readParam);
-  plan.tables = readList<Table>(r, "tables", readTable);
-  plan.packs = readList<ParamPack>(r, "packs", readPack);
-  plan.tableBatches = readList<TableBatch>(r, "table_batches", readTableBatch);
-  plan.inputs = readList<Input>(r, "inputs", readInput);
-  plan.step = readList<Kernel>(r, "step", readKernel);
-  plan.update = readList<Kernel>(r, "update", readKernel);
+  plan.buffers = r.list<Buffer>("buffers", readBuffer);
+  plan.params = r.list<Param>("params", readParam);
+  plan.tables = r.list<Table>("tables", readTable);
+  plan.packs = r.list<ParamPack>("packs", readPack);
+  plan.tableBatches = r.list<TableBatch>("table_batches", readTableBatch);
+  plan.inputs = r.list<Input>("inputs", readInput);
+  plan.step = r.list<Kernel>("step", readKernel);
+  plan.update = r.list<Kernel>("update", readKernel);
   plan.forwardKernels = r.integer("forward_kernels");
   if (body.contains("schedule")) // -emb-pipeline; absent: no schedule
-    plan.schedule = readList<ScheduleOp>(r, "schedule", readScheduleOp);
+    plan.schedule = r.list<ScheduleOp>("schedule", readScheduleOp);
   plan.lossBuffer = r.index("loss_buffer");
   plan.predictionBuffer = r.index("prediction_buffer");
   plan.arenaBytes = r.integer("arena_bytes");
-  const json &notes = r.array("notes");
-  for (size_t i = 0; i < notes.size(); ++i) {
-    if (!notes[i].is_string())
-      failAt(childPath("notes", i), "expected a string, got " + describe(notes[i]));
-    plan.notes.push_back(notes[i].get<std::string>());
-  }
+  plan.notes = r.stringList("notes");
   if (body.contains("cuda")) // absent: no CUDA program (embc --target=cpu)
     plan.cuda = readCuda(r.field("cuda"));
   memoryReport = r.field("memory");

@@ -19,6 +19,17 @@
 #include <stdexcept>
 #include <string>
 
+namespace embc::runtime {
+
+// The JSON spellings of the two enums Plan.h declares outside plan/Enums.h,
+// so that the plan library reads and writes them with enumName() /
+// parseEnum() / enumChoices() like every other enum of the plan.
+EMBC_PLAN_ENUM(DType, U8, "dtype", "f32", "f64", "i64", "f16", "bf16", "u8");
+EMBC_PLAN_ENUM(BufferRole, Workspace, "role", "table", "param", "grad", "optimizer_state", "input",
+               "activation", "workspace");
+
+} // namespace embc::runtime
+
 namespace embc::runtime::detail {
 
 /// What is wrong with a plan, as a complete message ("buffers[3].offset: ...").

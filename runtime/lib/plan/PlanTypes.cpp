@@ -14,25 +14,20 @@
 
 using namespace embc::runtime;
 
-const char *embc::runtime::dtypeName(DType type) {
-  switch (type) {
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I64:
-    return "i64";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::U8:
-    return "u8";
-  }
-  // Only a value cast from an out-of-range integer gets here.
-  throw std::invalid_argument("invalid DType value " +
-                              std::to_string(static_cast<int>(type)));
+namespace {
+
+/// The plan's spelling of `e` (EMBC_PLAN_ENUM); only a value cast from an
+/// out-of-range integer is rejected.
+template <class E> const char *checkedName(E e, const char *type) {
+  if (static_cast<size_t>(e) >= enumCount<E>())
+    throw std::invalid_argument("invalid " + std::string(type) + " value " +
+                                std::to_string(static_cast<int>(e)));
+  return enumName(e).data(); // the spellings are string literals
 }
+
+} // namespace
+
+const char *embc::runtime::dtypeName(DType type) { return checkedName(type, "DType"); }
 
 int64_t embc::runtime::dtypeBytes(DType type) {
   switch (type) {
@@ -51,26 +46,7 @@ int64_t embc::runtime::dtypeBytes(DType type) {
                               std::to_string(static_cast<int>(type)));
 }
 
-const char *embc::runtime::roleName(BufferRole role) {
-  switch (role) {
-  case BufferRole::Table:
-    return "table";
-  case BufferRole::Param:
-    return "param";
-  case BufferRole::Grad:
-    return "grad";
-  case BufferRole::OptimizerState:
-    return "optimizer_state";
-  case BufferRole::Input:
-    return "input";
-  case BufferRole::Activation:
-    return "activation";
-  case BufferRole::Workspace:
-    return "workspace";
-  }
-  throw std::invalid_argument("invalid BufferRole value " +
-                              std::to_string(static_cast<int>(role)));
-}
+const char *embc::runtime::roleName(BufferRole role) { return checkedName(role, "BufferRole"); }
 
 int64_t Plan::bytesWithRole(BufferRole role) const {
   int64_t total = 0;
@@ -129,12 +105,7 @@ std::string childPath(const std::string &parent, size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-std::optional<DType> parseDType(const std::string &name) {
-  for (DType type : {DType::F32, DType::F64, DType::I64, DType::F16, DType::BF16, DType::U8})
-    if (name == dtypeName(type))
-      return type;
-  return std::nullopt;
-}
+std::optional<DType> parseDType(const std::string &name) { return parseEnum<DType>(name); }
 
 const std::vector<BufferRole> &allRoles() {
   static const std::vector<BufferRole> roles = {
@@ -145,10 +116,7 @@ const std::vector<BufferRole> &allRoles() {
 }
 
 std::optional<BufferRole> parseRole(const std::string &name) {
-  for (BufferRole role : allRoles())
-    if (name == roleName(role))
-      return role;
-  return std::nullopt;
+  return parseEnum<BufferRole>(name);
 }
 
 std::string joinAlternatives(const std::vector<std::string> &words) {

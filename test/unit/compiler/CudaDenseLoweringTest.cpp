@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../runtime/PlanBuffers.h"
+
 #include "embc/passes/CudaCodegen.h"
 #include "embc/runtime/cuda/Device.h"
 
@@ -40,12 +42,8 @@ struct PlanBuilder {
   }
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               nlohmann::json attrs = nlohmann::json::object()) {
-    rt::Kernel k;
-    k.op = op;
-    k.inputs = std::move(in);
-    k.outputs = std::move(out);
-    k.attrs = std::move(attrs);
-    plan.step.push_back(k);
+    plan.step.push_back(
+        rt::testing::makeKernel(op, std::move(in), std::move(out), std::move(attrs)));
   }
   /// Runs the codegen; the launches of step kernel 0.
   const std::vector<rt::CudaLaunch> &lower() {

@@ -11,6 +11,8 @@
 
 #include "MemoryPlanner.h"
 
+#include "../runtime/PlanBuffers.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -146,21 +148,13 @@ rt::Plan chainPlan() {
   int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, {8});
   // Catalogue kernels (the reader validates them); only their operands
   // matter to the planner.
-  auto kernel = [](const char *op, std::vector<int32_t> in, std::vector<int32_t> out,
-                   nlohmann::json attrs = nlohmann::json::object()) {
-    rt::Kernel k;
-    k.op = op;
-    k.inputs = std::move(in);
-    k.outputs = std::move(out);
-    k.attrs = std::move(attrs);
-    return k;
-  };
+  using rt::testing::makeKernel;
   const nlohmann::json relu = {{"kind", "relu"}}, clip = {{"max_norm", 1.0}, {"grad_scale", 1.0}};
-  plan.step = {kernel("dense", {x, w}, {a}), kernel("activation", {a}, {b}, relu),
-               kernel("activation", {b}, {c}, relu), kernel("bias_grad", {c}, {loss}),
-               kernel("interaction", {c, x}, {g})};
-  plan.update = {kernel("clip_grad_norm", {g}, {scratch}, clip),
-                 kernel("clip_grad_norm", {g, scratch}, {w}, clip)};
+  plan.step = {makeKernel("dense", {x, w}, {a}), makeKernel("activation", {a}, {b}, relu),
+               makeKernel("activation", {b}, {c}, relu), makeKernel("bias_grad", {c}, {loss}),
+               makeKernel("interaction", {c, x}, {g})};
+  plan.update = {makeKernel("clip_grad_norm", {g}, {scratch}, clip),
+                 makeKernel("clip_grad_norm", {g, scratch}, {w}, clip)};
   plan.forwardKernels = 4;
   plan.lossBuffer = plan.predictionBuffer = loss;
   return plan;

@@ -9,6 +9,8 @@
 #include "embc/frontend/Model.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -108,6 +110,22 @@ Json minimalModel() {
                   "embedding": {"type": "sgd", "lr": 0.2}},
     "training": {"batch_size": 32}
   })");
+}
+
+/// Expects the parser to reject `j` at `pointer` with `message`.
+void expectParseError(const Json &j, const std::string &pointer, const std::string &message) {
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, pointer);
+  EXPECT_EQ(e.message, message);
+}
+
+/// Edits minimalModel() with `edit` and expects the parser to reject it at
+/// `pointer` with `message`.
+void expectModelError(const std::function<void(Json &)> &edit, const std::string &pointer,
+                      const std::string &message) {
+  Json j = minimalModel();
+  edit(j);
+  expectParseError(j, pointer, message);
 }
 
 /// Replaces the one occurrence of `from` in `text` (the test fails if there
@@ -560,11 +578,9 @@ TEST(ModelParser, OptimizerDefaults) {
 TEST(ModelParser, WeightDecayModeRules) {
   Json j = minimalModel();
   j["optimizer"]["embedding"]["weight_decay"] = 0.1;
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/embedding/weight_decay");
-  EXPECT_EQ(e.message,
-            "embedding weight decay needs 'weight_decay_mode': 'lazy' "
-            "(touched rows only) or 'global' (every row, every step)");
+  expectParseError(j, "/optimizer/embedding/weight_decay",
+                  "embedding weight decay needs 'weight_decay_mode': 'lazy' "
+                  "(touched rows only) or 'global' (every row, every step)");
 
   j["optimizer"]["embedding"]["weight_decay_mode"] = "lazy";
   std::optional<Model> m = parseOk(j.dump());
@@ -572,19 +588,17 @@ TEST(ModelParser, WeightDecayModeRules) {
   EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.1);
   EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
 
-  j = minimalModel();
-  j["optimizer"]["dense"]["weight_decay_mode"] = "lazy";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/dense/weight_decay_mode");
-  EXPECT_EQ(e.message, "dense parameters always decay globally; 'lazy' "
-                       "applies only to embedding rows");
+  expectModelError(
+      [&](Json &j) { j["optimizer"]["dense"]["weight_decay_mode"] = "lazy"; },
+      "/optimizer/dense/weight_decay_mode",
+      "dense parameters always decay globally; 'lazy' "
+      "applies only to embedding rows");
 
-  j = minimalModel();
-  j["optimizer"]["embedding"]["weight_decay_mode"] = "sometimes";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/embedding/weight_decay_mode");
-  EXPECT_EQ(e.message, "'weight_decay_mode' must be one of 'lazy', 'global', "
-                       "got 'sometimes'");
+  expectModelError(
+      [&](Json &j) { j["optimizer"]["embedding"]["weight_decay_mode"] = "sometimes"; },
+      "/optimizer/embedding/weight_decay_mode",
+      "'weight_decay_mode' must be one of 'lazy', 'global', "
+      "got 'sometimes'");
 }
 
 TEST(ModelParser, OptimizerTypeRules) {
@@ -603,24 +617,21 @@ TEST(ModelParser, OptimizerTypeRules) {
             0u)
       << e.message;
 
-  j = minimalModel();
-  j["optimizer"]["dense"]["beta1"] = 0.5;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/dense/beta1");
-  EXPECT_EQ(e.message, "'beta1' does not apply to the 'sgd' optimizer");
+  expectModelError(
+      [&](Json &j) { j["optimizer"]["dense"]["beta1"] = 0.5; },
+      "/optimizer/dense/beta1",
+      "'beta1' does not apply to the 'sgd' optimizer");
 
   j = minimalModel();
   j["embeddings"][0]["optimizer"] =
       Json::parse(R"({"type": "adagrad", "lr": 0.1, "momentum": 0.9})");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/optimizer/momentum");
-  EXPECT_EQ(e.message, "'momentum' does not apply to the 'adagrad' optimizer");
+  expectParseError(j, "/embeddings/0/optimizer/momentum",
+                  "'momentum' does not apply to the 'adagrad' optimizer");
 
-  j = minimalModel();
-  j["optimizer"]["dense"]["lr"] = 0;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/optimizer/dense/lr");
-  EXPECT_EQ(e.message, "'lr' must be positive, got 0");
+  expectModelError(
+      [&](Json &j) { j["optimizer"]["dense"]["lr"] = 0; },
+      "/optimizer/dense/lr",
+      "'lr' must be positive, got 0");
 }
 
 TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
@@ -649,10 +660,8 @@ TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
 
   j["embeddings"][0]["init"] =
       Json::parse(R"({"kind": "uniform", "low": 1, "high": 1})");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/init/high");
-  EXPECT_EQ(e.message,
-            "uniform initializer needs low < high, got low = 1, high = 1");
+  expectParseError(j, "/embeddings/0/init/high",
+                  "uniform initializer needs low < high, got low = 1, high = 1");
 }
 
 TEST(ModelParser, TableDtypeFollowsPlanQuantize) {
@@ -710,22 +719,19 @@ TEST(ModelParser, TrainingAndPlanKnobs) {
             "'micro_batches' (3) must divide each rank's batch (batch_size / data_parallel = 1024)");
   j["plan"]["micro_batches"] = 8;
   j["plan"]["data_parallel"] = 3;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/plan/data_parallel");
-  EXPECT_EQ(e.message, "'data_parallel' (3) must divide 'batch_size' (4096): each rank trains on "
-                       "batch_size / data_parallel examples");
+  expectParseError(j, "/plan/data_parallel",
+                  "'data_parallel' (3) must divide 'batch_size' (4096): each rank trains on "
+                  "batch_size / data_parallel examples");
 
-  j = minimalModel();
-  j["training"]["lr_schedule"] = "linear";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/training/lr_schedule");
-  EXPECT_EQ(e.message, "'lr_schedule' 'linear' needs 'decay_steps' > 0");
+  expectModelError(
+      [&](Json &j) { j["training"]["lr_schedule"] = "linear"; },
+      "/training/lr_schedule",
+      "'lr_schedule' 'linear' needs 'decay_steps' > 0");
 
-  j = minimalModel();
-  j["plan"] = Json::parse(R"({"remat": "auto"})");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/plan/remat");
-  EXPECT_EQ(e.message, "'remat': 'auto' needs 'memory_budget'");
+  expectModelError(
+      [&](Json &j) { j["plan"] = Json::parse(R"({"remat": "auto"})"); },
+      "/plan/remat",
+      "'remat': 'auto' needs 'memory_budget'");
 }
 
 //===----------------------------------------------------------------------===//
@@ -816,29 +822,22 @@ TEST(ModelParserIntegers, ZeroIsBelowTheMinimum) {
 
   Json j = minimalModel();
   j["features"][0]["dim"] = 0;
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/0/dim");
-  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 0");
+  expectParseError(j, "/features/0/dim", "'dim' must be an integer in [1, 65536], got 0");
 
-  j = minimalModel();
-  j["embeddings"][0]["dim"] = 0;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/dim");
-  EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 0");
+  expectModelError(
+      [&](Json &j) { j["embeddings"][0]["dim"] = 0; },
+      "/embeddings/0/dim",
+      "'dim' must be an integer in [1, 65536], got 0");
 
-  j = minimalModel();
-  j["training"]["batch_size"] = 0;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/training/batch_size");
-  EXPECT_EQ(e.message,
-            "'batch_size' must be an integer in [1, 16777216], got 0");
+  expectModelError(
+      [&](Json &j) { j["training"]["batch_size"] = 0; },
+      "/training/batch_size",
+      "'batch_size' must be an integer in [1, 16777216], got 0");
 
-  j = minimalModel();
-  j["layers"][1]["sizes"] = Json::parse("[8, 0]");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/1/sizes/1");
-  EXPECT_EQ(e.message,
-            "entries of 'sizes' must be integers in [1, 1048576], got 0");
+  expectModelError(
+      [&](Json &j) { j["layers"][1]["sizes"] = Json::parse("[8, 0]"); },
+      "/layers/1/sizes/1",
+      "entries of 'sizes' must be integers in [1, 1048576], got 0");
 }
 
 TEST(ModelParserIntegers, RangesAreChecked) {
@@ -849,32 +848,26 @@ TEST(ModelParserIntegers, RangesAreChecked) {
   EXPECT_EQ(e.message, "'dim' must be an integer in [1, 65536], got 65537");
 
   j["features"][0]["dim"] = 4.0;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/0/dim");
-  EXPECT_EQ(e.message,
-            "'dim' must be an integer in [1, 65536], got a number 4.0");
+  expectParseError(j, "/features/0/dim",
+                  "'dim' must be an integer in [1, 65536], got a number 4.0");
 
   j = minimalModel();
   j["training"]["seed"] = 18446744073709551615u; // above INT64_MAX
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/training/seed");
-  EXPECT_EQ(e.message, "'seed' must be an integer in [0, 9223372036854775807]"
-                       ", got 18446744073709551615");
+  expectParseError(j, "/training/seed",
+                  "'seed' must be an integer in [0, 9223372036854775807]"
+                  ", got 18446744073709551615");
 
-  j = minimalModel();
-  j["layers"][1]["sizes"] = Json::parse("[8, -1]");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/1/sizes/1");
-  EXPECT_EQ(e.message,
-            "entries of 'sizes' must be integers in [1, 1048576], got -1");
+  expectModelError(
+      [&](Json &j) { j["layers"][1]["sizes"] = Json::parse("[8, -1]"); },
+      "/layers/1/sizes/1",
+      "entries of 'sizes' must be integers in [1, 1048576], got -1");
 
   j = minimalModel();
   j["embeddings"][0]["rows"] = 1099511627776; // 2^40 rows x 4 > 2^40
   j["features"][1]["hash"] = true;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/rows");
-  EXPECT_EQ(e.message, "table 't' has 1099511627776 x 4 elements, more than "
-                       "the limit 2^40");
+  expectParseError(j, "/embeddings/0/rows",
+                  "table 't' has 1099511627776 x 4 elements, more than "
+                  "the limit 2^40");
 }
 
 TEST(ModelParser, LayerWidthLimit) {
@@ -898,27 +891,21 @@ TEST(ModelParser, LayerWidthLimit) {
   j["layers"][0] = {{"name", "cat"}, {"type", "dot_interaction"},
                     {"inputs", inputs}};
   j["features"].erase(0);
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0");
-  EXPECT_EQ(e.message,
-            "layer 'cat' has width 1050529, more than the limit 1048576");
+  expectParseError(j, "/layers/0", "layer 'cat' has width 1050529, more than the limit 1048576");
 }
 
 TEST(ModelParser, LossOperandsAreTwoDimensional) {
   Json j = Json::parse(readExample("skipgram.json"));
   j["loss"]["negative"] = "negatives";
-  ModelError e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/loss/negative");
-  EXPECT_EQ(e.message,
-            "loss negative 'negatives' is B x 5 x 100; the loss needs a B x N "
-            "value (score the negatives with a 'dot' layer)");
+  expectParseError(j, "/loss/negative",
+                  "loss negative 'negatives' is B x 5 x 100; the loss needs a B x N "
+                  "value (score the negatives with a 'dot' layer)");
 
-  j = minimalModel();
-  j["loss"]["input"] = "cat";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/loss/input");
-  EXPECT_EQ(e.message, "a 'bce_with_logits' loss needs a B x 1 input; 'cat' "
-                       "has width 8");
+  expectModelError(
+      [&](Json &j) { j["loss"]["input"] = "cat"; },
+      "/loss/input",
+      "a 'bce_with_logits' loss needs a B x 1 input; 'cat' "
+      "has width 8");
 }
 
 TEST(ModelParser, SymbolClashesFollowParameters) {
@@ -940,10 +927,9 @@ TEST(ModelParser, SymbolClashesFollowParameters) {
   EXPECT_FALSE(m->findLayer("out")->bias);
   j["embeddings"][0]["name"] = "out_w1";
   j["features"][1]["table"] = "out_w1";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/name");
-  EXPECT_EQ(e.message, "table name 'out_w1' clashes with a parameter of layer "
-                       "'out'; rename one of them");
+  expectParseError(j, "/embeddings/0/name",
+                  "table name 'out_w1' clashes with a parameter of layer "
+                  "'out'; rename one of them");
 }
 
 //===----------------------------------------------------------------------===//
@@ -962,12 +948,11 @@ TEST(ModelParserPointers, UnknownKeyIsEscaped) {
   EXPECT_EQ(e.line, 0);
   EXPECT_EQ(e.format("m.json"), "m.json: error at /a~1b~0c: " + e.message);
 
-  j = minimalModel();
-  j["features"][2]["~/"] = true;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/2/~0~1");
-  EXPECT_EQ(e.message, "unknown field '~/' in a label feature (allowed: "
-                       "'name', 'type', 'kind', 'source')");
+  expectModelError(
+      [&](Json &j) { j["features"][2]["~/"] = true; },
+      "/features/2/~0~1",
+      "unknown field '~/' in a label feature (allowed: "
+      "'name', 'type', 'kind', 'source')");
 }
 
 TEST(ModelParserPointers, DuplicateKeys) {
@@ -1016,25 +1001,20 @@ TEST(ModelParserPointers, SchemaErrorsNameTheValue) {
             "bad.json: error at /embeddings/3/dim: 'dim' must be an integer "
             "in [1, 65536], got -4");
 
-  j = minimalModel();
-  j["layers"][0]["inputs"][1] = "nope";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0/inputs/1");
-  EXPECT_EQ(e.message,
-            "layer 'cat' names unknown input 'nope' (not a feature or a layer)");
+  expectModelError(
+      [&](Json &j) { j["layers"][0]["inputs"][1] = "nope"; },
+      "/layers/0/inputs/1",
+      "layer 'cat' names unknown input 'nope' (not a feature or a layer)");
 
-  j = minimalModel();
-  j["layers"][1]["input"] = "y";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/1/input");
-  EXPECT_EQ(e.message,
-            "label 'y' cannot be a layer input; the loss reads it");
+  expectModelError(
+      [&](Json &j) { j["layers"][1]["input"] = "y"; },
+      "/layers/1/input",
+      "label 'y' cannot be a layer input; the loss reads it");
 
-  j = minimalModel();
-  j["features"][1]["table"] = "tt";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/features/1/table");
-  EXPECT_EQ(e.message, "feature 'ids' names unknown table 'tt' (known: 't')");
+  expectModelError(
+      [&](Json &j) { j["features"][1]["table"] = "tt"; },
+      "/features/1/table",
+      "feature 'ids' names unknown table 'tt' (known: 't')");
 
   j = minimalModel();
   j["features"][1]["vocab"] = 101;
@@ -1046,49 +1026,46 @@ TEST(ModelParserPointers, SchemaErrorsNameTheValue) {
             0u)
       << e.message;
 
-  j = minimalModel();
-  j["layers"][0]["name"] = "x";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0/name");
-  EXPECT_EQ(e.message, "duplicate name 'x' (features and layers share one "
-                       "namespace)");
+  expectModelError(
+      [&](Json &j) { j["layers"][0]["name"] = "x"; },
+      "/layers/0/name",
+      "duplicate name 'x' (features and layers share one "
+      "namespace)");
 
-  j = minimalModel();
-  j["layers"][0]["inputs"] = Json::parse(R"(["x", "out"])");
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0");
-  EXPECT_EQ(e.message, "layers form a cycle: cat -> out -> cat");
+  expectModelError(
+      [&](Json &j) { j["layers"][0]["inputs"] = Json::parse(R"(["x", "out"])"); },
+      "/layers/0",
+      "layers form a cycle: cat -> out -> cat");
 
   j = minimalModel();
   j["layers"].push_back(
       Json::parse(R"({"name": "extra", "type": "activation", "input": "x",
                       "kind": "relu"})"));
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/2");
-  EXPECT_EQ(e.message, "layer 'extra' does not contribute to the loss");
+  expectParseError(j, "/layers/2", "layer 'extra' does not contribute to the loss");
 
-  j = minimalModel();
-  j["layers"][0]["type"] = "add";
-  j["features"][0]["dim"] = 5;
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/layers/0/inputs/1");
-  EXPECT_EQ(e.message, "'add' inputs must all have the same width: 'ids' has "
-                       "width 4, 'x' has width 5");
+  expectModelError(
+      [&](Json &j) {
+        j["layers"][0]["type"] = "add";
+        j["features"][0]["dim"] = 5;
+      },
+      "/layers/0/inputs/1",
+      "'add' inputs must all have the same width: 'ids' has "
+      "width 4, 'x' has width 5");
 
-  j = minimalModel();
-  j["format"] = "embc.model/v2";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/format");
-  EXPECT_EQ(e.message, "unsupported model format 'embc.model/v2' (this embc "
-                       "reads 'embc.model/v1')");
+  expectModelError(
+      [&](Json &j) { j["format"] = "embc.model/v2"; },
+      "/format",
+      "unsupported model format 'embc.model/v2' (this embc "
+      "reads 'embc.model/v1')");
 
-  j = minimalModel();
-  j["embeddings"][0]["name"] = "out_w0";
-  j["features"][1]["table"] = "out_w0";
-  e = parseError(j.dump());
-  EXPECT_EQ(e.pointer, "/embeddings/0/name");
-  EXPECT_EQ(e.message, "table name 'out_w0' clashes with a parameter of layer "
-                       "'out'; rename one of them");
+  expectModelError(
+      [&](Json &j) {
+        j["embeddings"][0]["name"] = "out_w0";
+        j["features"][1]["table"] = "out_w0";
+      },
+      "/embeddings/0/name",
+      "table name 'out_w0' clashes with a parameter of layer "
+      "'out'; rename one of them");
 
   e = parseError("[]");
   EXPECT_EQ(e.pointer, "");

@@ -1,18 +1,11 @@
 # DataTests: the readers (on small files the tests write, and on the shared
 # datasets when present), the synthetic generator, determinism, resume,
-# padding and prefetching of EmbData (runtime/lib/data).
+# padding and prefetching of EmbData (runtime/lib/data). StalledWorkerTest
+# drives a PrefetchStream over a source of its own (the private include).
 emb_unit_test(DataTests
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/BatchSliceTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/CriteoReaderTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/MovieLensReaderTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/PermutationTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/RealDataTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/StalledWorkerTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/StreamTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/SyntheticTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/data/TextReaderTest.cpp
-)
-target_link_libraries(DataTests PRIVATE EmbData)
-# StalledWorkerTest drives a PrefetchStream over a source of its own.
-target_include_directories(DataTests PRIVATE ${PROJECT_SOURCE_DIR}/runtime/lib/data)
-target_compile_definitions(DataTests PRIVATE EMBC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  data/BatchSliceTest.cpp data/CriteoReaderTest.cpp data/MovieLensReaderTest.cpp
+  data/PermutationTest.cpp data/RealDataTest.cpp data/StalledWorkerTest.cpp
+  data/StreamTest.cpp data/SyntheticTest.cpp data/TextReaderTest.cpp
+  LIBS EmbData
+  INCLUDES ${PROJECT_SOURCE_DIR}/runtime/lib/data
+  DEFINES EMBC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -68,6 +68,17 @@ public:
            ", expected " + std::to_string(rank));
     return buf;
   }
+  /// A bag of `B` examples holds B + 1 offsets and, when weighted, as many
+  /// weights (input `weightsIn`) as ids.
+  void checkBag(const Buffer &ids, const Buffer &offsets, int64_t B, bool weighted,
+                size_t weightsIn) const {
+    if (offsets.shape[0] != B + 1)
+      fail("offsets '" + offsets.name + "' hold " + std::to_string(offsets.shape[0]) +
+           " values for a batch of " + std::to_string(B) + " (expected B + 1)");
+    if (weighted &&
+        Binder::numel(expect(b.in(weightsIn), "weights", DType::F32, 0)) != Binder::numel(ids))
+      fail("weights '" + b.in(weightsIn).name + "' do not match ids '" + ids.name + "' in size");
+  }
 
 private:
   const Binder &b;
@@ -135,12 +146,7 @@ BoundKernel bindFusedLookup(const Binder &b) {
     if (y.shape[1] != table.dim)
       e.fail("output '" + y.name + "' has width " + std::to_string(y.shape[1]) + " but table '" +
              table.name + "' has dim " + std::to_string(table.dim));
-    if (offsets.shape[0] != lm.B + 1)
-      e.fail("offsets '" + offsets.name + "' hold " + std::to_string(offsets.shape[0]) +
-             " values for a batch of " + std::to_string(lm.B) + " (expected B + 1)");
-    if (weighted &&
-        Binder::numel(e.expect(b.in(in + 2), "weights", DType::F32, 0)) != Binder::numel(ids))
-      e.fail("weights '" + b.in(in + 2).name + "' do not match ids '" + ids.name + "' in size");
+    e.checkBag(ids, offsets, lm.B, weighted, in + 2);
     if (hashedOutput &&
         Binder::numel(e.expect(b.out(out + 1), "hashed ids", DType::I64, 0)) != Binder::numel(ids))
       e.fail("hashed ids '" + b.out(out + 1).name + "' do not match ids '" + ids.name +
@@ -310,12 +316,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
       if (dy.shape[1] != D)
         e.fail("dy '" + dy.name + "' has width " + std::to_string(dy.shape[1]) + " but '" + name +
                "' has dim " + std::to_string(D));
-      if (offsets.shape[0] != gs.B + 1)
-        e.fail("offsets '" + offsets.name + "' hold " + std::to_string(offsets.shape[0]) +
-               " values for a batch of " + std::to_string(gs.B) + " (expected B + 1)");
-      if (weighted &&
-          Binder::numel(e.expect(b.in(in + 2), "weights", DType::F32, 0)) != Binder::numel(ids))
-        e.fail("weights '" + b.in(in + 2).name + "' do not match ids '" + ids.name + "' in size");
+      e.checkBag(ids, offsets, gs.B, weighted, in + 2);
       in += ins;
     } else if (kind == "rows") {
       gs.kind = cpu::GradSource<float>::Kind::Rows;

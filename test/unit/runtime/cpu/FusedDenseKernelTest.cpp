@@ -79,21 +79,8 @@ const std::vector<Shape> kDenseShapes = {{1, 1, 1},    {1, 7, 5},     {3, 1, 9},
 
 const Activation kKinds[] = {Activation::None, Activation::Relu, Activation::Sigmoid,
                              Activation::Tanh, Activation::Gelu};
-const char *name(Activation f) {
-  switch (f) {
-  case Activation::None:
-    return "none";
-  case Activation::Relu:
-    return "relu";
-  case Activation::Sigmoid:
-    return "sigmoid";
-  case Activation::Tanh:
-    return "tanh";
-  case Activation::Gelu:
-    return "gelu";
-  }
-  return "?";
-}
+/// The plan's spelling of `f` (Enums.h), for messages.
+std::string name(Activation f) { return enumString(f); }
 
 template <class T> class FusedDense : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
@@ -112,10 +99,10 @@ TYPED_TEST(FusedDense, ActivationGradFromOutputEqualsFromInput) {
       activationForward(f, z.data(), y.data(), n);
       activationGrad(f, dy.data(), z.data(), expected.data(), n);
       activationGradFromOutput(f, dy.data(), y.data(), dx.data(), n);
-      expectClose(dx, expected, std::string(name(f)) + " n=" + std::to_string(n));
+      expectClose(dx, expected, name(f) + " n=" + std::to_string(n));
       std::vector<T> inPlace = dy; // dx may alias dy
       activationGradFromOutput(f, inPlace.data(), y.data(), inPlace.data(), n);
-      expectClose(inPlace, expected, std::string(name(f)) + " in place");
+      expectClose(inPlace, expected, name(f) + " in place");
     }
   }
   std::vector<T> v(4, T(1));
@@ -242,7 +229,7 @@ TEST(FusedDenseGradientCheck, DenseActGrad) {
       for (bool bias : {false, true}) {
         if (fromOutput && f == Activation::Gelu)
           continue;
-        const std::string what = std::string(name(f)) + (fromOutput ? " from y" : "") +
+        const std::string what = name(f) + (fromOutput ? " from y" : "") +
                                  (bias ? " bias" : "");
         Vec x = randomVector(B * K, 14), w = randomVector(K * N, 15), b = randomVector(N, 16);
         const Vec r = randomVector(B * N, 17);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradientCheck.h"
+#include "../PlanBuffers.h"
 
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 #include "embc/runtime/cpu/HalfFloat.h"
@@ -28,6 +29,7 @@
 using namespace embc::runtime;
 using namespace embc::runtime::cpu;
 using embc::runtime::cpu::testing::randomVector;
+using embc::runtime::testing::addBuffer;
 
 namespace {
 
@@ -306,23 +308,6 @@ TEST(MixedPrecisionKernels, GradientChecksOfRoundedKernels) {
 // --- Loss scaling in the executor ---------------------------------------------------
 
 namespace {
-
-int32_t addBuffer(Plan &p, std::string name, BufferRole role, DType type,
-                  std::vector<int64_t> shape, bool dynamic = false) {
-  Buffer b;
-  b.name = std::move(name);
-  b.role = role;
-  b.dtype = type;
-  b.shape = std::move(shape);
-  b.dynamic = dynamic;
-  b.bytes = dtypeBytes(type);
-  for (int64_t d : b.shape)
-    b.bytes *= d;
-  b.offset = p.arenaBytes;
-  p.arenaBytes += (b.bytes + 63) / 64 * 64;
-  p.buffers.push_back(b);
-  return int32_t(p.buffers.size() - 1);
-}
 
 /// A view of all of `parent` (a one-member pack or batch), as `shape`.
 int32_t addView(Plan &p, std::string name, int32_t parent, std::vector<int64_t> shape) {

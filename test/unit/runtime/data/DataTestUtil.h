@@ -44,22 +44,25 @@ private:
   std::string dir_, path_;
 };
 
-inline FeatureSpec denseFeature(const std::string &name, int64_t width,
-                                const std::string &source = "") {
+/// The part every feature kind shares: its name, kind and data column.
+inline FeatureSpec feature(const std::string &name, FeatureKind kind, const std::string &source) {
   FeatureSpec spec;
   spec.name = name;
   spec.source = source;
-  spec.kind = FeatureKind::Dense;
+  spec.kind = kind;
+  return spec;
+}
+
+inline FeatureSpec denseFeature(const std::string &name, int64_t width,
+                                const std::string &source = "") {
+  FeatureSpec spec = feature(name, FeatureKind::Dense, source);
   spec.width = width;
   return spec;
 }
 
 inline FeatureSpec sparseFeature(const std::string &name, int64_t vocab, int64_t hotness = 1,
                                  const std::string &source = "") {
-  FeatureSpec spec;
-  spec.name = name;
-  spec.source = source;
-  spec.kind = FeatureKind::Sparse;
+  FeatureSpec spec = feature(name, FeatureKind::Sparse, source);
   spec.vocab = vocab;
   spec.hotness = hotness;
   return spec;
@@ -67,10 +70,7 @@ inline FeatureSpec sparseFeature(const std::string &name, int64_t vocab, int64_t
 
 inline FeatureSpec negativesFeature(const std::string &name, int64_t count, int64_t vocab = 0,
                                     const std::string &source = "") {
-  FeatureSpec spec;
-  spec.name = name;
-  spec.source = source;
-  spec.kind = FeatureKind::Negatives;
+  FeatureSpec spec = feature(name, FeatureKind::Negatives, source);
   spec.count = count;
   spec.vocab = vocab;
   return spec;
@@ -78,10 +78,7 @@ inline FeatureSpec negativesFeature(const std::string &name, int64_t count, int6
 
 inline FeatureSpec labelFeature(const std::string &name, const std::string &kind,
                                 const std::string &source = "") {
-  FeatureSpec spec;
-  spec.name = name;
-  spec.source = source;
-  spec.kind = FeatureKind::Label;
+  FeatureSpec spec = feature(name, FeatureKind::Label, source);
   spec.labelKind = kind;
   return spec;
 }

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../PlanBuffers.h"
+
 #include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/exec/Executor.h"
 
@@ -14,6 +16,7 @@
 #include <cmath>
 
 using namespace embc::runtime;
+using embc::runtime::testing::addBuffer;
 
 /// The CPU backend on one thread, as programs get it: by name.
 static std::unique_ptr<Backend> oneThreadCpu() {
@@ -40,23 +43,6 @@ TEST(LearningRate, WarmupThenSchedules) {
 }
 
 namespace {
-
-int32_t addBuffer(Plan &p, std::string name, BufferRole role, DType type,
-                  std::vector<int64_t> shape, bool dynamic = false) {
-  Buffer b;
-  b.name = std::move(name);
-  b.role = role;
-  b.dtype = type;
-  b.shape = std::move(shape);
-  b.dynamic = dynamic;
-  b.bytes = dtypeBytes(type);
-  for (int64_t d : b.shape)
-    b.bytes *= d;
-  b.offset = p.arenaBytes;
-  p.arenaBytes += (b.bytes + 63) / 64 * 64;
-  p.buffers.push_back(b);
-  return int32_t(p.buffers.size() - 1);
-}
 
 /// y = x W (B=2, K=2, N=1), loss = mse(y, label); SGD on W.
 Plan denseMsePlan() {
