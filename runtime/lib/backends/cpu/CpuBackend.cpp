@@ -250,15 +250,19 @@ BoundKernel bindDenseGradWeight(const Binder &b) {
   };
 }
 
-/// layer_norm: x (rows x D, any leading dims), gamma, beta (D) -> y like x.
-/// The operands' shapes are checked here: the kernel trusts them.
+/// Rows and width of a layer_norm operand x (rows x D, any leading dims).
+/// The plan reader checked the other operands against it
+/// (KernelOperands.cpp), so the kernels may trust them.
+std::pair<int64_t, int64_t> normRows(const Binder &b, const Buffer &x) {
+  const int64_t D = b.dim(x, x.shape.size() - 1);
+  return {Binder::numel(x) / std::max<int64_t>(D, 1), D};
+}
+
+/// layer_norm: x, gamma, beta (D) -> y like x.
 BoundKernel bindLayerNorm(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(3, 1);
-  const Buffer &x = b.in(0);
-  const int64_t D = b.dim(x, x.shape.size() - 1), rows = Binder::numel(x) / std::max<int64_t>(D, 1);
-  if (Binder::numel(b.in(1)) != D || Binder::numel(b.in(2)) != D || b.out(0).shape != x.shape)
-    b.fail("gamma and beta must have " + std::to_string(D) + " entries and y the shape of x");
+  const auto [rows, D] = normRows(b, b.in(0));
   const double eps = b.real("eps");
   const int32_t in = k.inputs[0], gamma = k.inputs[1], beta = k.inputs[2], y = k.outputs[0];
   return [=](ExecState &s) {
@@ -267,16 +271,11 @@ BoundKernel bindLayerNorm(const Binder &b) {
   };
 }
 
-/// layer_norm_grad: dy, x (rows x D), gamma (D) -> dx, dgamma, dbeta.
+/// layer_norm_grad: dy, x, gamma -> dx, dgamma, dbeta.
 BoundKernel bindLayerNormGrad(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(3, 3);
-  const Buffer &x = b.in(1);
-  const int64_t D = b.dim(x, x.shape.size() - 1), rows = Binder::numel(x) / std::max<int64_t>(D, 1);
-  if (b.in(0).shape != x.shape || b.out(0).shape != x.shape || Binder::numel(b.in(2)) != D ||
-      Binder::numel(b.out(1)) != D || Binder::numel(b.out(2)) != D)
-    b.fail("dy and dx must have the shape of x, gamma, dgamma and dbeta " + std::to_string(D) +
-           " entries");
+  const auto [rows, D] = normRows(b, b.in(1));
   const double eps = b.real("eps");
   const int32_t dy = k.inputs[0], in = k.inputs[1], gamma = k.inputs[2];
   const int32_t dx = k.outputs[0], dgamma = k.outputs[1], dbeta = k.outputs[2];
