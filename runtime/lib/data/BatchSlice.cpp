@@ -2,7 +2,10 @@
 
 #include "embc/runtime/data/BatchSlice.h"
 
+#include "embc/runtime/cpu/Parallel.h"
+
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 using namespace embc::runtime::data;
@@ -68,15 +71,6 @@ void embc::runtime::data::splitBatch(const Batch &batch, int64_t parts,
     sliceBatch(batch, i * rows, rows, out[size_t(i)]);
 }
 
-namespace {
-
-/// Appends `part`'s rows of a row-major array to `out`.
-template <class T> void appendRows(const std::vector<T> &part, std::vector<T> &out) {
-  out.insert(out.end(), part.begin(), part.end());
-}
-
-} // namespace
-
 void embc::runtime::data::joinBatches(const std::vector<Batch> &parts, Batch &out) {
   std::vector<const Batch *> pointers;
   for (const Batch &part : parts)
@@ -84,34 +78,71 @@ void embc::runtime::data::joinBatches(const std::vector<Batch> &parts, Batch &ou
   joinBatches(pointers, out);
 }
 
+namespace {
+
+/// Where one part's values start in each array of one joined feature.
+struct PartStart {
+  size_t dense = 0, negatives = 0, label = 0, ids = 0, weights = 0, rows = 0;
+};
+
+/// Copies `in` to `out` from element `at` (sized already).
+template <class T> void place(const std::vector<T> &in, std::vector<T> &out, size_t at) {
+  if (!in.empty())
+    std::memcpy(out.data() + at, in.data(), in.size() * sizeof(T));
+}
+
+} // namespace
+
 void embc::runtime::data::joinBatches(const std::vector<const Batch *> &parts, Batch &out) {
+  const size_t features = parts.empty() ? 0 : parts.front()->features.size();
+  const size_t count = parts.size();
   out.size = 0;
-  out.features.resize(parts.empty() ? 0 : parts.front()->features.size());
-  for (FeatureBatch &o : out.features) {
-    o.dense.clear(), o.negatives.clear(), o.label.clear();
-    o.ids.clear(), o.weights.clear(), o.offsets.clear();
+  out.features.resize(features);
+  for (const Batch *part : parts) {
+    if (part->features.size() != features)
+      throw DataError("joinBatches: parts with " + std::to_string(part->features.size()) +
+                      " and " + std::to_string(features) + " features");
+    out.size += part->size;
   }
-  for (const Batch *partPointer : parts) {
-    const Batch &part = *partPointer;
-    if (part.features.size() != out.features.size())
-      throw DataError("joinBatches: parts with " + std::to_string(part.features.size()) +
-                      " and " + std::to_string(out.features.size()) + " features");
-    for (size_t f = 0; f < out.features.size(); ++f) {
-      const FeatureBatch &in = part.features[f];
-      FeatureBatch &o = out.features[f];
-      appendRows(in.dense, o.dense);
-      appendRows(in.negatives, o.negatives);
-      appendRows(in.label, o.label);
-      if (in.offsets.empty())
-        continue;
-      if (o.offsets.empty())
-        o.offsets.push_back(0);
-      const int64_t base = int64_t(o.ids.size());
-      for (size_t r = 1; r < in.offsets.size(); ++r)
-        o.offsets.push_back(base + in.offsets[r]);
-      appendRows(in.ids, o.ids);
-      appendRows(in.weights, o.weights);
+  // Sizes first, so that every (feature, part) copy can run on its own: the
+  // trainer joins a whole batch while it waits for it (65536 examples of the
+  // MLPerf DLRM: 31 MB, 5 ms on one thread).
+  std::vector<PartStart> starts(features * count);
+  size_t bytes = 0;
+  for (size_t f = 0; f < features; ++f) {
+    PartStart end;
+    bool jagged = false;
+    for (size_t p = 0; p < count; ++p) {
+      const FeatureBatch &in = parts[p]->features[f];
+      starts[f * count + p] = end;
+      end.dense += in.dense.size(), end.negatives += in.negatives.size();
+      end.label += in.label.size(), end.ids += in.ids.size(), end.weights += in.weights.size();
+      if (!in.offsets.empty())
+        jagged = true, end.rows += in.offsets.size() - 1;
     }
-    out.size += part.size;
+    FeatureBatch &o = out.features[f];
+    // resize, not clear + resize: a batch of the last batch's sizes writes
+    // no zeros first.
+    o.dense.resize(end.dense), o.negatives.resize(end.negatives), o.label.resize(end.label);
+    o.ids.resize(end.ids), o.weights.resize(end.weights);
+    o.offsets.resize(jagged ? end.rows + 1 : 0);
+    if (jagged)
+      o.offsets[0] = 0;
+    bytes += 4 * (end.dense + end.label + end.weights) + 8 * (end.negatives + end.ids + end.rows);
   }
+  constexpr size_t kWorthTheTeam = size_t(1) << 20;
+  cpu::parallelForDynamic(int64_t(features * count), 1, bytes >= kWorthTheTeam, [&](int64_t t) {
+    const size_t f = size_t(t) / count, p = size_t(t) % count;
+    const FeatureBatch &in = parts[p]->features[f];
+    FeatureBatch &o = out.features[f];
+    const PartStart &at = starts[size_t(t)];
+    place(in.dense, o.dense, at.dense);
+    place(in.negatives, o.negatives, at.negatives);
+    place(in.label, o.label, at.label);
+    place(in.ids, o.ids, at.ids);
+    place(in.weights, o.weights, at.weights);
+    const int64_t base = int64_t(at.ids);
+    for (size_t r = 1; r < in.offsets.size(); ++r)
+      o.offsets[at.rows + r] = base + in.offsets[r];
+  });
 }

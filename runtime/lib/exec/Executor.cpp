@@ -1,6 +1,7 @@
 //===- Executor.cpp - arena, initialisation, batches and schedules -------===//
 
 #include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/data/CounterRandom.h"
 #include "embc/runtime/storage/RowStorage.h"
 
@@ -111,7 +112,7 @@ void Backend::loadInput(const ExecState &state, int32_t buffer, int64_t bytes) {
 
 void Backend::loadInput(const ExecState &state, int32_t buffer, const void *values,
                         int64_t bytes) {
-  std::memcpy(state.data<std::byte>(buffer), values, size_t(bytes));
+  cpu::parallelCopy(state.data<std::byte>(buffer), values, size_t(bytes));
   if (deviceArena())
     loadInput(state, buffer, bytes);
 }

@@ -164,7 +164,7 @@ public:
     const Buffer &b = plan_->buffers[size_t(buffer)];
     int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
     std::byte *staging = c.staging + inputAt_[size_t(buffer)] + slot * b.bytes;
-    std::memcpy(staging, values, size_t(bytes)); // the only host copy of the batch
+    cpu::parallelCopy(staging, values, size_t(bytes)); // the only host copy of the batch
     device_->uploadAsync(inputAddress(buffer, state.microBatch, loading_), staging,
                          size_t(bytes));
     if (b.dynamic) {

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <thread>
@@ -190,6 +191,20 @@ TEST(Team, DoesNotSpinWhenLargerThanTheCpus) {
   EXPECT_EQ(teamSpinMicros(), 0);
   setTeamSize(1, 50);
   EXPECT_EQ(teamSpinMicros(), 50);
+}
+
+TEST(Team, ParallelCopyCopiesEveryByteOfAnyLength) {
+  TeamSizeGuard guard;
+  setTeamSize(3, 0);
+  // Below, at and past the size that takes the team, and a ragged tail.
+  for (size_t bytes : {size_t(0), size_t(5), size_t(512) << 10, (size_t(3) << 20) + 13}) {
+    std::vector<unsigned char> src(bytes), dst(bytes + 1, 0xAB);
+    for (size_t i = 0; i < bytes; ++i)
+      src[i] = static_cast<unsigned char>(i * 31 + 7);
+    parallelCopy(dst.data(), src.data(), bytes);
+    EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin())) << bytes << " bytes";
+    EXPECT_EQ(dst[bytes], 0xAB) << "wrote past " << bytes << " bytes";
+  }
 }
 
 } // namespace

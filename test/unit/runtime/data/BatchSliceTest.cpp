@@ -1,6 +1,7 @@
 //===- BatchSliceTest.cpp - micro-batches of a batch -------------------------===//
 
 #include "embc/runtime/data/BatchSlice.h"
+#include "embc/runtime/cpu/Parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,45 @@ TEST(BatchSlice, JoiningTheSlicesGivesTheBatchBack) {
       EXPECT_EQ(a.label, b.label) << "feature " << f;
     }
   }
+}
+
+// A batch of several MB is joined on the CPU team, each (feature, part) pair a
+// task: the result must not depend on that, nor on what `out` held before.
+TEST(BatchSlice, ALargeJoinOnTheTeamEqualsTheSerialOne) {
+  Batch whole;
+  whole.size = 1 << 16;
+  whole.features.resize(3);
+  FeatureBatch &dense = whole.features[0], &bags = whole.features[1], &label = whole.features[2];
+  bags.offsets.push_back(0);
+  for (int64_t r = 0; r < whole.size; ++r) {
+    dense.dense.push_back(float(r)), dense.dense.push_back(float(-r));
+    for (int64_t k = 0; k < (r * 7) % 5; ++k) // bags of 0 to 4 ids
+      bags.ids.push_back(r * 10 + k), bags.weights.push_back(float(k));
+    bags.offsets.push_back(int64_t(bags.ids.size()));
+    label.label.push_back(float(r % 2));
+  }
+  std::vector<Batch> parts(7);
+  const int64_t cuts[] = {0, 1, 999, 20000, 20001, 40000, 65000, 1 << 16};
+  for (size_t i = 0; i < parts.size(); ++i)
+    sliceBatch(whole, cuts[i], cuts[i + 1] - cuts[i], parts[i]);
+  embc::runtime::cpu::setTeamSize(4);
+  Batch joined = whole; // stale storage of the same sizes, then of others
+  for (FeatureBatch &f : joined.features)
+    std::fill(f.ids.begin(), f.ids.end(), -1), std::fill(f.offsets.begin(), f.offsets.end(), -1);
+  for (int round = 0; round < 2; ++round) {
+    joinBatches(parts, joined);
+    EXPECT_EQ(joined.size, whole.size);
+    for (size_t f = 0; f < whole.features.size(); ++f) {
+      const FeatureBatch &a = joined.features[f], &b = whole.features[f];
+      EXPECT_EQ(a.dense, b.dense) << "feature " << f;
+      EXPECT_EQ(a.offsets, b.offsets) << "feature " << f;
+      EXPECT_EQ(a.ids, b.ids) << "feature " << f;
+      EXPECT_EQ(a.weights, b.weights) << "feature " << f;
+      EXPECT_EQ(a.label, b.label) << "feature " << f;
+    }
+    joined.features[1].ids.resize(3); // a smaller stale batch next
+  }
+  embc::runtime::cpu::setTeamSize(0);
 }
 
 TEST(BatchSlice, RejectsCountsThatDoNotDivideAndRangesOutside) {

@@ -33,7 +33,9 @@
 #define EMBC_RUNTIME_CPU_PARALLEL_H
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 namespace embc::runtime::cpu {
@@ -137,6 +139,24 @@ template <class F> void parallelForDynamic(int64_t n, int64_t grain, bool parall
           (*c->body)(i);
       },
       &ctx);
+}
+
+/// memcpy of `bytes` on the team when it is large enough to pay for waking
+/// it: one thread's copy runs at a fraction of the memory's bandwidth (the
+/// host's batch copies into page-locked staging, 31 MB a step for the MLPerf
+/// DLRM, took 5.3 ms on one thread while the GPU's step took 12).
+inline void parallelCopy(void *dst, const void *src, size_t bytes) {
+  constexpr size_t kChunk = size_t(256) << 10; // per task: claiming costs ~1 us
+  if (bytes < 2 * kChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const int64_t chunks = int64_t((bytes + kChunk - 1) / kChunk);
+  parallelFor(chunks, true, [&](int64_t c0, int64_t c1) {
+    const size_t begin = size_t(c0) * kChunk, end = std::min(bytes, size_t(c1) * kChunk);
+    std::memcpy(static_cast<std::byte *>(dst) + begin,
+                static_cast<const std::byte *>(src) + begin, end - begin);
+  });
 }
 
 } // namespace embc::runtime::cpu
