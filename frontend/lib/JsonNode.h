@@ -86,6 +86,18 @@ public:
                                     : std::nullopt);
     return *runtime::parseEnum<E>(word);
   }
+  /// The same, where only the words of `allowed` apply here.
+  template <class E>
+  E getWord(const std::string &key, std::initializer_list<E> allowed,
+            std::optional<E> dflt = std::nullopt) const {
+    std::vector<std::string_view> words;
+    for (E e : allowed)
+      words.push_back(runtime::enumName(e));
+    std::string word = getEnum(key, words,
+                               dflt ? std::optional<std::string>(runtime::enumString(*dflt))
+                                    : std::nullopt);
+    return *runtime::parseEnum<E>(word);
+  }
   /// An identifier ([A-Za-z_][A-Za-z0-9_]*, at most 128 characters).
   std::string getIdentifier(const std::string &key) const;
   int64_t getInt(const std::string &key, int64_t min, int64_t max,

@@ -30,8 +30,14 @@ EnumT symbolizeOrDie(std::optional<EnumT> value) {
   return *value;
 }
 
+/// The dialect's enumerator spelled like the plan's `word` (the dialect's
+/// enums keep the plan's spellings; EnumSpellingsTest checks that).
+template <typename DialectE, typename PlanE> DialectE sameWord(PlanE word) {
+  return symbolizeOrDie(symbolizeEnum<DialectE>(llvm::StringRef(runtime::enumName(word))));
+}
+
 InitializerAttr toAttr(MLIRContext *ctx, const Initializer &init) {
-  return InitializerAttr::get(ctx, symbolizeOrDie(symbolizeInitKind(init.kind)),
+  return InitializerAttr::get(ctx, sameWord<InitKind>(init.kind),
                               Real{init.value}, Real{init.low},
                               Real{init.high}, Real{init.mean}, Real{init.std},
                               Real{init.gain});
@@ -39,19 +45,27 @@ InitializerAttr toAttr(MLIRContext *ctx, const Initializer &init) {
 
 OptimizerAttr toAttr(MLIRContext *ctx, const OptimizerConfig &opt) {
   return OptimizerAttr::get(
-      ctx, symbolizeOrDie(symbolizeOptimizerKind(opt.kind)), Real{opt.lr},
+      ctx, sameWord<OptimizerKind>(opt.kind), Real{opt.lr},
       Real{opt.momentum}, Real{opt.beta1}, Real{opt.beta2}, Real{opt.eps},
       Real{opt.weightDecay},
-      symbolizeOrDie(symbolizeWeightDecayMode(opt.weightDecayMode)),
+      sameWord<WeightDecayMode>(opt.weightDecayMode),
       Real{opt.initialAccumulator});
 }
 
-StorageType toStorage(const std::string &dtype) {
-  if (dtype == "int8")
+StorageType toStorage(runtime::Storage dtype) {
+  switch (dtype) {
+  case runtime::Storage::F32:
+    return StorageType::f32;
+  case runtime::Storage::F16:
+    return StorageType::f16;
+  case runtime::Storage::BF16:
+    return StorageType::bf16;
+  case runtime::Storage::Int8:
     return StorageType::int8_rowwise;
-  if (dtype == "int4")
+  case runtime::Storage::Int4:
     return StorageType::int4_rowwise;
-  return symbolizeOrDie(symbolizeStorageType(dtype));
+  }
+  llvm_unreachable("a storage the dialect lacks");
 }
 
 class Importer {
@@ -95,9 +109,9 @@ private:
     const Training &t = model_.training;
     return TrainingAttr::get(
         ctx_, batch(), toAttr(ctx_, model_.denseOptimizer),
-        symbolizeOrDie(symbolizePrecision(t.precision)), Real{t.gradClipNorm},
+        sameWord<Precision>(t.precision), Real{t.gradClipNorm},
         t.gradAccumulation, t.warmupSteps,
-        symbolizeOrDie(symbolizeLrSchedule(t.lrSchedule)), t.decaySteps,
+        sameWord<LrSchedule>(t.lrSchedule), t.decaySteps,
         t.seed, symbolizeOrDie(symbolizeEmbeddingUpdates(t.embeddingUpdates)));
   }
 
@@ -144,7 +158,7 @@ private:
       }
       if (role == "label")
         a.push_back(builder_.getNamedAttr(kLabelKindArgAttrName,
-                                          builder_.getStringAttr(f.labelKind)));
+                                          builder_.getStringAttr(runtime::enumName(f.labelKind))));
       if (role == "negatives")
         a.push_back(builder_.getNamedAttr(kPowerArgAttrName,
                                           builder_.getF64FloatAttr(f.power)));
@@ -202,7 +216,7 @@ private:
     Value target = valueOf(loss.label);
     Value lossValue = LossOp::create(
         builder_, locOf("/loss"), lossType,
-        symbolizeOrDie(symbolizeLossKind(loss.type)), input, target);
+        sameWord<LossKind>(loss.type), input, target);
     func::ReturnOp::create(builder_, locOf("/loss"),
                            ValueRange{lossValue, input});
   }
@@ -232,7 +246,7 @@ private:
       v = LookupOp::create(
           builder_, loc, f32Tensor({batch(), t->dim}), t->name, ids,
           body_->getArgument(arg + 1), weights,
-          symbolizeOrDie(symbolizePooling(f->pooling)));
+          sameWord<Pooling>(f->pooling));
       break;
     }
     case FeatureKind::Negatives: {
@@ -264,11 +278,11 @@ private:
     return GetOp::create(builder_, locOf(l.pointer), type, symbol);
   }
 
-  Value activate(Location loc, Value x, const std::string &activation) {
-    if (activation == "none")
+  Value activate(Location loc, Value x, runtime::Activation activation) {
+    if (activation == runtime::Activation::None)
       return x;
     return ActivationOp::create(builder_, loc,
-                                symbolizeOrDie(symbolizeActivation(activation)),
+                                sameWord<Activation>(activation),
                                 x);
   }
 
@@ -278,7 +292,7 @@ private:
     for (const std::string &name : l.inputs)
       in.push_back(valueOf(name));
     const std::string &t = l.type;
-    Initializer zeros{"zeros"};
+    Initializer zeros{runtime::InitKind::Zeros};
 
     if (t == "mlp" || t == "dense") {
       Value x = in[0];
@@ -315,7 +329,7 @@ private:
       Value x0 = in[0], xl = in[0];
       for (int64_t i = 0; i < l.numLayers; ++i) {
         std::string idx = std::to_string(i);
-        Value w = param(l, "w" + idx, {d, d}, Initializer{"xavier_uniform"});
+        Value w = param(l, "w" + idx, {d, d}, Initializer{runtime::InitKind::XavierUniform});
         Value b = param(l, "b" + idx, {d}, zeros);
         // No `linear` result: -emb-autodiff adds it for the gradient.
         xl = CrossOp::create(builder_, loc, x0.getType(), /*linear=*/Type(), x0, xl, w, b)

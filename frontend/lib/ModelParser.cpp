@@ -123,7 +123,8 @@ Initializer readInitializer(const JsonNode &node) {
   node.expectObject("an initializer",
                     {"kind", "value", "low", "high", "mean", "std", "gain"});
   Initializer init;
-  init.kind = runtime::enumString(node.getWord<runtime::InitKind>("kind"));
+  using Init = runtime::InitKind;
+  init.kind = node.getWord<Init>("kind");
   auto allowOnly = [&](std::initializer_list<const char *> fields) {
     for (const char *f : {"value", "low", "high", "mean", "std", "gain"}) {
       bool allowed = false;
@@ -131,15 +132,15 @@ Initializer readInitializer(const JsonNode &node) {
         allowed |= std::string(a) == f;
       if (!allowed && node.has(f))
         node.failAt(f, std::string("'") + f + "' does not apply to a '" +
-                           init.kind + "' initializer");
+                           runtime::enumString(init.kind) + "' initializer");
     }
   };
-  if (init.kind == "zeros") {
+  if (init.kind == Init::Zeros) {
     allowOnly({});
-  } else if (init.kind == "constant") {
+  } else if (init.kind == Init::Constant) {
     allowOnly({"value"});
     init.value = node.getDouble("value");
-  } else if (init.kind == "uniform") {
+  } else if (init.kind == Init::Uniform) {
     allowOnly({"low", "high"});
     init.low = node.getDouble("low");
     init.high = node.getDouble("high");
@@ -147,7 +148,7 @@ Initializer readInitializer(const JsonNode &node) {
       node.failAt("high", "uniform initializer needs low < high, got low = " +
                               formatNumber(init.low) +
                               ", high = " + formatNumber(init.high));
-  } else if (init.kind == "normal") {
+  } else if (init.kind == Init::Normal) {
     allowOnly({"mean", "std"});
     init.mean = node.getDouble("mean", 0.0);
     init.std = node.getDouble("std");
@@ -173,8 +174,8 @@ OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
   OptimizerConfig opt;
   using Kind = runtime::OptimizerKind;
   const Kind kind = node.getWord<Kind>("type");
-  opt.kind = runtime::enumString(kind);
-  const std::string &k = opt.kind;
+  opt.kind = kind;
+  const std::string k = runtime::enumString(kind);
   bool isAdagrad = kind == Kind::Adagrad || kind == Kind::RowwiseAdagrad;
   bool isAdam = kind == Kind::Adam || kind == Kind::AdamW || kind == Kind::Lamb;
   auto reject = [&](const char *field, bool applies) {
@@ -219,15 +220,15 @@ OptimizerConfig readOptimizer(const JsonNode &node, bool forEmbedding) {
       node.failAt("weight_decay",
                   "embedding weight decay needs 'weight_decay_mode': 'lazy' "
                   "(touched rows only) or 'global' (every row, every step)");
-    opt.weightDecayMode = runtime::enumString(
-        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Lazy)));
+    opt.weightDecayMode =
+        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Lazy));
   } else {
     if (kind == Kind::RowwiseAdagrad)
       node.failAt("type", "'" + k + "' is for embedding tables; use '" +
                               runtime::enumString(Kind::Adagrad) + "' for dense parameters");
-    opt.weightDecayMode = runtime::enumString(
-        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Global)));
-    if (opt.weightDecayMode != "global")
+    opt.weightDecayMode =
+        node.getWord("weight_decay_mode", std::optional(runtime::WeightDecayMode::Global));
+    if (opt.weightDecayMode != runtime::WeightDecayMode::Global)
       node.failAt("weight_decay_mode",
                   "dense parameters always decay globally; 'lazy' applies "
                   "only to embedding rows");
@@ -254,10 +255,10 @@ Feature readFeature(const JsonNode &node) {
     f.table = node.getIdentifier("table");
     f.vocab = node.getInt("vocab", 1, kMaxRows);
     f.hotness = node.getInt("hotness", 1, kMaxHotness, 1);
-    f.pooling = node.getEnum("pooling", {"sum", "mean", "max"}, "sum");
+    f.pooling = node.getWord("pooling", std::optional(runtime::Pooling::Sum));
     f.hash = node.getBool("hash", false);
     f.weighted = node.getBool("weighted", false);
-    if (f.weighted && f.pooling == "max")
+    if (f.weighted && f.pooling == runtime::Pooling::Max)
       node.failAt("weighted", "'max' pooling cannot be weighted (use 'sum' or "
                               "'mean' with per-id weights)");
   } else if (type == "negatives") {
@@ -273,7 +274,7 @@ Feature readFeature(const JsonNode &node) {
   } else {
     node.expectObject("a label feature", {"name", "type", "kind", "source"});
     f.kind = FeatureKind::Label;
-    f.labelKind = node.getEnum("kind", {"binary", "real", "class"}, "binary");
+    f.labelKind = node.getWord("kind", std::optional(runtime::LabelKind::Binary));
   }
   f.name = node.getIdentifier("name");
   // The data column the feature reads; by default the one named like it.
@@ -282,7 +283,7 @@ Feature readFeature(const JsonNode &node) {
 }
 
 Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
-                const std::string &defaultDtype) {
+                runtime::Storage defaultDtype) {
   node.expectObject("an embedding table", {"name", "rows", "dim", "dtype",
                                            "init", "optimizer", "sharding"});
   Table t;
@@ -295,9 +296,8 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                             std::to_string(t.rows) + " x " +
                             std::to_string(t.dim) +
                             " elements, more than the limit 2^40");
-  t.dtype =
-      node.getEnum("dtype", {"f32", "f16", "bf16", "int8", "int4"}, defaultDtype);
-  if (t.dtype == "int4" && t.dim % 2 != 0)
+  t.dtype = node.getWord("dtype", std::optional(defaultDtype));
+  if (t.dtype == runtime::Storage::Int4 && t.dim % 2 != 0)
     node.failAt(node.has("dtype") ? "dtype" : "dim",
                 "table '" + t.name + "' is stored as int4" +
                     (node.has("dtype") ? "" : " (plan.quantize)") +
@@ -305,14 +305,14 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                     std::to_string(t.dim) + " is odd; use an even dim or int8");
   if (node.has("init")) {
     t.init = readInitializer(node.child("init"));
-    const auto init = runtime::parseEnum<runtime::InitKind>(t.init.kind);
+    const runtime::InitKind init = t.init.kind;
     if (init == runtime::InitKind::XavierUniform || init == runtime::InitKind::XavierNormal)
       node.child("init").failAt(
           "kind", "Xavier initialisation is for dense weights; use 'uniform' "
                   "or 'normal' for embedding tables");
   } else {
     double bound = 1.0 / std::sqrt(double(t.rows));
-    t.init = Initializer{"uniform", 0, -bound, bound, 0, 0, 1};
+    t.init = Initializer{runtime::InitKind::Uniform, 0, -bound, bound, 0, 0, 1};
   }
   t.optimizer = node.has("optimizer")
                     ? readOptimizer(node.child("optimizer"), true)
@@ -322,9 +322,9 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
   return t;
 }
 
-std::string readActivation(const JsonNode &node, const std::string &key,
-                           const std::string &dflt) {
-  return node.getEnum(key, {"relu", "sigmoid", "tanh", "gelu", "none"}, dflt);
+runtime::Activation readActivation(const JsonNode &node, const std::string &key,
+                                   runtime::Activation dflt) {
+  return node.getWord(key, std::optional(dflt));
 }
 
 /// Reads `input` (one name) or `inputs` (a list), whichever the type takes.
@@ -352,7 +352,7 @@ Layer readLayer(const JsonNode &node) {
     if (int64_t(l.sizes.size()) > kMaxLayersPerBlock)
       node.failAt("sizes", "an mlp may have at most " +
                                std::to_string(kMaxLayersPerBlock) + " layers");
-    l.activation = readActivation(node, "activation", "relu");
+    l.activation = readActivation(node, "activation", runtime::Activation::Relu);
     l.finalActivation = readActivation(node, "final_activation", l.activation);
   } else if (t == "dense") {
     node.expectObject("a 'dense' layer", {"name", "type", "input", "size",
@@ -360,12 +360,13 @@ Layer readLayer(const JsonNode &node) {
     l.inputs = readInputs(node, false, 1);
     l.sizes = {node.getInt("size", 1, kMaxWidth)};
     l.activation = l.finalActivation =
-        readActivation(node, "activation", "none");
+        readActivation(node, "activation", runtime::Activation::None);
   } else if (t == "activation") {
     node.expectObject("an 'activation' layer",
                       {"name", "type", "input", "kind"});
     l.inputs = readInputs(node, false, 1);
-    l.activation = node.getEnum("kind", {"relu", "sigmoid", "tanh", "gelu"});
+    using A = runtime::Activation;
+    l.activation = node.getWord("kind", {A::Relu, A::Sigmoid, A::Tanh, A::Gelu});
   } else if (t == "concat") {
     node.expectObject("a 'concat' layer", {"name", "type", "inputs"});
     l.inputs = readInputs(node, true, 2);
@@ -394,7 +395,7 @@ Layer readLayer(const JsonNode &node) {
   if (t == "mlp" || t == "dense") {
     l.bias = node.getBool("bias", true);
     l.init = node.has("init") ? readInitializer(node.child("init"))
-                              : Initializer{runtime::enumString(runtime::InitKind::XavierUniform)};
+                              : Initializer{runtime::InitKind::XavierUniform};
   } else if (t == "add") {
     l.bias = node.getBool("bias", false);
   } else {
@@ -411,17 +412,16 @@ Training readTraining(const JsonNode &node) {
                                    "embedding_updates"});
   Training t;
   t.batchSize = node.getInt("batch_size", 1, kMaxBatch);
-  t.precision = node.getEnum("precision", {"fp32", "bf16", "fp16"}, "fp32");
+  t.precision = node.getWord("precision", std::optional(runtime::ComputeType::F32));
   t.gradClipNorm = node.getDouble("grad_clip_norm", 0.0);
   if (!(t.gradClipNorm >= 0))
     node.failAt("grad_clip_norm", "'grad_clip_norm' must be >= 0 (0 disables)");
   t.gradAccumulation = node.getInt("grad_accumulation", 1, 1 << 16, 1);
   t.warmupSteps = node.getInt("warmup_steps", 0, int64_t(1) << 40, 0);
-  t.lrSchedule =
-      node.getEnum("lr_schedule", {"constant", "linear", "cosine"}, "constant");
+  t.lrSchedule = node.getWord("lr_schedule", std::optional(runtime::LrSchedule::Constant));
   t.decaySteps = node.getInt("decay_steps", 0, int64_t(1) << 40, 0);
-  if (t.lrSchedule != "constant" && t.decaySteps == 0)
-    node.failAt("lr_schedule", "'lr_schedule' '" + t.lrSchedule +
+  if (t.lrSchedule != runtime::LrSchedule::Constant && t.decaySteps == 0)
+    node.failAt("lr_schedule", "'lr_schedule' '" + runtime::enumString(t.lrSchedule) +
                                    "' needs 'decay_steps' > 0");
   t.seed = node.getInt("seed", 0, INT64_MAX, 0);
   t.embeddingUpdates =
@@ -568,9 +568,12 @@ private:
   }
 
   void readTables() {
-    std::string dflt = model_.plan.quantize == "none" ? "f32"
-                       : model_.plan.quantize == "fp16" ? "f16"
-                                                        : model_.plan.quantize;
+    // plan.quantize names the model's precisions (fp16, not f16), and none.
+    using S = runtime::Storage;
+    const std::string &quantize = model_.plan.quantize;
+    const S dflt = quantize == "none"   ? S::F32
+                   : quantize == "fp16" ? S::F16
+                                        : *runtime::parseEnum<S>(quantize);
     JsonNode list = root_.child("embeddings");
     std::set<std::string> names;
     for (const JsonNode &item : list.elements("'embeddings'")) {
@@ -582,8 +585,9 @@ private:
       if (t.sharding == "column_wise")
         item.failAt("sharding", "sharding 'column_wise' of table '" + t.name +
                                     "' is not supported; use table_wise or row_wise");
-      if (t.sharding != "none" && t.dtype != "f32" && model_.plan.dataParallel > 1)
-        item.failAt("sharding", "table '" + t.name + "' is stored as " + t.dtype +
+      if (t.sharding != "none" && t.dtype != S::F32 && model_.plan.dataParallel > 1)
+        item.failAt("sharding", "table '" + t.name + "' is stored as " +
+                                    runtime::enumString(t.dtype) +
                                     ": sharded tables are trained in f32 (give it "
                                     "\"dtype\": \"f32\" or remove 'sharding')");
       model_.tables.push_back(std::move(t));
@@ -748,9 +752,10 @@ private:
     if (!node.json().is_object())
       node.fail("'loss' must be an object, got " + describeType(node.json()));
     Loss &loss = model_.loss;
-    loss.type = node.getEnum(
-        "type", {"bce_with_logits", "mse", "softmax_ce", "neg_sampling"});
-    if (loss.type == "neg_sampling") {
+    using L = runtime::LossKind;
+    loss.type = node.getWord<L>("type");
+    const std::string type = runtime::enumString(loss.type);
+    if (loss.type == L::NegSampling) {
       node.expectObject("a 'neg_sampling' loss",
                         {"type", "positive", "negative"});
       loss.input = node.getIdentifier("positive");
@@ -768,23 +773,24 @@ private:
                                            "loss takes no label");
       return;
     }
-    node.expectObject("a '" + loss.type + "' loss", {"type", "input", "label"});
+    node.expectObject("a '" + type + "' loss", {"type", "input", "label"});
     loss.input = node.getIdentifier("input");
     loss.label = node.getIdentifier("label");
     ValueShape in = lossOperand(node, "input", loss.input);
     const Feature *label = model_.findFeature(loss.label);
     if (!label || label->kind != FeatureKind::Label)
       node.failAt("label", "'" + loss.label + "' is not a label feature");
-    std::string wantKind = loss.type == "bce_with_logits" ? "binary"
-                           : loss.type == "mse"           ? "real"
-                                                          : "class";
+    using K = runtime::LabelKind;
+    const K wantKind = loss.type == L::BceWithLogits ? K::Binary
+                       : loss.type == L::Mse         ? K::Real
+                                                     : K::Class;
     if (label->labelKind != wantKind)
-      node.failAt("label", "a '" + loss.type + "' loss needs a '" + wantKind +
+      node.failAt("label", "a '" + type + "' loss needs a '" + runtime::enumString(wantKind) +
                                "' label; '" + loss.label + "' is '" +
-                               label->labelKind + "'");
-    if (loss.type == "softmax_ce" ? in.width < 2 : in.width != 1)
-      node.failAt("input", "a '" + loss.type + "' loss needs " +
-                               (loss.type == "softmax_ce"
+                               runtime::enumString(label->labelKind) + "'");
+    if (loss.type == L::SoftmaxCe ? in.width < 2 : in.width != 1)
+      node.failAt("input", "a '" + type + "' loss needs " +
+                               (loss.type == L::SoftmaxCe
                                     ? std::string("B x C logits with C >= 2")
                                     : std::string("a B x 1 input")) +
                                "; '" + loss.input + "' has width " +

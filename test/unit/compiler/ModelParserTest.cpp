@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace embc::frontend;
+namespace runtime = embc::runtime;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -179,10 +180,10 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(bottom.pointer, "/layers/0");
   EXPECT_EQ(bottom.inputs, std::vector<std::string>{"dense"});
   EXPECT_EQ(bottom.sizes, (std::vector<int64_t>{64, 16}));
-  EXPECT_EQ(bottom.activation, "relu");
-  EXPECT_EQ(bottom.finalActivation, "relu");
+  EXPECT_EQ(bottom.activation, runtime::Activation::Relu);
+  EXPECT_EQ(bottom.finalActivation, runtime::Activation::Relu);
   EXPECT_TRUE(bottom.bias);
-  EXPECT_EQ(bottom.init.kind, "xavier_uniform");
+  EXPECT_EQ(bottom.init.kind, runtime::InitKind::XavierUniform);
   EXPECT_EQ(bottom.init.gain, 1.0);
   EXPECT_EQ(bottom.width, 16);
 
@@ -198,8 +199,8 @@ TEST(ModelParserExamples, DlrmSmall) {
 
   const Layer &top = m->layers[2];
   EXPECT_EQ(top.sizes, (std::vector<int64_t>{64, 32, 1}));
-  EXPECT_EQ(top.activation, "relu");
-  EXPECT_EQ(top.finalActivation, "none");
+  EXPECT_EQ(top.activation, runtime::Activation::Relu);
+  EXPECT_EQ(top.finalActivation, runtime::Activation::None);
   EXPECT_EQ(top.width, 1);
 
   const Feature *c1 = m->findFeature("C1");
@@ -211,11 +212,11 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_TRUE(c1->hash);
   EXPECT_FALSE(c1->weighted);
   EXPECT_EQ(c1->hotness, 1);
-  EXPECT_EQ(c1->pooling, "sum");
+  EXPECT_EQ(c1->pooling, runtime::Pooling::Sum);
   const Feature *label = m->findFeature("label");
   ASSERT_NE(label, nullptr);
   EXPECT_EQ(label->kind, FeatureKind::Label);
-  EXPECT_EQ(label->labelKind, "binary");
+  EXPECT_EQ(label->labelKind, runtime::LabelKind::Binary);
 
   // Default table init: uniform in +-1/sqrt(rows), as DLRM does.
   const Table *t = m->findTable("t_C7");
@@ -223,40 +224,40 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(t->pointer, "/embeddings/6");
   EXPECT_EQ(t->rows, 10000);
   EXPECT_EQ(t->dim, 16);
-  EXPECT_EQ(t->dtype, "f32");
+  EXPECT_EQ(t->dtype, runtime::Storage::F32);
   EXPECT_EQ(t->sharding, "none");
-  EXPECT_EQ(t->init.kind, "uniform");
+  EXPECT_EQ(t->init.kind, runtime::InitKind::Uniform);
   EXPECT_DOUBLE_EQ(t->init.low, -0.01);
   EXPECT_DOUBLE_EQ(t->init.high, 0.01);
   EXPECT_EQ(t->init.high, 1.0 / std::sqrt(10000.0));
   // A table without its own optimizer takes the model's embedding optimizer.
-  EXPECT_EQ(t->optimizer.kind, "rowwise_adagrad");
+  EXPECT_EQ(t->optimizer.kind, runtime::OptimizerKind::RowwiseAdagrad);
   EXPECT_EQ(t->optimizer.lr, 0.1);
   EXPECT_EQ(t->optimizer.eps, 1e-8);
   EXPECT_EQ(t->optimizer.initialAccumulator, 0.0);
   EXPECT_EQ(t->optimizer.weightDecay, 0.0);
-  EXPECT_EQ(t->optimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(t->optimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
 
-  EXPECT_EQ(m->denseOptimizer.kind, "adam");
+  EXPECT_EQ(m->denseOptimizer.kind, runtime::OptimizerKind::Adam);
   EXPECT_EQ(m->denseOptimizer.lr, 0.001);
   EXPECT_EQ(m->denseOptimizer.momentum, 0.0);
   EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
-  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
-  EXPECT_EQ(m->embeddingOptimizer.kind, "rowwise_adagrad");
-  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, runtime::WeightDecayMode::Global);
+  EXPECT_EQ(m->embeddingOptimizer.kind, runtime::OptimizerKind::RowwiseAdagrad);
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
 
-  EXPECT_EQ(m->loss.type, "bce_with_logits");
+  EXPECT_EQ(m->loss.type, runtime::LossKind::BceWithLogits);
   EXPECT_EQ(m->loss.input, "top");
   EXPECT_EQ(m->loss.label, "label");
 
   EXPECT_EQ(m->training.batchSize, 2048);
   EXPECT_EQ(m->training.seed, 42);
-  EXPECT_EQ(m->training.precision, "fp32");
+  EXPECT_EQ(m->training.precision, runtime::ComputeType::F32);
   EXPECT_EQ(m->training.gradClipNorm, 0.0);
   EXPECT_EQ(m->training.gradAccumulation, 1);
   EXPECT_EQ(m->training.warmupSteps, 0);
   EXPECT_EQ(m->training.decaySteps, 0);
-  EXPECT_EQ(m->training.lrSchedule, "constant");
+  EXPECT_EQ(m->training.lrSchedule, runtime::LrSchedule::Constant);
 
   // No "plan": every knob at its default.
   EXPECT_EQ(m->plan.memoryBudget, 0);
@@ -295,16 +296,16 @@ TEST(ModelParserExamples, DlrmMlperf) {
   ASSERT_NE(c1, nullptr);
   EXPECT_EQ(c1->rows, 39884406);
   EXPECT_EQ(c1->dim, 128);
-  EXPECT_EQ(c1->init.kind, "uniform");
+  EXPECT_EQ(c1->init.kind, runtime::InitKind::Uniform);
   EXPECT_DOUBLE_EQ(c1->init.high, 1.0 / std::sqrt(39884406.0));
   EXPECT_DOUBLE_EQ(c1->init.low, -1.0 / std::sqrt(39884406.0));
   const Table *c6 = m->findTable("t_C6");
   ASSERT_NE(c6, nullptr);
   EXPECT_EQ(c6->rows, 3);
   EXPECT_DOUBLE_EQ(c6->init.high, 0.57735026918962573);
-  EXPECT_EQ(c6->optimizer.kind, "rowwise_adagrad");
+  EXPECT_EQ(c6->optimizer.kind, runtime::OptimizerKind::RowwiseAdagrad);
   EXPECT_EQ(c6->optimizer.lr, 0.05);
-  EXPECT_EQ(c6->optimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(c6->optimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
 
   const Feature *f = m->findFeature("C10");
   ASSERT_NE(f, nullptr);
@@ -331,18 +332,18 @@ TEST(ModelParserExamples, Dcn) {
   const Layer *logit = m->findLayer("logit");
   EXPECT_EQ(logit->type, "dense");
   EXPECT_EQ(logit->sizes, std::vector<int64_t>{1});
-  EXPECT_EQ(logit->activation, "none");
-  EXPECT_EQ(logit->finalActivation, "none");
+  EXPECT_EQ(logit->activation, runtime::Activation::None);
+  EXPECT_EQ(logit->finalActivation, runtime::Activation::None);
   EXPECT_TRUE(logit->bias);
   EXPECT_EQ(logit->width, 1);
 
-  EXPECT_EQ(m->denseOptimizer.kind, "adam");
+  EXPECT_EQ(m->denseOptimizer.kind, runtime::OptimizerKind::Adam);
   EXPECT_EQ(m->denseOptimizer.lr, 0.001);
   EXPECT_EQ(m->denseOptimizer.beta1, 0.9);
   EXPECT_EQ(m->denseOptimizer.beta2, 0.999);
   EXPECT_EQ(m->denseOptimizer.eps, 1e-8);
   EXPECT_EQ(m->denseOptimizer.weightDecay, 0.0);
-  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, runtime::WeightDecayMode::Global);
 }
 
 TEST(ModelParserExamples, WideDeep) {
@@ -364,13 +365,13 @@ TEST(ModelParserExamples, WideDeep) {
   // Per-table optimizer override versus the inherited embedding optimizer.
   const Table *w1 = m->findTable("t_W1");
   EXPECT_EQ(w1->dim, 1);
-  EXPECT_EQ(w1->init.kind, "zeros");
-  EXPECT_EQ(w1->optimizer.kind, "sgd");
+  EXPECT_EQ(w1->init.kind, runtime::InitKind::Zeros);
+  EXPECT_EQ(w1->optimizer.kind, runtime::OptimizerKind::Sgd);
   EXPECT_EQ(w1->optimizer.lr, 0.05);
   EXPECT_EQ(w1->optimizer.momentum, 0.0);
-  EXPECT_EQ(w1->optimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(w1->optimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
   const Table *c1 = m->findTable("t_C1");
-  EXPECT_EQ(c1->optimizer.kind, "adagrad");
+  EXPECT_EQ(c1->optimizer.kind, runtime::OptimizerKind::Adagrad);
   EXPECT_EQ(c1->optimizer.lr, 0.05);
 }
 
@@ -386,10 +387,10 @@ TEST(ModelParserExamples, TwoTower) {
   EXPECT_EQ(m->findLayer("score")->width, 1);
   const Feature *hist = m->findFeature("user_hist");
   EXPECT_EQ(hist->hotness, 20);
-  EXPECT_EQ(hist->pooling, "mean");
+  EXPECT_EQ(hist->pooling, runtime::Pooling::Mean);
   EXPECT_EQ(hist->table, "items");
   EXPECT_EQ(m->findFeature("item_id")->table, "items");
-  EXPECT_EQ(m->embeddingOptimizer.kind, "rowwise_adagrad");
+  EXPECT_EQ(m->embeddingOptimizer.kind, runtime::OptimizerKind::RowwiseAdagrad);
 }
 
 TEST(ModelParserExamples, MfMovielens) {
@@ -400,18 +401,18 @@ TEST(ModelParserExamples, MfMovielens) {
   EXPECT_EQ(m->findLayer("affinity")->width, 1);
   EXPECT_EQ(m->findLayer("prediction")->width, 1);
   EXPECT_TRUE(m->findLayer("prediction")->bias);
-  EXPECT_EQ(m->embeddingOptimizer.kind, "sgd");
+  EXPECT_EQ(m->embeddingOptimizer.kind, runtime::OptimizerKind::Sgd);
   EXPECT_EQ(m->embeddingOptimizer.lr, 1.0);
   EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.0005);
-  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
   EXPECT_EQ(m->findTable("users")->optimizer.weightDecay, 0.0005);
   const Table *users = m->findTable("users");
-  EXPECT_EQ(users->init.kind, "normal");
+  EXPECT_EQ(users->init.kind, runtime::InitKind::Normal);
   EXPECT_EQ(users->init.mean, 0.0);
   EXPECT_EQ(users->init.std, 0.01);
-  EXPECT_EQ(m->findTable("user_bias")->init.kind, "zeros");
-  EXPECT_EQ(m->loss.type, "mse");
-  EXPECT_EQ(m->findFeature("rating")->labelKind, "real");
+  EXPECT_EQ(m->findTable("user_bias")->init.kind, runtime::InitKind::Zeros);
+  EXPECT_EQ(m->loss.type, runtime::LossKind::Mse);
+  EXPECT_EQ(m->findFeature("rating")->labelKind, runtime::LabelKind::Real);
 }
 
 TEST(ModelParserExamples, Skipgram) {
@@ -428,11 +429,11 @@ TEST(ModelParserExamples, Skipgram) {
   EXPECT_EQ(neg->table, "out_vectors");
   EXPECT_EQ(m->shapeOf("negatives").width, 100);
   EXPECT_EQ(m->shapeOf("negatives").count, 5);
-  EXPECT_EQ(m->loss.type, "neg_sampling");
+  EXPECT_EQ(m->loss.type, runtime::LossKind::NegSampling);
   EXPECT_EQ(m->loss.input, "pos");
   EXPECT_EQ(m->loss.label, "neg");
   const Table *in = m->findTable("in_vectors");
-  EXPECT_EQ(in->init.kind, "uniform");
+  EXPECT_EQ(in->init.kind, runtime::InitKind::Uniform);
   EXPECT_EQ(in->init.low, -0.005);
   EXPECT_EQ(in->init.high, 0.005);
 }
@@ -472,10 +473,10 @@ TEST(ModelParser, LayersAreOrderedInputsFirst) {
   EXPECT_EQ(m->findLayer("out")->pointer, "/layers/0");
   EXPECT_EQ(m->findLayer("b")->width, 8);
   EXPECT_EQ(m->findLayer("b")->numLayers, 1);
-  EXPECT_EQ(m->findLayer("c")->activation, "tanh");
+  EXPECT_EQ(m->findLayer("c")->activation, runtime::Activation::Tanh);
   EXPECT_EQ(m->findLayer("c")->width, 8);
-  EXPECT_EQ(m->findLayer("out")->activation, "none");
-  EXPECT_EQ(m->findLayer("out")->init.kind, "xavier_uniform");
+  EXPECT_EQ(m->findLayer("out")->activation, runtime::Activation::None);
+  EXPECT_EQ(m->findLayer("out")->init.kind, runtime::InitKind::XavierUniform);
 }
 
 TEST(ModelParser, DotInteractionWidthVariants) {
@@ -512,10 +513,10 @@ TEST(ModelParser, SparseFeatureDefaultsAndOverrides) {
   ASSERT_TRUE(m);
   const Feature *ids = m->findFeature("ids");
   EXPECT_EQ(ids->hotness, 1);
-  EXPECT_EQ(ids->pooling, "sum");
+  EXPECT_EQ(ids->pooling, runtime::Pooling::Sum);
   EXPECT_FALSE(ids->hash);
   EXPECT_FALSE(ids->weighted);
-  EXPECT_EQ(m->findFeature("y")->labelKind, "binary");
+  EXPECT_EQ(m->findFeature("y")->labelKind, runtime::LabelKind::Binary);
 
   j["features"][1]["hotness"] = 4096;
   j["features"][1]["pooling"] = "mean";
@@ -526,7 +527,7 @@ TEST(ModelParser, SparseFeatureDefaultsAndOverrides) {
   ASSERT_TRUE(m);
   ids = m->findFeature("ids");
   EXPECT_EQ(ids->hotness, 4096);
-  EXPECT_EQ(ids->pooling, "mean");
+  EXPECT_EQ(ids->pooling, runtime::Pooling::Mean);
   EXPECT_TRUE(ids->weighted);
   EXPECT_TRUE(ids->hash);
   EXPECT_EQ(ids->vocab, int64_t(1) << 40);
@@ -540,21 +541,21 @@ TEST(ModelParser, OptimizerDefaults) {
   std::optional<Model> m = parseOk(j.dump());
   ASSERT_TRUE(m);
   const OptimizerConfig &d = m->denseOptimizer;
-  EXPECT_EQ(d.kind, "lamb");
+  EXPECT_EQ(d.kind, runtime::OptimizerKind::Lamb);
   EXPECT_EQ(d.lr, 0.001);
   EXPECT_EQ(d.beta1, 0.9);
   EXPECT_EQ(d.beta2, 0.999);
   EXPECT_EQ(d.eps, 1e-8);
   EXPECT_EQ(d.weightDecay, 0.0);
-  EXPECT_EQ(d.weightDecayMode, "global");
+  EXPECT_EQ(d.weightDecayMode, runtime::WeightDecayMode::Global);
   const OptimizerConfig &e = m->embeddingOptimizer;
-  EXPECT_EQ(e.kind, "rowwise_adagrad");
+  EXPECT_EQ(e.kind, runtime::OptimizerKind::RowwiseAdagrad);
   EXPECT_EQ(e.lr, 0.01);
   EXPECT_EQ(e.eps, 1e-8);
   EXPECT_EQ(e.initialAccumulator, 0.0);
   EXPECT_EQ(e.weightDecay, 0.0);
-  EXPECT_EQ(e.weightDecayMode, "lazy");
-  EXPECT_EQ(m->findTable("t")->optimizer.kind, "rowwise_adagrad");
+  EXPECT_EQ(e.weightDecayMode, runtime::WeightDecayMode::Lazy);
+  EXPECT_EQ(m->findTable("t")->optimizer.kind, runtime::OptimizerKind::RowwiseAdagrad);
 
   j["optimizer"]["dense"] = Json::parse(
       R"({"type": "adamw", "lr": 0.001, "beta1": 0.5, "beta2": 0.75,
@@ -568,11 +569,11 @@ TEST(ModelParser, OptimizerDefaults) {
   EXPECT_EQ(m->denseOptimizer.beta2, 0.75);
   EXPECT_EQ(m->denseOptimizer.eps, 1e-6);
   EXPECT_EQ(m->denseOptimizer.weightDecay, 0.01);
-  EXPECT_EQ(m->denseOptimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->denseOptimizer.weightDecayMode, runtime::WeightDecayMode::Global);
   EXPECT_EQ(m->embeddingOptimizer.momentum, 0.9);
   EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.25);
-  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "global");
-  EXPECT_EQ(m->findTable("t")->optimizer.weightDecayMode, "global");
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, runtime::WeightDecayMode::Global);
+  EXPECT_EQ(m->findTable("t")->optimizer.weightDecayMode, runtime::WeightDecayMode::Global);
 }
 
 TEST(ModelParser, WeightDecayModeRules) {
@@ -586,7 +587,7 @@ TEST(ModelParser, WeightDecayModeRules) {
   std::optional<Model> m = parseOk(j.dump());
   ASSERT_TRUE(m);
   EXPECT_EQ(m->embeddingOptimizer.weightDecay, 0.1);
-  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, "lazy");
+  EXPECT_EQ(m->embeddingOptimizer.weightDecayMode, runtime::WeightDecayMode::Lazy);
 
   expectModelError(
       [&](Json &j) { j["optimizer"]["dense"]["weight_decay_mode"] = "lazy"; },
@@ -640,7 +641,7 @@ TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
   std::optional<Model> m = parseOk(j.dump());
   ASSERT_TRUE(m);
   const Table *t = m->findTable("t");
-  EXPECT_EQ(t->init.kind, "uniform");
+  EXPECT_EQ(t->init.kind, runtime::InitKind::Uniform);
   EXPECT_DOUBLE_EQ(t->init.high, 0.002);
   EXPECT_DOUBLE_EQ(t->init.low, -0.002);
 
@@ -648,7 +649,7 @@ TEST(ModelParser, TableInitDefaultBoundIsOneOverSqrtRows) {
   m = parseOk(j.dump());
   ASSERT_TRUE(m);
   t = m->findTable("t");
-  EXPECT_EQ(t->init.kind, "normal");
+  EXPECT_EQ(t->init.kind, runtime::InitKind::Normal);
   EXPECT_EQ(t->init.mean, 0.0);
   EXPECT_EQ(t->init.std, 0.5);
 
@@ -670,18 +671,18 @@ TEST(ModelParser, TableDtypeFollowsPlanQuantize) {
   std::optional<Model> m = parseOk(j.dump());
   ASSERT_TRUE(m);
   EXPECT_EQ(m->plan.quantize, "fp16");
-  EXPECT_EQ(m->findTable("t")->dtype, "f16");
+  EXPECT_EQ(m->findTable("t")->dtype, runtime::Storage::F16);
 
   j["plan"]["quantize"] = "int8";
   j["embeddings"][0]["dtype"] = "bf16"; // the table's own dtype wins
   m = parseOk(j.dump());
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->findTable("t")->dtype, "bf16");
+  EXPECT_EQ(m->findTable("t")->dtype, runtime::Storage::BF16);
 
   j["embeddings"][0].erase("dtype");
   m = parseOk(j.dump());
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->findTable("t")->dtype, "int8");
+  EXPECT_EQ(m->findTable("t")->dtype, runtime::Storage::Int8);
 
   j["plan"]["quantize"] = "auto";
   ModelError e = parseError(j.dump());
@@ -698,11 +699,11 @@ TEST(ModelParser, TrainingAndPlanKnobs) {
   std::optional<Model> m = parseOk(j.dump());
   ASSERT_TRUE(m);
   EXPECT_EQ(m->training.batchSize, 4096);
-  EXPECT_EQ(m->training.precision, "bf16");
+  EXPECT_EQ(m->training.precision, runtime::ComputeType::BF16);
   EXPECT_EQ(m->training.gradClipNorm, 1.5);
   EXPECT_EQ(m->training.gradAccumulation, 4);
   EXPECT_EQ(m->training.warmupSteps, 100);
-  EXPECT_EQ(m->training.lrSchedule, "cosine");
+  EXPECT_EQ(m->training.lrSchedule, runtime::LrSchedule::Cosine);
   EXPECT_EQ(m->training.decaySteps, 1000);
   EXPECT_EQ(m->training.seed, 7);
   EXPECT_EQ(m->plan.remat, "all");

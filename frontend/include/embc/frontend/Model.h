@@ -1,14 +1,18 @@
 //===- Model.h - a checked model file, as plain C++ ------------*- C++ -*-===//
 //
 // The result of reading model.json: every field resolved to its default,
-// every reference resolved and every width computed. Nothing here depends on
-// MLIR, so the parser can be fuzzed and unit-tested on its own; the importer
+// every reference resolved and every width computed. Closed sets of words
+// are the plan's enums (runtime/include/embc/runtime/plan/Enums.h), which
+// spell them once for the model file, the IR and the plan. Nothing here
+// depends on MLIR, so the parser can be fuzzed and unit-tested on its own; the importer
 // turns a Model into emb IR.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef EMBC_FRONTEND_MODEL_H
 #define EMBC_FRONTEND_MODEL_H
+
+#include "embc/runtime/plan/Enums.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,15 +26,15 @@ namespace embc::frontend {
 inline constexpr std::string_view kModelFormat = "embc.model/v1";
 
 struct Initializer {
-  std::string kind; ///< zeros, constant, uniform, normal, xavier_uniform, xavier_normal
+  runtime::InitKind kind = runtime::InitKind::Zeros;
   double value = 0, low = 0, high = 0, mean = 0, std = 0, gain = 1;
 };
 
 struct OptimizerConfig {
-  std::string kind; ///< sgd, adagrad, rowwise_adagrad, adam, adamw, lamb
+  runtime::OptimizerKind kind = runtime::OptimizerKind::Sgd;
   double lr = 0.01, momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0, initialAccumulator = 0;
-  std::string weightDecayMode = "lazy"; ///< lazy or global
+  runtime::WeightDecayMode weightDecayMode = runtime::WeightDecayMode::Lazy;
 };
 
 enum class FeatureKind { Dense, Sparse, Negatives, Label };
@@ -44,18 +48,18 @@ struct Feature {
   std::string table;      ///< sparse, negatives
   int64_t vocab = 0;      ///< sparse: raw id range
   int64_t hotness = 1;    ///< sparse: max ids per example
-  std::string pooling = "sum";
+  runtime::Pooling pooling = runtime::Pooling::Sum;
   bool hash = false, weighted = false;
   int64_t count = 0;      ///< negatives per example
   double power = 0.75;    ///< negatives: unigram exponent
-  std::string labelKind = "binary"; ///< label: binary, real, class
+  runtime::LabelKind labelKind = runtime::LabelKind::Binary; ///< label
 };
 
 struct Table {
   std::string name;
   std::string pointer;
   int64_t rows = 0, dim = 0;
-  std::string dtype = "f32"; ///< f32, f16, bf16, int8, int4 (after plan.quantize)
+  runtime::Storage dtype = runtime::Storage::F32; ///< after plan.quantize
   Initializer init;
   OptimizerConfig optimizer; ///< the override, or the model's embedding optimizer
   std::string sharding = "none";
@@ -67,7 +71,8 @@ struct Layer {
   std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add
   std::vector<std::string> inputs;
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
-  std::string activation = "none", finalActivation = "none";
+  runtime::Activation activation = runtime::Activation::None;
+  runtime::Activation finalActivation = runtime::Activation::None;
   bool bias = true;
   Initializer init;              ///< weight initialiser (mlp, dense)
   bool selfInteraction = false, keepFirst = true;
@@ -77,16 +82,16 @@ struct Layer {
 };
 
 struct Loss {
-  std::string type; ///< bce_with_logits, mse, softmax_ce, neg_sampling
+  runtime::LossKind type = runtime::LossKind::BceWithLogits;
   std::string input, label; ///< neg_sampling: positive, negative
 };
 
 struct Training {
   int64_t batchSize = 0;
-  std::string precision = "fp32";
+  runtime::ComputeType precision = runtime::ComputeType::F32;
   double gradClipNorm = 0;
   int64_t gradAccumulation = 1, warmupSteps = 0, decaySteps = 0, seed = 0;
-  std::string lrSchedule = "constant";
+  runtime::LrSchedule lrSchedule = runtime::LrSchedule::Constant;
   std::string embeddingUpdates = "batch"; ///< batch, per_example, hogwild
 };
 
