@@ -61,7 +61,7 @@ static FailureOr<rt::Kernel> lowerFusedLookup(FusedOp fused, PlanEmitter &e) {
     k.inputs.push_back(e.buffer(lookup.getOffsets()));
     if (lookup.getWeights())
       k.inputs.push_back(e.buffer(lookup.getWeights()));
-    FailureOr<int32_t> y = e.activation(lookup, lookup.getResult(), "lookup");
+    FailureOr<int32_t> y = e.activation(lookup, lookup.getResult(), lookup->getName().stripDialect());
     if (failed(y))
       return failure();
     k.outputs.push_back(*y);
@@ -78,7 +78,8 @@ static FailureOr<rt::Kernel> lowerDenseAct(FusedOp fused, PlanEmitter &e) {
   auto act = firstOf<ActivationOp>(fused);
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::DenseAct);
-  k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str() : "none";
+  k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str()
+                        : rt::enumString(rt::Activation::None);
   k.attrs["bias"] = bool(dense.getBias());
   for (Value v : dense->getOperands())
     k.inputs.push_back(e.buffer(v));
@@ -98,7 +99,8 @@ static FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused, PlanEmitter &e) {
     (acc.getGrad() == weight.getResult() ? accW : accB) = acc;
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::DenseActGrad);
-  k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str() : "none";
+  k.attrs["kind"] = act ? stringifyActivation(act.getKind()).str()
+                        : rt::enumString(rt::Activation::None);
   k.attrs["from_output"] = act && act.getFromOutput();
   k.attrs["bias"] = bool(bias);
   k.attrs["input_grad"] = bool(input);
@@ -117,7 +119,7 @@ static FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused, PlanEmitter &e) {
   if (bias)
     k.outputs.push_back(e.plan().params[*e.param(accB.getParam())].grad);
   if (input) {
-    FailureOr<int32_t> dx = e.activation(input, input.getResult(), "dense_grad_input");
+    FailureOr<int32_t> dx = e.activation(input, input.getResult(), input->getName().stripDialect());
     if (failed(dx))
       return failure();
     k.outputs.push_back(*dx);
@@ -146,14 +148,14 @@ static FailureOr<rt::Kernel> lowerElementwise(FusedOp fused, PlanEmitter &e) {
       args.push_back(refOf.lookup(v));
     step["args"] = args;
     if (auto add = dyn_cast<AddOp>(op)) {
-      step["op"] = "add";
+      step["op"] = rt::enumString(rt::ElementwiseOp::Add);
       step["bias"] = bool(add.getBias());
     } else if (auto act = dyn_cast<ActivationOp>(op)) {
-      step["op"] = "activation";
+      step["op"] = rt::enumString(rt::ElementwiseOp::Activation);
       step["kind"] = stringifyActivation(act.getKind()).str();
     } else {
       auto grad = cast<ActivationGradOp>(op);
-      step["op"] = "activation_grad";
+      step["op"] = rt::enumString(rt::ElementwiseOp::ActivationGrad);
       step["kind"] = stringifyActivation(grad.getKind()).str();
       step["from_output"] = bool(grad.getFromOutput());
     }
@@ -243,10 +245,10 @@ static FailureOr<rt::Kernel> lowerInteractionConcatGrad(FusedOp fused, PlanEmitt
     return success();
   };
   for (Value v : dx)
-    if (failed(output(v, "interaction_grad")))
+    if (failed(output(v, grad->getName().stripDialect())))
       return failure();
   for (SliceOp copy : unmerged)
-    if (failed(output(copy.getResult(), "slice")))
+    if (failed(output(copy.getResult(), copy->getName().stripDialect())))
       return failure();
   k.attrs["self"] = bool(grad.getSelf());
   k.attrs["copies"] = int64_t(copies.size());
@@ -270,7 +272,7 @@ static FailureOr<rt::Kernel> lowerEmbeddingUpdate(FusedOp fused, PlanEmitter &e)
                              {"rows", table.rows}};
     auto grad = acc.getValues().getDefiningOp<LookupGradOp>();
     if (grad && grad->getParentOp() == fused.getOperation()) {
-      source["kind"] = "bag";
+      source["kind"] = rt::enumString(rt::RowSource::Bag);
       source["pooling"] = stringifyPooling(grad.getPooling()).str();
       source["weighted"] = bool(grad.getWeights());
       k.inputs.push_back(e.buffer(grad.getIds()));
@@ -279,7 +281,7 @@ static FailureOr<rt::Kernel> lowerEmbeddingUpdate(FusedOp fused, PlanEmitter &e)
         k.inputs.push_back(e.buffer(grad.getWeights()));
       k.inputs.push_back(e.buffer(grad.getGrad()));
     } else {
-      source["kind"] = "rows";
+      source["kind"] = rt::enumString(rt::RowSource::Rows);
       k.inputs.push_back(e.buffer(acc.getIds()));
       k.inputs.push_back(e.buffer(acc.getValues()));
     }

@@ -50,18 +50,14 @@ struct Uses {
 } // namespace
 
 const char *embc::memory::strategyName(Strategy strategy) {
-  return strategy == Strategy::Sequential ? "sequential" : "greedy_by_size";
+  return rt::enumName(strategy).data(); // the spellings are literals: terminated
 }
 
 std::optional<Strategy> embc::memory::parseStrategy(const std::string &name) {
-  if (name == "sequential")
-    return Strategy::Sequential;
-  if (name == "greedy_by_size")
-    return Strategy::GreedyBySize;
-  return std::nullopt;
+  return rt::parseEnum<Strategy>(name);
 }
 
-std::string embc::memory::strategyNames() { return "greedy_by_size or sequential"; }
+std::string embc::memory::strategyNames() { return rt::enumChoices<Strategy>(); }
 
 int64_t embc::memory::footprint(const rt::Buffer &buffer) {
   return buffer.bytes * std::max<int64_t>(buffer.slots, 1);

@@ -33,10 +33,9 @@ inline constexpr const char *kMemoryPlanAttrName = "emb.memory_plan";
 /// format's rule, docs/plan-format.md).
 inline constexpr int64_t kAlignment = 64;
 
-enum class Strategy {
-  Sequential,   ///< one buffer after another, no reuse (the baseline)
-  GreedyBySize, ///< largest first, each at the lowest offset free over its lifetime
-};
+/// GreedyBySize: largest first, each at the lowest offset free over its
+/// lifetime; Sequential: one buffer after another, no reuse (the baseline).
+using Strategy = runtime::MemoryStrategy;
 
 const char *strategyName(Strategy strategy);
 /// Nothing for a word that is not a strategy.

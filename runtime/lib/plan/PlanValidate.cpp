@@ -34,6 +34,20 @@ void requireWord(const std::string &value, const std::vector<std::string> &words
                      joinAlternatives(words) + ")");
 }
 
+/// A collective launch's entry: the all-reduce's two halves, or the plan
+/// kernel it runs (CudaCollectives.cpp reads them).
+const std::vector<std::string> &collectiveEntries() {
+  static const std::vector<std::string> entries = [] {
+    std::vector<std::string> e = {"all_reduce_start", "all_reduce_wait"};
+    for (KernelOp op : {KernelOp::GatherRows, KernelOp::ShardIds, KernelOp::ShardPool,
+                        KernelOp::ShardPoolGrad, KernelOp::ShardIdsGroup,
+                        KernelOp::ShardPoolGroup, KernelOp::ShardPoolGradGroup})
+      e.push_back(kernelName(op));
+    return e;
+  }();
+  return entries;
+}
+
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -188,8 +202,9 @@ void validateMemoryLayout(const Plan &plan) {
   static const std::vector<std::string> origins = {
       "frontend", "emb-autodiff", "emb-quantize", "emb-pack-params", "emb-remat",
       "emb-pipeline", "emb-fuse", "emb-to-plan"};
-  static const std::vector<std::string> strategies = {"sequential", "greedy_by_size"};
-  requireWord(plan.memory.strategy, strategies, "memory.strategy", "memory strategy");
+  if (!parseEnum<MemoryStrategy>(plan.memory.strategy))
+    failAt("memory.strategy", "unknown memory strategy '" + plan.memory.strategy +
+                                  "' (expected " + enumChoices<MemoryStrategy>() + ")");
   const int64_t positions = int64_t(plan.step.size() + plan.update.size());
   std::vector<int64_t> extent(plan.buffers.size(), 0);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -580,11 +595,7 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
         requireWord(l.kind, {"kernel", "gemm", "library", "memset", "collective"},
                     childPath(lat, "kind"), "launch kind");
         if (l.kind == "collective")
-          requireWord(l.entry,
-                      {"all_reduce_start", "all_reduce_wait", "gather_rows", "shard_ids",
-                       "shard_pool", "shard_pool_grad", "shard_ids_group", "shard_pool_group",
-                       "shard_pool_grad_group"},
-                      childPath(lat, "entry"), "collective");
+          requireWord(l.entry, collectiveEntries(), childPath(lat, "entry"), "collective");
         if (l.kind == "kernel")
           checkKernelEntry(cuda.source, l, lat);
         if (l.args.size() > EMB_MAX_ARGS)

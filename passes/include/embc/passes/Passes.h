@@ -4,6 +4,7 @@
 #define EMBC_PASSES_PASSES_H
 
 #include "embc/dialect/EmbDialect.h"
+#include "embc/runtime/plan/Enums.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -495,7 +495,8 @@ def EmbPlanMemoryPass : Pass<"emb-plan-memory", "::mlir::ModuleOp"> {
     Refuses a module it has already planned.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"greedy_by_size\"",
+    Option<"strategy", "strategy", "std::string",
+           /*default=*/"embc::runtime::enumString(embc::runtime::MemoryStrategy::GreedyBySize)",
            "How to place buffers: greedy_by_size or sequential">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect"];

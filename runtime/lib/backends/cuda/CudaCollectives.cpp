@@ -9,6 +9,8 @@
 
 #include "CudaCollectives.h"
 
+#include "embc/runtime/plan/KernelCatalogue.h"
+
 #include <cstring>
 
 using namespace embc::runtime;
@@ -41,6 +43,10 @@ int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const st
       throw PlanError(where + ": owner rank " + std::to_string(o) + " is not a rank of the job");
     return int(o);
   };
+  // Besides the all-reduce's two halves, a collective is the plan kernel
+  // it runs (its catalogue name).
+  const KernelSpec *kernel = findKernel(l.entry);
+  auto is = [&](KernelOp op) { return kernel && kernel->op == op; };
   if (l.entry == "all_reduce_start" || l.entry == "all_reduce_wait") {
     expectArgs(1);
     p.group = l.args[0].buffer;
@@ -56,15 +62,15 @@ int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const st
         throw PlanError(where + ": slice [" + std::to_string(p.offset) + ", +" +
                         std::to_string(p.count) + ") lies outside gradient '" + grad.name + "'");
     }
-  } else if (l.entry == "gather_rows") {
+  } else if (is(KernelOp::GatherRows)) {
     expectArgs(5);
     p.kind = Kind::GatherRows;
     p.dim = paramOf(l, "dim", where);
     p.capacity = paramOf(l, "capacity", where);
-  } else if (l.entry == "shard_ids" || l.entry == "shard_ids_group") {
+  } else if (is(KernelOp::ShardIds) || is(KernelOp::ShardIdsGroup)) {
     // shard_ids: one member, its params at the top; a group: "members".
     p.kind = Kind::ShardIds;
-    bool group = l.entry == "shard_ids_group";
+    bool group = is(KernelOp::ShardIdsGroup);
     std::vector<const nlohmann::json *> members;
     if (!group) {
       members.push_back(&l.params);
@@ -103,8 +109,8 @@ int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const st
     }
     expectArgs(args);
     p.exchange = std::make_shared<ShardIdsExchange>(std::move(specs));
-  } else if (l.entry == "shard_pool_group" || l.entry == "shard_pool_grad_group") {
-    p.kind = l.entry == "shard_pool_group" ? Kind::ShardPoolGroup : Kind::ShardPoolGradGroup;
+  } else if (is(KernelOp::ShardPoolGroup) || is(KernelOp::ShardPoolGradGroup)) {
+    p.kind = is(KernelOp::ShardPoolGroup) ? Kind::ShardPoolGroup : Kind::ShardPoolGradGroup;
     auto it = l.params.find("members");
     if (it == l.params.end() || !it->is_array() || it->empty())
       throw PlanError(where + ": collective '" + l.entry + "' needs its 'members'");
@@ -128,9 +134,9 @@ int32_t CudaCollectives::prepare(const Plan &plan, const CudaLaunch &l, const st
                       std::to_string(p.pooled->stagingFloats()) +
                       " floats twice in its last arg (scratch), the plan gives " +
                       std::to_string(staging));
-  } else if (l.entry == "shard_pool" || l.entry == "shard_pool_grad") {
+  } else if (is(KernelOp::ShardPool) || is(KernelOp::ShardPoolGrad)) {
     expectArgs(2);
-    p.kind = l.entry == "shard_pool" ? Kind::ShardPool : Kind::ShardPoolGrad;
+    p.kind = is(KernelOp::ShardPool) ? Kind::ShardPool : Kind::ShardPoolGrad;
     p.block = paramOf(l, "block", where);
     p.owner = owner();
   } else {

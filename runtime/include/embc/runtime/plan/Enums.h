@@ -97,6 +97,10 @@ EMBC_PLAN_ENUM(InputRole, Negatives, "input role", "dense", "ids", "offsets", "w
 enum class LabelKind : uint8_t { Binary, Real, Class };
 EMBC_PLAN_ENUM(LabelKind, Class, "label kind", "binary", "real", "class");
 
+/// How -emb-plan-memory places the arena's buffers (Plan::memory.strategy).
+enum class MemoryStrategy : uint8_t { GreedyBySize, Sequential };
+EMBC_PLAN_ENUM(MemoryStrategy, Sequential, "memory strategy", "greedy_by_size", "sequential");
+
 /// How many enumerators E has.
 template <class E> constexpr size_t enumCount() { return std::size(EnumTraits<E>::names); }
 
