@@ -4,22 +4,24 @@
 // up so that the group can take it. @a and @b's pooled rows are used by the
 // first dot before @c is looked up, so shard_pool groups @a and @b and
 // leaves @c's alone; the backward's three shard_pool_grad form one group.
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-batch-exchanges \
+// The RUN lines read Inputs/batch-exchanges.mlir: -emb-autodiff's output for the
+// model in Inputs/batch-exchanges-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/batch-exchanges.mlir -emb-pack-params -emb-distribute -emb-batch-exchanges \
 // RUN:   | FileCheck %s
 // The groups parse back.
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-batch-exchanges \
+// RUN: emb-opt %S/Inputs/batch-exchanges.mlir -emb-pack-params -emb-distribute -emb-batch-exchanges \
 // RUN:   | emb-opt | FileCheck %s
 // In the plan: one kernel per group, its members' tables by index, the
 // flags per member; the CUDA program runs each group as one collective
 // launch (the pool group's members are one of each kind: no staging).
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-batch-exchanges \
+// RUN: emb-opt %S/Inputs/batch-exchanges.mlir -emb-pack-params -emb-distribute -emb-batch-exchanges \
 // RUN:     -emb-plan-memory -emb-to-plan="emit-json=true cuda=true" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Fusion leaves the groups and the local lookups between them alone.
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-batch-exchanges \
+// RUN: emb-opt %S/Inputs/batch-exchanges.mlir -emb-pack-params -emb-distribute -emb-batch-exchanges \
 // RUN:     -emb-fuse | FileCheck %s --check-prefix=FUSE
 // Without sharded tables the pass changes nothing.
-// RUN: sed -e 's/ sharding [a-z_]*$//' %s | emb-opt -emb-autodiff -emb-distribute > %t.before
+// RUN: sed -e 's/ sharding [a-z_]*$//' %S/Inputs/batch-exchanges.mlir | emb-opt -emb-distribute > %t.before
 // RUN: emb-opt %t.before -emb-batch-exchanges > %t.after
 // RUN: diff %t.before %t.after
 
@@ -60,26 +62,4 @@
 // FUSE-NEXT: emb.lookup @b
 // FUSE-NEXT: emb.shard_pool_group
 
-module @towers attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 2>} {
-  emb.table @a [30 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise
-  emb.table @b [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding row_wise
-  emb.table @c [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise
-  func.func @forward(%i: tensor<?xi64> {emb.feature = "a", emb.role = "ids", emb.max_ids = 8 : i64},
-                     %o: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %w: tensor<?xf32> {emb.feature = "a", emb.role = "weights", emb.max_ids = 8 : i64},
-                     %r: tensor<?xi64> {emb.feature = "r", emb.role = "ids", emb.max_ids = 8 : i64},
-                     %ro: tensor<5xi64> {emb.feature = "r", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %a = emb.lookup @a[%i, %o weights %w] sum : tensor<?xi64>, tensor<5xi64>, tensor<?xf32> -> tensor<4x4xf32>
-    %h = emb.hash %r buckets(10) seed(7) : tensor<?xi64>
-    %b = emb.lookup @b[%h, %ro] mean : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %t = emb.add %a, %b : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-    %q = emb.dot %t, %t : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x1xf32>
-    %c = emb.lookup @c[%i, %o] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %p = emb.dot %c, %c : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x1xf32>
-    %s = emb.add %p, %q : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %s, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %s : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @towers, Inputs/batch-exchanges.mlir.

@@ -6,18 +6,20 @@
 // and shard_pool; its backward gathers the pooled gradient (shard_pool_grad)
 // and accumulates local rows, which @update coalesces and steps with no
 // gather. A row_wise mean becomes a weighted sum (per_bag_mean).
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute | FileCheck %s
+// The RUN lines read Inputs/distribute-shards.mlir: -emb-autodiff's output for the
+// model in Inputs/distribute-shards-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/distribute-shards.mlir -emb-pack-params -emb-distribute | FileCheck %s
 // The exchanges parse back.
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute | emb-opt | FileCheck %s
+// RUN: emb-opt %S/Inputs/distribute-shards.mlir -emb-pack-params -emb-distribute | emb-opt | FileCheck %s
 // In the plan: shard boundaries per table, buffers sized by the largest
 // shard, a table_wise table's buffers marked with their rank, so that
 // -emb-plan-memory lets tables of different ranks share bytes (@small at
 // @big's offset 0).
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-plan-memory \
+// RUN: emb-opt %S/Inputs/distribute-shards.mlir -emb-pack-params -emb-distribute -emb-plan-memory \
 // RUN:     -emb-to-plan="emit-json=true" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Fusion leaves the exchanges and the local lookups alone.
-// RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-distribute -emb-fuse \
+// RUN: emb-opt %S/Inputs/distribute-shards.mlir -emb-pack-params -emb-distribute -emb-fuse \
 // RUN:   | FileCheck %s --check-prefix=FUSE
 
 // CHECK-LABEL: module @sharded
@@ -60,22 +62,4 @@
 // FUSE-NEXT: emb.shard_pool @big
 // FUSE:     emb.update @big
 // FUSE-NOT: embedding_update
-module @sharded attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 3>} {
-  emb.table @big [30 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise
-  emb.table @small [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise
-  emb.table @rows [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> sharding row_wise
-  emb.table @whole [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  func.func @forward(%i: tensor<?xi64> {emb.feature = "a", emb.role = "ids", emb.max_ids = 8 : i64},
-                     %o: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %a = emb.lookup @big[%i, %o] max : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %b = emb.lookup @small[%i, %o] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.lookup @rows[%i, %o] mean : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %d = emb.lookup @whole[%i, %o] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %s = emb.add %a, %b, %c, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-    %p = emb.dot %s, %s : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @sharded, Inputs/distribute-shards.mlir.

@@ -4,25 +4,27 @@
 // of @update; each table's (or batch's) sparse gradient is all-gathered in
 // @update before its coalesce. The step is already typed for one rank's
 // batch (the frontend divides batch_size by data_parallel).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params="bucket-kib=1" \
+// The RUN lines read Inputs/distribute.mlir: -emb-autodiff's output for the
+// models in Inputs/distribute-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/distribute.mlir -split-input-file -emb-pack-params="bucket-kib=1" \
 // RUN:   -emb-distribute | FileCheck %s
 // The collectives parse back.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params="bucket-kib=1" \
+// RUN: emb-opt %S/Inputs/distribute.mlir -split-input-file -emb-pack-params="bucket-kib=1" \
 // RUN:   -emb-distribute | emb-opt -split-input-file | FileCheck %s
 // Unpacked parameters: one all-reduce each, one gather per table.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-distribute \
+// RUN: emb-opt %S/Inputs/distribute.mlir -split-input-file -emb-distribute \
 // RUN:   | FileCheck %s --check-prefix=NOPACK
 // The ranks option overrides emb.plan.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params \
+// RUN: emb-opt %S/Inputs/distribute.mlir -split-input-file -emb-pack-params \
 // RUN:   -emb-distribute="ranks=4" | FileCheck %s --check-prefix=RANKS
 // Fusion keeps each start after the accumulations of its bucket and forms
 // no embedding_update for a gathered table.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params="bucket-kib=1" \
+// RUN: emb-opt %S/Inputs/distribute.mlir -split-input-file -emb-pack-params="bucket-kib=1" \
 // RUN:   -emb-distribute -emb-fuse | FileCheck %s --check-prefix=FUSE
 // The plan of the first module: the kernels, grad_scale 1/2 and sparse
 // gradients with room for both ranks' ids. One array element per line.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-pack-params="bucket-kib=1" -emb-distribute \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/distribute.mlir \
+// RUN:   | emb-opt -emb-pack-params="bucket-kib=1" -emb-distribute \
 // RUN:       -emb-to-plan="emit-json=true" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 
@@ -110,38 +112,7 @@
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, {{.*}} "op": "update_table",
 // PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 8}
 
-module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>, emb.plan = #emb.plan<data_parallel = 2>} {
-  emb.table @ta [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @tb [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @tc [30 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.param @w0 : tensor<16x32xf32> init<kind = xavier_uniform>
-  emb.param @b0 : tensor<32xf32> init<kind = zeros>
-  emb.param @w1 : tensor<44x1xf32> init<kind = xavier_uniform>
-  emb.param @b1 : tensor<1xf32> init<kind = zeros>
-  func.func @forward(%x: tensor<4x16xf32> {emb.feature = "x", emb.role = "dense"},
-                     %ia: tensor<6xi64> {emb.feature = "a", emb.role = "ids"},
-                     %oa: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %ib: tensor<6xi64> {emb.feature = "b", emb.role = "ids"},
-                     %ob: tensor<5xi64> {emb.feature = "b", emb.role = "offsets"},
-                     %ic: tensor<6xi64> {emb.feature = "c", emb.role = "ids"},
-                     %oc: tensor<5xi64> {emb.feature = "c", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %w0 = emb.get @w0 : tensor<16x32xf32>
-    %b0 = emb.get @b0 : tensor<32xf32>
-    %h = emb.dense %x, %w0, %b0 : tensor<4x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<4x32xf32>
-    %r = emb.activation relu %h : tensor<4x32xf32>
-    %ea = emb.lookup @ta[%ia, %oa] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %eb = emb.lookup @tb[%ib, %ob] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %ec = emb.lookup @tc[%ic, %oc] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %r, %ea, %eb, %ec : tensor<4x32xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x44xf32>
-    %w1 = emb.get @w1 : tensor<44x1xf32>
-    %b1 = emb.get @b1 : tensor<1xf32>
-    %p = emb.dense %c, %w1, %b1 : tensor<4x44xf32>, tensor<44x1xf32>, tensor<1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @mlp, chunk 1 of Inputs/distribute.mlir.
 
 // -----
 
@@ -157,22 +128,7 @@ module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optim
 // CHECK-NEXT:      emb.coalesce_rows @t
 // CHECK-NEXT:      emb.update @dense_f32
 // CHECK-NEXT:      emb.update @t
-module @accumulated attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_accumulation = 2>, emb.plan = #emb.plan<data_parallel = 2>} {
-  emb.table @t [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.param @w : tensor<4x1xf32> init<kind = zeros>
-  emb.param @b : tensor<1xf32> init<kind = zeros>
-  func.func @forward(%i: tensor<4xi64> {emb.feature = "a", emb.role = "ids"},
-                     %o: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %e = emb.lookup @t[%i, %o] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %w = emb.get @w : tensor<4x1xf32>
-    %b = emb.get @b : tensor<1xf32>
-    %p = emb.dense %e, %w, %b : tensor<4x4xf32>, tensor<4x1xf32>, tensor<1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @accumulated, chunk 2 of Inputs/distribute.mlir.
 
 // -----
 
@@ -183,17 +139,4 @@ module @accumulated attributes {emb.training = #emb.training<batch_size = 4, den
 // CHECK-NOT:     emb.gather_rows
 // CHECK:         func.func @update() {
 // CHECK-NEXT:      emb.coalesce_rows @t
-module @negative_one_rank attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @t [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.param @w : tensor<4x1xf32> init<kind = zeros>
-  func.func @forward(%i: tensor<4xi64> {emb.feature = "a", emb.role = "ids"},
-                     %o: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %e = emb.lookup @t[%i, %o] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %w = emb.get @w : tensor<4x1xf32>
-    %p = emb.dense %e, %w : tensor<4x4xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @negative_one_rank, chunk 3 of Inputs/distribute.mlir.

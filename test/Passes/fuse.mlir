@@ -3,20 +3,22 @@
 // interaction_concat_grad, embedding_update, elementwise), the activation
 // gradients rewritten to read the activation's output, and where fusion must
 // not happen (gradient accumulation, clipping, max pooling).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-fuse | FileCheck %s
+// The RUN lines read Inputs/fuse.mlir: -emb-autodiff's output for the
+// models in Inputs/fuse-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/fuse.mlir -split-input-file -emb-fuse | FileCheck %s
 // After -emb-pack-params: one embedding_update per table batch.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params -emb-fuse \
+// RUN: emb-opt %S/Inputs/fuse.mlir -split-input-file -emb-pack-params -emb-fuse \
 // RUN:   | FileCheck %s --check-prefix=PACK
 // The fused IR parses back and verifies.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params -emb-fuse \
+// RUN: emb-opt %S/Inputs/fuse.mlir -split-input-file -emb-pack-params -emb-fuse \
 // RUN:   | emb-opt -split-input-file | FileCheck %s --check-prefix=PACK
 // The plan's kernels: each group is one kernel of its kind (the ops nested
 // in an elementwise kernel's attributes are left out: only "op" followed by
 // "outputs" names a kernel).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: emb-opt %S/Inputs/fuse.mlir -split-input-file -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | tr -s ' ' | grep -o '"model": "[a-z_]*"\|"op": "[a-z_]*", "outputs"' \
 // RUN:   | FileCheck %s --check-prefix=PLAN
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: emb-opt %S/Inputs/fuse.mlir -split-input-file -emb-pack-params -emb-fuse -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | tr -s ' ' | grep -o '"model": "[a-z_]*"\|"op": "[a-z_]*", "outputs"' \
 // RUN:   | FileCheck %s --check-prefix=PACKPLAN
 
@@ -169,42 +171,7 @@
 // PACKPLAN-NEXT:  "op": "dense_act_grad", "outputs"
 // PACKPLAN-NEXT:  "op": "update_packed", "outputs"
 // PACKPLAN-NOT:   "op"
-module @dlrm attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @t1 [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @bw : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @bb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw0 : tensor<7x8xf32> init<kind = xavier_uniform>
-  emb.param @tb0 : tensor<8xf32> init<kind = zeros>
-  emb.param @tw1 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %r1: tensor<6xi64> {emb.feature = "c1", emb.role = "ids"},
-                     %o1: tensor<5xi64> {emb.feature = "c1", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %bw = emb.get @bw : tensor<3x4xf32>
-    %bb = emb.get @bb : tensor<4xf32>
-    %z = emb.dense %x, %bw, %bb : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
-    %bot = emb.activation relu %z : tensor<4x4xf32>
-    %h0 = emb.hash %r0 buckets(10) seed(0) : tensor<6xi64>
-    %e0 = emb.lookup @t0[%h0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %h1 = emb.hash %r1 buckets(20) seed(0) : tensor<6xi64>
-    %e1 = emb.lookup @t1[%h1, %o1] mean : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %i = emb.interaction %bot, %e0, %e1 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x3xf32>
-    %c = emb.concat %bot, %i : tensor<4x4xf32>, tensor<4x3xf32> -> tensor<4x7xf32>
-    %tw0 = emb.get @tw0 : tensor<7x8xf32>
-    %tb0 = emb.get @tb0 : tensor<8xf32>
-    %t0 = emb.dense %c, %tw0, %tb0 : tensor<4x7xf32>, tensor<7x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %a0 = emb.activation sigmoid %t0 : tensor<4x8xf32>
-    %tw1 = emb.get @tw1 : tensor<8x1xf32>
-    %p = emb.dense %a0, %tw1 : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
-
+// Input: module @dlrm, chunk 1 of Inputs/fuse.mlir.
 
 // -----
 
@@ -317,34 +284,7 @@ module @dlrm attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // PACKPLAN-NEXT:  "op": "update_packed", "outputs"
 // PACKPLAN-NOT:   "op"
 
-module @wide_deep attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @wide [100 x 1] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.table @deep [100 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @w0 : tensor<7x8xf32> init<kind = xavier_uniform>
-  emb.param @b0 : tensor<8xf32> init<kind = zeros>
-  emb.param @w1 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %ids: tensor<6xi64> {emb.feature = "c", emb.role = "ids"},
-                     %offs: tensor<5xi64> {emb.feature = "c", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %wd = emb.lookup @wide[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x1xf32>
-    %e = emb.lookup @deep[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %x, %e : tensor<4x3xf32>, tensor<4x4xf32> -> tensor<4x7xf32>
-    %w0 = emb.get @w0 : tensor<7x8xf32>
-    %b0 = emb.get @b0 : tensor<8xf32>
-    %h = emb.dense %c, %w0, %b0 : tensor<4x7xf32>, tensor<7x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %r = emb.activation gelu %h : tensor<4x8xf32>
-    %w1 = emb.get @w1 : tensor<8x1xf32>
-    %dp = emb.dense %r, %w1 : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %s = emb.add %wd, %dp : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
-    %t = emb.activation tanh %s : tensor<4x1xf32>
-    %p = emb.activation sigmoid %t : tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
-
+// Input: module @wide_deep, chunk 2 of Inputs/fuse.mlir.
 
 // -----
 
@@ -391,42 +331,7 @@ module @wide_deep attributes {emb.training = #emb.training<batch_size = 4, dense
 // PACKPLAN-NEXT:  "op": "update_packed", "outputs"
 // PACKPLAN-NEXT:  "op": "update_table", "outputs"
 
-module @accumulation attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_accumulation = 2>} {
-  emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @t1 [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @bw : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @bb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw0 : tensor<7x8xf32> init<kind = xavier_uniform>
-  emb.param @tb0 : tensor<8xf32> init<kind = zeros>
-  emb.param @tw1 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %r1: tensor<6xi64> {emb.feature = "c1", emb.role = "ids"},
-                     %o1: tensor<5xi64> {emb.feature = "c1", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %bw = emb.get @bw : tensor<3x4xf32>
-    %bb = emb.get @bb : tensor<4xf32>
-    %z = emb.dense %x, %bw, %bb : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
-    %bot = emb.activation relu %z : tensor<4x4xf32>
-    %h0 = emb.hash %r0 buckets(10) seed(0) : tensor<6xi64>
-    %e0 = emb.lookup @t0[%h0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %h1 = emb.hash %r1 buckets(20) seed(0) : tensor<6xi64>
-    %e1 = emb.lookup @t1[%h1, %o1] mean : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %i = emb.interaction %bot, %e0, %e1 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x3xf32>
-    %c = emb.concat %bot, %i : tensor<4x4xf32>, tensor<4x3xf32> -> tensor<4x7xf32>
-    %tw0 = emb.get @tw0 : tensor<7x8xf32>
-    %tb0 = emb.get @tb0 : tensor<8xf32>
-    %t0 = emb.dense %c, %tw0, %tb0 : tensor<4x7xf32>, tensor<7x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %a0 = emb.activation sigmoid %t0 : tensor<4x8xf32>
-    %tw1 = emb.get @tw1 : tensor<8x1xf32>
-    %p = emb.dense %a0, %tw1 : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
-
+// Input: module @accumulation, chunk 3 of Inputs/fuse.mlir.
 
 // -----
 
@@ -460,42 +365,7 @@ module @accumulation attributes {emb.training = #emb.training<batch_size = 4, de
 // PACKPLAN-NOT:   "op": "embedding_update"
 // PACKPLAN:       "op": "clip_grad_norm", "outputs"
 
-module @clipped attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_clip_norm = 1.0>} {
-  emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @t1 [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @bw : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @bb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw0 : tensor<7x8xf32> init<kind = xavier_uniform>
-  emb.param @tb0 : tensor<8xf32> init<kind = zeros>
-  emb.param @tw1 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %r1: tensor<6xi64> {emb.feature = "c1", emb.role = "ids"},
-                     %o1: tensor<5xi64> {emb.feature = "c1", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %bw = emb.get @bw : tensor<3x4xf32>
-    %bb = emb.get @bb : tensor<4xf32>
-    %z = emb.dense %x, %bw, %bb : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
-    %bot = emb.activation relu %z : tensor<4x4xf32>
-    %h0 = emb.hash %r0 buckets(10) seed(0) : tensor<6xi64>
-    %e0 = emb.lookup @t0[%h0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %h1 = emb.hash %r1 buckets(20) seed(0) : tensor<6xi64>
-    %e1 = emb.lookup @t1[%h1, %o1] mean : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %i = emb.interaction %bot, %e0, %e1 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x3xf32>
-    %c = emb.concat %bot, %i : tensor<4x4xf32>, tensor<4x3xf32> -> tensor<4x7xf32>
-    %tw0 = emb.get @tw0 : tensor<7x8xf32>
-    %tb0 = emb.get @tb0 : tensor<8xf32>
-    %t0 = emb.dense %c, %tw0, %tb0 : tensor<4x7xf32>, tensor<7x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %a0 = emb.activation sigmoid %t0 : tensor<4x8xf32>
-    %tw1 = emb.get @tw1 : tensor<8x1xf32>
-    %p = emb.dense %a0, %tw1 : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
-
+// Input: module @clipped, chunk 4 of Inputs/fuse.mlir.
 
 // -----
 
@@ -546,38 +416,4 @@ module @clipped attributes {emb.training = #emb.training<batch_size = 4, dense_o
 // PACKPLAN-NEXT:  "op": "update_table", "outputs"
 // PACKPLAN-NOT:   "op"
 
-module @max_pool attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @t1 [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @bw : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @bb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw0 : tensor<7x8xf32> init<kind = xavier_uniform>
-  emb.param @tb0 : tensor<8xf32> init<kind = zeros>
-  emb.param @tw1 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %r1: tensor<6xi64> {emb.feature = "c1", emb.role = "ids"},
-                     %o1: tensor<5xi64> {emb.feature = "c1", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %bw = emb.get @bw : tensor<3x4xf32>
-    %bb = emb.get @bb : tensor<4xf32>
-    %z = emb.dense %x, %bw, %bb : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
-    %bot = emb.activation relu %z : tensor<4x4xf32>
-    %h0 = emb.hash %r0 buckets(10) seed(0) : tensor<6xi64>
-    %e0 = emb.lookup @t0[%h0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %h1 = emb.hash %r1 buckets(20) seed(0) : tensor<6xi64>
-    %e1 = emb.lookup @t1[%h1, %o1] max : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %i = emb.interaction %bot, %e0, %e1 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x3xf32>
-    %c = emb.concat %bot, %i : tensor<4x4xf32>, tensor<4x3xf32> -> tensor<4x7xf32>
-    %tw0 = emb.get @tw0 : tensor<7x8xf32>
-    %tb0 = emb.get @tb0 : tensor<8xf32>
-    %t0 = emb.dense %c, %tw0, %tb0 : tensor<4x7xf32>, tensor<7x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %a0 = emb.activation sigmoid %t0 : tensor<4x8xf32>
-    %tw1 = emb.get @tw1 : tensor<8x1xf32>
-    %p = emb.dense %a0, %tw1 : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @max_pool, chunk 5 of Inputs/fuse.mlir.

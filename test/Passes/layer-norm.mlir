@@ -3,8 +3,11 @@
 // lowers both by the default lowering (eps copied, as the catalogue
 // declares it), the CUDA program computes what the CPU computes
 // (emb-parity on the emulated device), and the model learns.
+// GRAD checks -emb-autodiff itself and the last lines run the real
+// pipeline, so they start from the model; PLAN reads Inputs/layer-norm.mlir,
+// -emb-autodiff's output for it (docs/testing.md).
 // RUN: emb-opt %s -emb-autodiff | FileCheck %s --check-prefix=GRAD
-// RUN: emb-opt %s -emb-autodiff -emb-to-plan="emit-json=true cuda=true" -o /dev/null \
+// RUN: emb-opt %S/Inputs/layer-norm.mlir -emb-to-plan="emit-json=true cuda=true" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // RUN: emb-opt %s -emb-autodiff -emb-pack-params -emb-fuse -emb-plan-memory \
 // RUN:   -emb-to-plan="cuda=true output=%t.plan" -o /dev/null

@@ -3,22 +3,24 @@
 // into all-reduce buckets), tables of one dim, storage and optimizer in one
 // emb.table_batch, and @update reduced to one coalesce/update per pack or
 // batch. @train_step is not changed.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params | FileCheck %s
+// The RUN lines read Inputs/pack-params.mlir: -emb-autodiff's output for the
+// models in Inputs/pack-params-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/pack-params.mlir -split-input-file -emb-pack-params | FileCheck %s
 // Buckets of at most 1 KiB (256 f32 elements), cut at member boundaries.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params="bucket-kib=1" \
+// RUN: emb-opt %S/Inputs/pack-params.mlir -split-input-file -emb-pack-params="bucket-kib=1" \
 // RUN:   | FileCheck %s --check-prefix=BUCKET
 // Packing only: the tables keep their own buffers and updates.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params="batch-tables=false" \
+// RUN: emb-opt %S/Inputs/pack-params.mlir -split-input-file -emb-pack-params="batch-tables=false" \
 // RUN:   | FileCheck %s --check-prefix=NOBATCH
 // The packed IR parses back.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-pack-params | emb-opt -split-input-file \
+// RUN: emb-opt %S/Inputs/pack-params.mlir -split-input-file -emb-pack-params | emb-opt -split-input-file \
 // RUN:   | FileCheck %s
 // The plan of the first module (the only one the CPU runtime can run: f32
 // packs and batches only): one buffer per pack and batch, the members'
 // buffers views into them ("parent"), the packs and batches listed, one
 // update kernel each. One array element per line, as in to-plan.mlir.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/pack-params.mlir \
+// RUN:   | emb-opt -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 
 // Backward order: @train_step finishes the gradients of @b1, @w1 (the last
@@ -122,42 +124,7 @@
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "table": 2 }, {{.*}} "op": "update_table",
 // PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 1.0 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 } ], "version": 8}
 
-module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>} {
-  emb.table @ta [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @tb [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @tc [30 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.table @td [40 x 8] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.param @w0 : tensor<3x8xf32> init<kind = xavier_uniform>
-  emb.param @b0 : tensor<8xf32> init<kind = zeros>
-  emb.param @w1 : tensor<20x1xf32> init<kind = xavier_uniform>
-  emb.param @b1 : tensor<1xf32> init<kind = zeros>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %ia: tensor<6xi64> {emb.feature = "a", emb.role = "ids"},
-                     %oa: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %ib: tensor<6xi64> {emb.feature = "b", emb.role = "ids"},
-                     %ob: tensor<5xi64> {emb.feature = "b", emb.role = "offsets"},
-                     %ic: tensor<6xi64> {emb.feature = "c", emb.role = "ids"},
-                     %oc: tensor<5xi64> {emb.feature = "c", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %w0 = emb.get @w0 : tensor<3x8xf32>
-    %b0 = emb.get @b0 : tensor<8xf32>
-    %h = emb.dense %x, %w0, %b0 : tensor<4x3xf32>, tensor<3x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %r = emb.activation relu %h : tensor<4x8xf32>
-    %ea = emb.lookup @ta[%ia, %oa] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %eb = emb.lookup @tb[%ib, %ob] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %ec = emb.lookup @tc[%ic, %oc] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %ed = emb.lookup @td[%ic, %oc] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x8xf32>
-    %c = emb.concat %r, %ea, %eb, %ec : tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x20xf32>
-    %w1 = emb.get @w1 : tensor<20x1xf32>
-    %b1 = emb.get @b1 : tensor<1xf32>
-    %p = emb.dense %c, %w1, %b1 : tensor<4x20xf32>, tensor<20x1xf32>, tensor<1xf32> -> tensor<4x1xf32>
-    %d = emb.dot %ed, %ed : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x1xf32>
-    %s = emb.add %p, %d : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %s, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %s : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @mlp, chunk 1 of Inputs/pack-params.mlir.
 
 // -----
 
@@ -190,32 +157,7 @@ module @mlp attributes {emb.training = #emb.training<batch_size = 4, dense_optim
 // NOBATCH:         emb.param_pack @dense_f32 : f32[560] {{.*}} buckets [0, 560]
 // NOBATCH:         emb.update @dense_f32 scale
 
-module @buckets attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_clip_norm = 1.0>} {
-  emb.table @ta [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.param @w0 : tensor<16x20xf32> init<kind = xavier_uniform>
-  emb.param @b0 : tensor<20xf32> init<kind = zeros>
-  emb.param @w1 : tensor<20x8xf32> init<kind = xavier_uniform>
-  emb.param @b1 : tensor<8xf32> init<kind = zeros>
-  emb.param @w2 : tensor<12x1xf32> init<kind = xavier_uniform>
-  emb.param @b2 : tensor<1xf32> init<kind = zeros>
-  emb.param @unused : tensor<5xf32> init<kind = zeros>
-  emb.param @other : tensor<7xf64> init<kind = zeros>
-  func.func @forward(%x: tensor<4x16xf32>, %ia: tensor<6xi64>, %oa: tensor<5xi64>, %y: tensor<4x1xf32>) -> (tensor<f32>, tensor<4x1xf32>) {
-    %w0 = emb.get @w0 : tensor<16x20xf32>
-    %b0 = emb.get @b0 : tensor<20xf32>
-    %h0 = emb.dense %x, %w0, %b0 : tensor<4x16xf32>, tensor<16x20xf32>, tensor<20xf32> -> tensor<4x20xf32>
-    %w1 = emb.get @w1 : tensor<20x8xf32>
-    %b1 = emb.get @b1 : tensor<8xf32>
-    %h1 = emb.dense %h0, %w1, %b1 : tensor<4x20xf32>, tensor<20x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-    %ea = emb.lookup @ta[%ia, %oa] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %h1, %ea : tensor<4x8xf32>, tensor<4x4xf32> -> tensor<4x12xf32>
-    %w2 = emb.get @w2 : tensor<12x1xf32>
-    %b2 = emb.get @b2 : tensor<1xf32>
-    %p = emb.dense %c, %w2, %b2 : tensor<4x12xf32>, tensor<12x1xf32>, tensor<1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @buckets, chunk 2 of Inputs/pack-params.mlir.
 
 // -----
 
@@ -260,29 +202,7 @@ module @buckets attributes {emb.training = #emb.training<batch_size = 4, dense_o
 // NOBATCH-NEXT:      emb.update @a1
 // NOBATCH-NEXT:      return
 
-module @groups attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @a1 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @a2 [20 x 4] bf16 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @a3 [30 x 4] f32 init<kind = zeros> optimizer<kind = adagrad, lr = 0.5>
-  emb.table @a4 [40 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
-  emb.table @a5 [50 x 4] f32 init<kind = zeros> optimizer<kind = rowwise_adagrad>
-  emb.table @a6 [60 x 4] f32 init<kind = zeros> optimizer<kind = rowwise_adagrad>
-  emb.table @a7 [70 x 4] f32 init<kind = normal, std = 0.1> optimizer<kind = adagrad>
-  func.func @forward(%ids: tensor<6xi64>, %offs: tensor<5xi64>, %y: tensor<4x1xf32>) -> (tensor<f32>, tensor<4x1xf32>) {
-    %e1 = emb.lookup @a1[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e2 = emb.lookup @a2[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e3 = emb.lookup @a3[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e4 = emb.lookup @a4[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e5 = emb.lookup @a5[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e6 = emb.lookup @a6[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e7 = emb.lookup @a7[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %e1, %e2, %e3, %e4, %e5, %e6, %e7
-        : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x28xf32>
-    %p = emb.dot %c, %c : tensor<4x28xf32>, tensor<4x28xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @groups, chunk 3 of Inputs/pack-params.mlir.
 
 // -----
 
@@ -306,17 +226,4 @@ module @groups attributes {emb.training = #emb.training<batch_size = 4, dense_op
 // NOBATCH-NEXT:    emb.update @u scale
 // NOBATCH-NEXT:    emb.update @tables_d4 scale
 
-module @clash attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, grad_clip_norm = 0.5>} {
-  emb.table @tables_d4 [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.table @u [20 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
-  emb.param @dense_f32 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%ia: tensor<6xi64>, %oa: tensor<5xi64>, %ib: tensor<6xi64>, %ob: tensor<5xi64>, %y: tensor<4x1xf32>) -> (tensor<f32>, tensor<4x1xf32>) {
-    %ea = emb.lookup @tables_d4[%ia, %oa] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %eb = emb.lookup @u[%ib, %ob] mean : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %ea, %eb : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
-    %w = emb.get @dense_f32 : tensor<8x1xf32>
-    %p = emb.dense %c, %w : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @clash, chunk 4 of Inputs/pack-params.mlir.

@@ -3,26 +3,28 @@
 // and offsets in one arena, reused between buffers whose lifetimes do not
 // meet. The IR is unchanged but for the emb.memory_plan attribute.
 // The first case (before the `// -----` line) without packing:
-// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory | FileCheck %s
-// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-plan-memory=strategy=sequential \
+// The RUN lines read Inputs/plan-memory.mlir: -emb-autodiff's output for the
+// models in Inputs/plan-memory-forward.mlir (docs/testing.md).
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/plan-memory.mlir | emb-opt -emb-plan-memory | FileCheck %s
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/plan-memory.mlir | emb-opt -emb-plan-memory=strategy=sequential \
 // RUN:   | FileCheck %s --check-prefix=SEQ
 // The plan -emb-to-plan lays out by the attribute, one buffer per line.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/plan-memory.mlir \
+// RUN:   | emb-opt -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Without the pass, the same buffers lie one after another (no reuse).
-// RUN: sed -n '/^\/\/ -----/q;p' %s | emb-opt -emb-autodiff -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/plan-memory.mlir | emb-opt -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=NOPASS
 // The second case with -emb-pack-params, as in embc's pipeline.
-// RUN: sed '1,/^\/\/ -----/d' %s | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory \
+// RUN: sed '1,/^\/\/ -----/d' %S/Inputs/plan-memory.mlir | emb-opt -emb-pack-params -emb-plan-memory \
 // RUN:   | FileCheck %s --check-prefix=PACKED-IR
-// RUN: sed '1,/^\/\/ -----/d' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed '1,/^\/\/ -----/d' %S/Inputs/plan-memory.mlir \
+// RUN:   | emb-opt -emb-pack-params -emb-plan-memory -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 // The planning is a step of -emb-to-plan on the plan it lowers, so a pass
 // may run after -emb-plan-memory: the same plan.
-// RUN: sed '1,/^\/\/ -----/d' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-plan-memory -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed '1,/^\/\/ -----/d' %S/Inputs/plan-memory.mlir \
+// RUN:   | emb-opt -emb-plan-memory -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 
 // A three-layer MLP, batch 8: 22 buffers, 17 step kernels (6 forward) and
@@ -57,25 +59,7 @@
 // NOPASS:    "first_use": 12, "last_use": 13, "name": "act/19/dense_grad_weight", "offset": 20608,
 // NOPASS:    "memory": { "arena_bytes": 27776, {{.*}} "lower_bound_bytes": 21284, "peak_bytes": 27776, "strategy": "sequential" }
 // NOPASS-SAME: "-emb-to-plan: buffers laid out without reuse (-emb-plan-memory not run)"
-module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.param @w0 : tensor<16x32xf32> init<kind = xavier_uniform>
-  emb.param @w1 : tensor<32x32xf32> init<kind = xavier_uniform>
-  emb.param @w2 : tensor<32x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<8x16xf32> {emb.feature = "x", emb.role = "dense"},
-                     %y: tensor<8x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "real"})
-      -> (tensor<f32>, tensor<8x1xf32>) {
-    %w0 = emb.get @w0 : tensor<16x32xf32>
-    %h0 = emb.dense %x, %w0 : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
-    %a0 = emb.activation relu %h0 : tensor<8x32xf32>
-    %w1 = emb.get @w1 : tensor<32x32xf32>
-    %h1 = emb.dense %a0, %w1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
-    %a1 = emb.activation relu %h1 : tensor<8x32xf32>
-    %w2 = emb.get @w2 : tensor<32x1xf32>
-    %p = emb.dense %a1, %w2 : tensor<8x32xf32>, tensor<32x1xf32> -> tensor<8x1xf32>
-    %l = emb.loss mse %p, %y : tensor<8x1xf32>, tensor<8x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<8x1xf32>
-  }
-}
+// Input: module @chain, chunk 1 of Inputs/plan-memory.mlir.
 
 // -----
 
@@ -91,22 +75,4 @@ module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_opt
 // PACKED:    "first_use": -1, "last_use": -1, "name": "table/ta", "offset": [[TABLES]], "origin": "frontend", "parent": 8
 // PACKED:    "first_use": 0, "last_use": 2, "name": "act/21/lookup", "offset": [[LOOKUP:[0-9]+]], "origin": "frontend"
 // PACKED:    "first_use": 6, "last_use": 10, "name": "act/27/dense_grad_input", "offset": [[LOOKUP]], "origin": "emb-autodiff"
-module @packed attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.1>>} {
-  emb.table @ta [10 x 4] f32 init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.1>
-  emb.table @tb [20 x 4] f32 init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.1>
-  emb.param @w : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%ia: tensor<4xi64> {emb.feature = "a", emb.role = "ids", emb.vocab = 10 : i64},
-                     %oa: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %ib: tensor<4xi64> {emb.feature = "b", emb.role = "ids", emb.vocab = 20 : i64},
-                     %ob: tensor<5xi64> {emb.feature = "b", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %a = emb.lookup @ta[%ia, %oa] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %b = emb.lookup @tb[%ib, %ob] sum : tensor<4xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.concat %a, %b : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
-    %w = emb.get @w : tensor<8x1xf32>
-    %p = emb.dense %c, %w : tensor<4x8xf32>, tensor<8x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @packed, chunk 2 of Inputs/plan-memory.mlir.

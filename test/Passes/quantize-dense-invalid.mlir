@@ -1,18 +1,25 @@
 // What the dense half of -emb-quantize refuses, and what emb.unscale_grads'
 // verifier refuses.
-// RUN: emb-opt %s -split-input-file -verify-diagnostics -emb-autodiff -emb-quantize
+// The models are -emb-autodiff's output (the IR the pass sees), inline so
+// that each expected error sits on its op (docs/testing.md).
+// RUN: emb-opt %s -split-input-file -verify-diagnostics -emb-quantize
 
 // bf16 compute keeps f32 master weights: an f64 parameter has none.
 module @f64_param attributes {emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>, precision = bf16>} {
   // expected-error @+1 {{'emb.param' op has element type 'f64'; bf16 compute keeps f32 master weights, so parameters must be f32}}
   emb.param @w : tensor<3x1xf64> init<kind = zeros>
-  func.func @forward(%x: tensor<2x3xf64> {emb.feature = "x", emb.role = "dense"},
-                     %y: tensor<2x1xf64> {emb.feature = "y", emb.role = "label", emb.label_kind = "real"})
-      -> (tensor<f64>, tensor<2x1xf64>) {
-    %w = emb.get @w : tensor<3x1xf64>
-    %p = emb.dense %x, %w : tensor<2x3xf64>, tensor<3x1xf64> -> tensor<2x1xf64>
-    %loss = emb.loss mse %p, %y : tensor<2x1xf64>, tensor<2x1xf64> -> tensor<f64>
-    return %loss, %p : tensor<f64>, tensor<2x1xf64>
+  func.func @train_step(%arg0: tensor<2x3xf64> {emb.feature = "x", emb.role = "dense"}, %arg1: tensor<2x1xf64> {emb.feature = "y", emb.label_kind = "real", emb.role = "label"}) -> (tensor<f64>, tensor<2x1xf64>) {
+    %0 = emb.get @w : tensor<3x1xf64>
+    %1 = emb.dense %arg0, %0 : tensor<2x3xf64>, tensor<3x1xf64> -> tensor<2x1xf64>
+    %2 = emb.loss mse %1, %arg1 : tensor<2x1xf64>, tensor<2x1xf64> -> tensor<f64>
+    %3 = emb.loss_grad mse %1, %arg1 : tensor<2x1xf64>, tensor<2x1xf64> -> tensor<2x1xf64>
+    %4 = emb.dense_grad_weight %arg0, %3 : tensor<2x3xf64>, tensor<2x1xf64> -> tensor<3x1xf64>
+    emb.accumulate_grad @w, %4 : tensor<3x1xf64>
+    return %2, %1 : tensor<f64>, tensor<2x1xf64>
+  }
+  func.func @update() {
+    emb.update @w
+    return
   }
 }
 
@@ -21,14 +28,19 @@ module @f64_param attributes {emb.training = #emb.training<batch_size = 2, dense
 // A dense op already marked (the precision is applied once).
 module @marked attributes {emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>, precision = bf16>} {
   emb.param @w : tensor<3x1xf32> init<kind = zeros>
-  func.func @forward(%x: tensor<2x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %y: tensor<2x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "real"})
-      -> (tensor<f32>, tensor<2x1xf32>) {
-    %w = emb.get @w : tensor<3x1xf32>
+  func.func @train_step(%arg0: tensor<2x3xf32> {emb.feature = "x", emb.role = "dense"}, %arg1: tensor<2x1xf32> {emb.feature = "y", emb.label_kind = "real", emb.role = "label"}) -> (tensor<f32>, tensor<2x1xf32>) {
+    %0 = emb.get @w : tensor<3x1xf32>
     // expected-error @+1 {{'emb.dense' op already carries emb.compute: the dense precision is applied once}}
-    %p = emb.dense %x, %w {emb.compute = #emb<precision bf16>} : tensor<2x3xf32>, tensor<3x1xf32> -> tensor<2x1xf32>
-    %loss = emb.loss mse %p, %y : tensor<2x1xf32>, tensor<2x1xf32> -> tensor<f32>
-    return %loss, %p : tensor<f32>, tensor<2x1xf32>
+    %1 = emb.dense %arg0, %0 {emb.compute = #emb<precision bf16>} : tensor<2x3xf32>, tensor<3x1xf32> -> tensor<2x1xf32>
+    %2 = emb.loss mse %1, %arg1 : tensor<2x1xf32>, tensor<2x1xf32> -> tensor<f32>
+    %3 = emb.loss_grad mse %1, %arg1 : tensor<2x1xf32>, tensor<2x1xf32> -> tensor<2x1xf32>
+    %4 = emb.dense_grad_weight %arg0, %3 : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<3x1xf32>
+    emb.accumulate_grad @w, %4 : tensor<3x1xf32>
+    return %2, %1 : tensor<f32>, tensor<2x1xf32>
+  }
+  func.func @update() {
+    emb.update @w
+    return
   }
 }
 

@@ -6,16 +6,18 @@
 // - fp16: the same with fp16, the loss gradient `emb.loss_scaled`, and
 //   emb.unscale_grads at the head of @update.
 // - fp32: nothing changes.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize | FileCheck %s
+// The RUN lines read Inputs/quantize-dense.mlir: -emb-autodiff's output for the
+// models in Inputs/quantize-dense-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/quantize-dense.mlir -split-input-file -emb-quantize | FileCheck %s
 // The marked IR parses back and verifies (emb.unscale_grads round-trips).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize | emb-opt -split-input-file \
+// RUN: emb-opt %S/Inputs/quantize-dense.mlir -split-input-file -emb-quantize | emb-opt -split-input-file \
 // RUN:   | FileCheck %s
 // The plan: "compute" on the dense kernels (fused or not), "loss_scaled" on
 // loss_grad, the unscale_grads kernel over every gradient buffer, and the
 // loss_scaling config; no embedding_update is fused under loss scaling.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: emb-opt %S/Inputs/quantize-dense.mlir -split-input-file -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=PLAN
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize -emb-pack-params -emb-fuse \
+// RUN: emb-opt %S/Inputs/quantize-dense.mlir -split-input-file -emb-quantize -emb-pack-params -emb-fuse \
 // RUN:   -emb-to-plan="emit-json=true cuda=false" -o /dev/null | tr -d '\n' | tr -s ' ' \
 // RUN:   | grep -o '"model": "[a-z0-9_]*"\|"op": "[a-z_]*", "outputs": [[0-9, ]*\]\|"compute": "[a-z0-9]*"\|"loss_scaled": true\|"loss_scaling": {[^}]*}' \
 // RUN:   | FileCheck %s --check-prefix=FUSED
@@ -74,29 +76,7 @@
 // FUSED-NEXT: "compute": "bf16"
 // FUSED-NEXT: "op": "dense_act_grad"
 // FUSED-NEXT: "op": "update_packed"
-module @bf16 attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = adam, lr = 0.01>, precision = bf16>} {
-  emb.table @t0 [10 x 4] f32 init<kind = normal, std = 0.1> optimizer<kind = adagrad>
-  emb.param @bw : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @bb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw : tensor<5x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %bw = emb.get @bw : tensor<3x4xf32>
-    %bb = emb.get @bb : tensor<4xf32>
-    %z = emb.dense %x, %bw, %bb : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
-    %bot = emb.activation relu %z : tensor<4x4xf32>
-    %e0 = emb.lookup @t0[%r0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %i = emb.interaction %bot, %e0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x1xf32>
-    %c = emb.concat %bot, %i : tensor<4x4xf32>, tensor<4x1xf32> -> tensor<4x5xf32>
-    %tw = emb.get @tw : tensor<5x1xf32>
-    %logit = emb.dense %c, %tw : tensor<4x5xf32>, tensor<5x1xf32> -> tensor<4x1xf32>
-    %loss = emb.loss bce_with_logits %logit, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %loss, %logit : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @bf16, chunk 1 of Inputs/quantize-dense.mlir.
 
 // -----
 
@@ -158,28 +138,7 @@ module @bf16 attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // FUSED-NEXT: "op": "clip_grad_norm"
 // FUSED-NEXT: "op": "update_packed"
 // FUSED-NEXT: "op": "update_table"
-module @fp16 attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>, precision = fp16, grad_clip_norm = 1.0>} {
-  emb.table @t0 [10 x 4] f32 init<kind = normal, std = 0.1> optimizer<kind = adagrad>
-  emb.param @cw : tensor<4x4xf32> init<kind = xavier_uniform>
-  emb.param @cb : tensor<4xf32> init<kind = zeros>
-  emb.param @tw : tensor<4x1xf32> init<kind = xavier_uniform>
-  emb.param @tb : tensor<1xf32> init<kind = zeros>
-  func.func @forward(%r0: tensor<6xi64> {emb.feature = "c0", emb.role = "ids"},
-                     %o0: tensor<5xi64> {emb.feature = "c0", emb.role = "offsets"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %e0 = emb.lookup @t0[%r0, %o0] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %cw = emb.get @cw : tensor<4x4xf32>
-    %cb = emb.get @cb : tensor<4xf32>
-    %x1 = emb.cross %e0, %e0, %cw, %cb : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
-    %tw = emb.get @tw : tensor<4x1xf32>
-    %tb = emb.get @tb : tensor<1xf32>
-    %l = emb.dense %x1, %tw, %tb : tensor<4x4xf32>, tensor<4x1xf32>, tensor<1xf32> -> tensor<4x1xf32>
-    %logit = emb.activation sigmoid %l : tensor<4x1xf32>
-    %loss = emb.loss mse %logit, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %loss, %logit : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @fp16, chunk 2 of Inputs/quantize-dense.mlir.
 
 // -----
 
@@ -194,14 +153,4 @@ module @fp16 attributes {emb.training = #emb.training<batch_size = 4, dense_opti
 // PLAN-NOT: "compute"
 // PLAN-NOT: "unscale_grads"
 // PLAN: "version": 8
-module @fp32 attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.param @w : tensor<3x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<4x3xf32> {emb.feature = "x", emb.role = "dense"},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "real"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %w = emb.get @w : tensor<3x1xf32>
-    %p = emb.dense %x, %w : tensor<4x3xf32>, tensor<3x1xf32> -> tensor<4x1xf32>
-    %loss = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %loss, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @fp32, chunk 3 of Inputs/quantize-dense.mlir.

@@ -2,34 +2,36 @@
 // in quantised storage are marked emb.dequantize (the storage they convert
 // from), their updates emb.requantize = "stochastic", and the module
 // emb.quantized; f32 tables and everything else are left alone.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize | FileCheck %s
+// The RUN lines read Inputs/quantize.mlir: -emb-autodiff's output for the
+// models in Inputs/quantize-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/quantize.mlir -split-input-file -emb-quantize | FileCheck %s
 // The marked IR parses back.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize | emb-opt -split-input-file \
+// RUN: emb-opt %S/Inputs/quantize.mlir -split-input-file -emb-quantize | emb-opt -split-input-file \
 // RUN:   | FileCheck %s
 // tables= overrides every table's storage (here all int8).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-quantize="tables=int8" \
+// RUN: emb-opt %S/Inputs/quantize.mlir -split-input-file -emb-quantize="tables=int8" \
 // RUN:   | FileCheck %s --check-prefix=INT8
 // The plan of the first module: bf16 and int8 table buffers, the int8 scale
 // and bias (origin emb-quantize), storage and qparams on the tables, and the
 // kernels that say what they convert. One array element per line.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/quantize.mlir \
+// RUN:   | emb-opt -emb-quantize -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLAN
 // Packed: the int8 tables become one u8 batch with one rows x 2 f16 scale/bias
 // buffer, the members' tables and qparams views into them.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int8" -emb-pack-params \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/quantize.mlir \
+// RUN:   | emb-opt -emb-quantize="tables=int8" -emb-pack-params \
 // RUN:       -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED
 // int4 (tables=int4): u8 buffers of rows x dim/2 (two codes per byte), the
 // same f16 scale/bias, "int4" on the tables and the kernels; packed, the
 // members' views sit at dim/2 bytes and 4 scale/bias bytes per row.
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int4" -emb-to-plan="emit-json=true cuda=false" \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/quantize.mlir \
+// RUN:   | emb-opt -emb-quantize="tables=int4" -emb-to-plan="emit-json=true cuda=false" \
 // RUN:       -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=INT4
-// RUN: sed -n '/^\/\/ -----/q;p' %s \
-// RUN:   | emb-opt -emb-autodiff -emb-quantize="tables=int4" -emb-pack-params \
+// RUN: sed -n '/^\/\/ -----/q;p' %S/Inputs/quantize.mlir \
+// RUN:   | emb-opt -emb-quantize="tables=int4" -emb-pack-params \
 // RUN:       -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
 // RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PACKED4
 
@@ -112,31 +114,7 @@
 // PACKED4:      "-emb-quantize: tables 4 int4 (420 bytes with row-wise scale/bias)"
 // PACKED4:      "qparams": 5, {{.*}}"storage": "int4"
 
-module @quant attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @bt [10 x 4] bf16 init<kind = normal, std = 0.01> optimizer<kind = adagrad, lr = 0.1>
-  emb.table @it [20 x 4] int8_rowwise init<kind = uniform, low = -0.1, high = 0.1> optimizer<kind = adagrad, lr = 0.1>
-  emb.table @ht [30 x 4] f16 init<kind = normal, std = 0.01> optimizer<kind = adagrad, lr = 0.1>
-  emb.table @ft [10 x 4] f32 init<kind = normal, std = 0.01> optimizer<kind = adagrad, lr = 0.1>
-  emb.param @w : tensor<16x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%ids: tensor<?xi64> {emb.feature = "a", emb.role = "ids", emb.max_ids = 8 : i64, emb.vocab = 10 : i64},
-                     %offs: tensor<5xi64> {emb.feature = "a", emb.role = "offsets"},
-                     %neg: tensor<4x1xi64> {emb.feature = "n", emb.role = "negatives", emb.vocab = 10 : i64},
-                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label", emb.label_kind = "binary"})
-      -> (tensor<f32>, tensor<4x1xf32>) {
-    %a = emb.lookup @bt[%ids, %offs] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %b = emb.lookup @it[%ids, %offs] mean : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %c = emb.lookup @ht[%ids, %offs] max : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %n = emb.gather @bt[%neg] : tensor<4x1xi64> -> tensor<4x1x4xf32>
-    %d = emb.lookup @ft[%ids, %offs] sum : tensor<?xi64>, tensor<5xi64> -> tensor<4x4xf32>
-    %e = emb.dot %d, %n : tensor<4x4xf32>, tensor<4x1x4xf32> -> tensor<4x1xf32>
-    %cat = emb.concat %a, %b, %c, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x16xf32>
-    %w = emb.get @w : tensor<16x1xf32>
-    %p0 = emb.dense %cat, %w : tensor<4x16xf32>, tensor<16x1xf32> -> tensor<4x1xf32>
-    %p = emb.add %p0, %e : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
-    %l = emb.loss bce_with_logits %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<4x1xf32>
-  }
-}
+// Input: module @quant, chunk 1 of Inputs/quantize.mlir.
 
 // -----
 
@@ -145,12 +123,4 @@ module @quant attributes {emb.training = #emb.training<batch_size = 4, dense_opt
 // CHECK-SAME:    emb.quantized = {rounding = "stochastic", tables = 0 : i64}
 // CHECK-NOT:     emb.dequantize
 // CHECK-NOT:     emb.requantize
-module @plain attributes {emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.table @t [10 x 1] f32 init<kind = zeros> optimizer<kind = sgd>
-  func.func @forward(%ids: tensor<2xi64>, %offs: tensor<3xi64>, %y: tensor<2x1xf32>)
-      -> (tensor<f32>, tensor<2x1xf32>) {
-    %a = emb.lookup @t[%ids, %offs] sum : tensor<2xi64>, tensor<3xi64> -> tensor<2x1xf32>
-    %l = emb.loss mse %a, %y : tensor<2x1xf32>, tensor<2x1xf32> -> tensor<f32>
-    return %l, %a : tensor<f32>, tensor<2x1xf32>
-  }
-}
+// Input: module @plain, chunk 2 of Inputs/quantize.mlir.

@@ -9,20 +9,22 @@
 // layer's weight gradient) from y3, y1 and y2 right before y2's first use
 // (layer 3's weight gradient) from the input, and the later uses of y1 read
 // the same clones.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=all" | FileCheck %s --check-prefix=ALL
+// The RUN lines read Inputs/remat.mlir: -emb-autodiff's output for the
+// models in Inputs/remat-forward.mlir (docs/testing.md).
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=all" | FileCheck %s --check-prefix=ALL
 // mode=auto with a budget of 708 persistent + 384 bytes (the lowest chain
 // peak): the fewest FLOPs at that peak keep y2 and y4 and recompute y1, y3.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=auto budget=1092" | FileCheck %s --check-prefix=AUTO
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=auto budget=1092" | FileCheck %s --check-prefix=AUTO
 // A budget that holds every activation: nothing to recompute.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=auto budget=1220" | FileCheck %s --check-prefix=ROOMY
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=auto budget=1220" | FileCheck %s --check-prefix=ROOMY
 // mode=none (and the default: the module's emb.plan) leaves the IR unchanged.
-// RUN: emb-opt %s -split-input-file -emb-autodiff > %t.plain
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=none" | diff %t.plain -
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat | FileCheck %s --check-prefix=PLANATTR
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file > %t.plain
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=none" | diff %t.plain -
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat | FileCheck %s --check-prefix=PLANATTR
 // -emb-fuse after it groups the clones like the originals (dense_act).
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=all" -emb-fuse | FileCheck %s --check-prefix=FUSE
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=all" -emb-fuse | FileCheck %s --check-prefix=FUSE
 // The rewritten IR parses back and verifies.
-// RUN: emb-opt %s -split-input-file -emb-autodiff -emb-remat="mode=all" | emb-opt -split-input-file > /dev/null
+// RUN: emb-opt %S/Inputs/remat.mlir -split-input-file -emb-remat="mode=all" | emb-opt -split-input-file > /dev/null
 
 // ALL-LABEL: module @chain attributes {emb.remat_note = "recomputes 3 values (6 ops), +20.6% step FLOPs, activation estimate 900 -> 772 bytes (all, sqrt(n) segments; chain peak 512 -> 384 bytes over 708 persistent)"
 // ALL:         %[[X:.*]] = emb.get @w1
@@ -106,33 +108,7 @@
 // FUSE-NEXT:      emb.dense %arg0, %{{.*}}, %{{.*}} {emb.remat} :
 // FUSE:         emb.fused dense_act -> tensor<8x4xf32> {
 // FUSE-NEXT:      emb.dense %[[R1]], %{{.*}} {emb.remat} :
-module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.param @w1 : tensor<3x4xf32> init<kind = xavier_uniform>
-  emb.param @b1 : tensor<4xf32> init<kind = zeros>
-  emb.param @w2 : tensor<4x4xf32> init<kind = xavier_uniform>
-  emb.param @w3 : tensor<4x4xf32> init<kind = xavier_uniform>
-  emb.param @w4 : tensor<4x4xf32> init<kind = xavier_uniform>
-  emb.param @w5 : tensor<4x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<8x3xf32>, %y: tensor<8x1xf32>) -> (tensor<f32>, tensor<8x1xf32>) {
-    %w1 = emb.get @w1 : tensor<3x4xf32>
-    %b1 = emb.get @b1 : tensor<4xf32>
-    %z1 = emb.dense %x, %w1, %b1 : tensor<8x3xf32>, tensor<3x4xf32>, tensor<4xf32> -> tensor<8x4xf32>
-    %a1 = emb.activation relu %z1 : tensor<8x4xf32>
-    %w2 = emb.get @w2 : tensor<4x4xf32>
-    %z2 = emb.dense %a1, %w2 : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
-    %a2 = emb.activation relu %z2 : tensor<8x4xf32>
-    %w3 = emb.get @w3 : tensor<4x4xf32>
-    %z3 = emb.dense %a2, %w3 : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
-    %a3 = emb.activation relu %z3 : tensor<8x4xf32>
-    %w4 = emb.get @w4 : tensor<4x4xf32>
-    %z4 = emb.dense %a3, %w4 : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
-    %a4 = emb.activation relu %z4 : tensor<8x4xf32>
-    %w5 = emb.get @w5 : tensor<4x1xf32>
-    %p = emb.dense %a4, %w5 : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
-    %l = emb.loss mse %p, %y : tensor<8x1xf32>, tensor<8x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<8x1xf32>
-  }
-}
+// Input: module @chain, chunk 1 of Inputs/remat.mlir.
 
 // -----
 
@@ -147,16 +123,4 @@ module @chain attributes {emb.training = #emb.training<batch_size = 8, dense_opt
 // PLANATTR:         emb.dense_grad_weight %[[Y]],
 // PLANATTR:         %[[RZ:.*]] = emb.dense %arg0, %{{.*}} {emb.remat} :
 // PLANATTR-NEXT:    emb.activation_grad gelu %{{.*}}, %[[RZ]] :
-module @gelu attributes {emb.plan = #emb.plan<remat = all>, emb.training = #emb.training<batch_size = 2, dense_optimizer = <kind = sgd, lr = 0.1>>} {
-  emb.param @w1 : tensor<3x8xf32> init<kind = xavier_uniform>
-  emb.param @w2 : tensor<8x1xf32> init<kind = xavier_uniform>
-  func.func @forward(%x: tensor<2x3xf32>, %y: tensor<2x1xf32>) -> (tensor<f32>, tensor<2x1xf32>) {
-    %w1 = emb.get @w1 : tensor<3x8xf32>
-    %z = emb.dense %x, %w1 : tensor<2x3xf32>, tensor<3x8xf32> -> tensor<2x8xf32>
-    %a = emb.activation gelu %z : tensor<2x8xf32>
-    %w2 = emb.get @w2 : tensor<8x1xf32>
-    %p = emb.dense %a, %w2 : tensor<2x8xf32>, tensor<8x1xf32> -> tensor<2x1xf32>
-    %l = emb.loss mse %p, %y : tensor<2x1xf32>, tensor<2x1xf32> -> tensor<f32>
-    return %l, %p : tensor<f32>, tensor<2x1xf32>
-  }
-}
+// Input: module @gelu, chunk 2 of Inputs/remat.mlir.
