@@ -34,6 +34,16 @@ def Emb_Dialect : Dialect {
 class Emb_Op<string mnemonic, list<Trait> traits = []>
     : Op<Emb_Dialect, mnemonic, traits>;
 
+// Marks ops of the backward pass (defined beside their forward op or in
+// EmbGradOps.td), so later passes and the plan can tell the
+// forward prefix of a training step (evaluation runs only that prefix).
+def Emb_Backward : NativeOpTrait<"BackwardOp"> {
+  let cppNamespace = "::embc::emb";
+}
+
+class Emb_GradOp<string mnemonic, list<Trait> traits = []>
+    : Emb_Op<mnemonic, !listconcat([Emb_Backward], traits)>;
+
 class Emb_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Emb_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -1,22 +1,14 @@
 //===- EmbGradOps.td - backward and update ops -----------------*- tablegen -*-===//
 //
-// The ops `-emb-autodiff` builds: one gradient op per forward op family, the
-// accumulation of parameter and table gradients, and the optimizer update.
-// Included from EmbOps.td.
+// The ops `-emb-autodiff` builds: the gradient ops of the first op families,
+// the accumulation of parameter and table gradients, and the optimizer
+// update. Included from EmbOps.td. A new op's gradient op goes beside the op
+// itself (emb.layer_norm_grad in EmbOps.td), as Emb_GradOp (EmbBase.td).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef EMBC_DIALECT_EMBGRADOPS_TD
 #define EMBC_DIALECT_EMBGRADOPS_TD
-
-// Marks ops of the backward pass, so later passes and the plan can tell the
-// forward prefix of a training step (evaluation runs only that prefix).
-def Emb_Backward : NativeOpTrait<"BackwardOp"> {
-  let cppNamespace = "::embc::emb";
-}
-
-class Emb_GradOp<string mnemonic, list<Trait> traits = []>
-    : Emb_Op<mnemonic, !listconcat([Emb_Backward], traits)>;
 
 //===----------------------------------------------------------------------===//
 // Gradients of forward ops
@@ -116,32 +108,6 @@ def Emb_ActivationGradOp : Emb_GradOp<"activation_grad",
   let results = (outs Emb_FloatTensor:$result);
   let assemblyFormat = [{
     `` $kind $grad `,` $input (`from_output` $from_output^)? attr-dict `:` type($grad)
-  }];
-  let hasVerifier = 1;
-}
-
-def Emb_LayerNormGradOp : Emb_GradOp<"layer_norm_grad", [Emb_Lowered, Pure]> {
-  let summary = "gradients of emb.layer_norm: input, gamma and beta";
-  let description = [{
-    From the gradient of the result `grad`, the layer's `input` and `gamma`
-    (the row statistics are recomputed from the input, not kept from the
-    forward): with x^ = (x - mean) * rstd and g = grad * gamma,
-    dx = rstd * (g - mean(g) - x^ * mean(g * x^)) per row,
-    dgamma = sum over rows of grad * x^, dbeta = sum over rows of grad.
-
-    ```mlir
-    %dx, %dg, %db = emb.layer_norm_grad %dy, %x, %gamma {eps = 1.0e-05 : f64}
-        : tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>
-        -> tensor<128x64xf32>, tensor<64xf32>, tensor<64xf32>
-    ```
-  }];
-  let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$input,
-                       Emb_FloatTensor:$gamma, F64Attr:$eps);
-  let results = (outs Emb_FloatTensor:$input_grad, Emb_FloatTensor:$gamma_grad,
-                      Emb_FloatTensor:$beta_grad);
-  let assemblyFormat = [{
-    $grad `,` $input `,` $gamma attr-dict `:` type($grad) `,` type($input) `,`
-    type($gamma) `->` type($input_grad) `,` type($gamma_grad) `,` type($beta_grad)
   }];
   let hasVerifier = 1;
 }

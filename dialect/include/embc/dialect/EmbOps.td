@@ -342,6 +342,32 @@ def Emb_LayerNormOp : Emb_Op<"layer_norm", [Emb_Lowered, Emb_Differentiable, Pur
   let hasVerifier = 1;
 }
 
+def Emb_LayerNormGradOp : Emb_GradOp<"layer_norm_grad", [Emb_Lowered, Pure]> {
+  let summary = "gradients of emb.layer_norm: input, gamma and beta";
+  let description = [{
+    From the gradient of the result `grad`, the layer's `input` and `gamma`
+    (the row statistics are recomputed from the input, not kept from the
+    forward): with x^ = (x - mean) * rstd and g = grad * gamma,
+    dx = rstd * (g - mean(g) - x^ * mean(g * x^)) per row,
+    dgamma = sum over rows of grad * x^, dbeta = sum over rows of grad.
+
+    ```mlir
+    %dx, %dg, %db = emb.layer_norm_grad %dy, %x, %gamma {eps = 1.0e-05 : f64}
+        : tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>
+        -> tensor<128x64xf32>, tensor<64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$input,
+                       Emb_FloatTensor:$gamma, F64Attr:$eps);
+  let results = (outs Emb_FloatTensor:$input_grad, Emb_FloatTensor:$gamma_grad,
+                      Emb_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $gamma attr-dict `:` type($grad) `,` type($input) `,`
+    type($gamma) `->` type($input_grad) `,` type($gamma_grad) `,` type($beta_grad)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
