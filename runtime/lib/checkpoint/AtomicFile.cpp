@@ -8,6 +8,7 @@
 #include "AtomicFile.h"
 
 #include "embc/runtime/checkpoint/Safetensors.h"
+#include "embc/runtime/FreshFile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -18,11 +19,11 @@
 #include <unistd.h>
 
 using namespace embc::runtime::checkpoint;
+using embc::runtime::createFresh;
 
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), tmpPath_(path_ + ".tmp") {
-  fd_ =
-      ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = createFresh(tmpPath_); // never through a link left at PATH.tmp
   if (fd_ < 0)
     fail("cannot create '" + tmpPath_ + "'", errno);
 }

@@ -11,6 +11,8 @@
 
 #include "PlanInternal.h"
 
+#include "embc/runtime/FreshFile.h"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -149,19 +151,27 @@ bool embc::runtime::writePlanFile(const std::string &path, const Plan &plan, std
   // Write beside the target and rename, so an interrupted compile never
   // leaves a half-written plan under the real name.
   std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = temporary + ": cannot create: " + std::strerror(errno);
-      return false;
-    }
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      error = temporary + ": write failed: " + std::strerror(errno);
+  const int fd = createFresh(temporary); // never through a link left there
+  if (fd < 0) {
+    error = temporary + ": cannot create: " + std::strerror(errno);
+    return false;
+  }
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = temporary + ": write failed: " + std::strerror(n < 0 ? errno : EIO);
+      ::close(fd);
       std::remove(temporary.c_str());
       return false;
     }
+    done += size_t(n);
+  }
+  if (::close(fd) != 0) {
+    error = temporary + ": write failed: " + std::strerror(errno);
+    std::remove(temporary.c_str());
+    return false;
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     error = path + ": cannot replace with " + temporary + ": " + std::strerror(errno);

@@ -142,6 +142,22 @@ TEST_F(SafetensorsTest, ReplacesAStaleChecksumPassedInMetadata) {
             "0000000000000000");
 }
 
+// A link planted at PATH.tmp (or a temp file a killed save left) is
+// replaced, never written through: the file it points to keeps its bytes.
+TEST_F(SafetensorsTest, ASaveDoesNotWriteThroughALinkAtItsTempPath) {
+  const std::string victim = path("victim.txt"), file = path("ckpt.safetensors");
+  writeBytes(victim, "must survive");
+  std::filesystem::create_symlink(victim, file + ".tmp");
+  std::vector<float> values = {1, 2};
+  writeSafetensors(file, {viewOf("w", "F32", {2}, values)}, {});
+  EXPECT_EQ(readBytes(victim), "must survive");
+  EXPECT_EQ(readSafetensors(file).tensors.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(file + ".tmp")));
+  writeBytes(file + ".tmp", "a stale temp file of a killed save");
+  writeSafetensors(file, {viewOf("w", "F32", {2}, values)}, {});
+  EXPECT_EQ(readSafetensors(file).tensors.size(), 1u);
+}
+
 TEST_F(SafetensorsTest, ReadsFilesFromOtherToolsWithoutChecksum) {
   // Header order differs from buffer order, no metadata, padding spaces:
   // all allowed by the format.

@@ -210,6 +210,20 @@ TEST_F(PlanFileTest, WriteReplacesAnExistingFile) {
   ASSERT_TRUE(readPlanFile(path, error)) << error;
 }
 
+// embc -o writes PATH.tmp then renames it: a link planted there is
+// replaced, never written through.
+TEST_F(PlanFileTest, WriteDoesNotFollowALinkAtItsTempPath) {
+  const std::string path = (dir / "model.plan").string();
+  const std::string victim = (dir / "victim.txt").string();
+  std::ofstream(victim) << "must survive";
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  std::string error;
+  ASSERT_TRUE(writePlanFile(path, samplePlan(), error)) << error;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "must survive");
+  ASSERT_TRUE(readPlanFile(path, error)) << error;
+}
+
 TEST_F(PlanFileTest, RefusesToWriteAnInvalidPlan) {
   std::string path = (dir / "bad.plan").string();
   Plan plan = samplePlan();

@@ -1,0 +1,37 @@
+//===- FreshFile.h - create a temporary file that was not there -*- C++ -*-===//
+//
+// Saves write beside their target (PATH.tmp) and rename over it. A file or
+// symbolic link already at PATH.tmp (left by a save that was killed, or
+// planted) must never be written through: opening it with O_TRUNC would
+// follow a link and overwrite whatever it points to. createFresh removes
+// what is there (a link itself, never its target) and creates the file with
+// O_EXCL | O_NOFOLLOW, so a link planted between the two makes the save fail
+// instead of writing through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_FRESHFILE_H
+#define EMBC_RUNTIME_FRESHFILE_H
+
+#include <cerrno>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace embc::runtime {
+
+/// A new file at `path`, open for writing (mode 0644), or -1 with errno set.
+inline int createFresh(const std::string &path) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(path.c_str(), kFlags, 0644);
+  if (fd >= 0 || errno != EEXIST)
+    return fd;
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return -1;
+  return ::open(path.c_str(), kFlags, 0644);
+}
+
+} // namespace embc::runtime
+
+#endif // EMBC_RUNTIME_FRESHFILE_H
