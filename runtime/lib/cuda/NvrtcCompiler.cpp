@@ -3,6 +3,7 @@
 #include "NvrtcCompiler.h"
 
 #include "CudaCheck.h"
+#include "embc/runtime/FreshFile.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -172,10 +173,12 @@ std::vector<char> embc::runtime::cuda::cachedCubin(const std::string &source,
   fs::create_directories(dir, ec);
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(cubin.data(), std::streamsize(cubin.size()));
-    if (!out)
+  if (int fd = createFresh(tmp.string()); fd < 0) { // never through a planted link
+    ec = std::make_error_code(std::errc::io_error);
+  } else {
+    if (!writeAll(fd, cubin.data(), cubin.size()))
+      ec = std::make_error_code(std::errc::io_error);
+    if (::close(fd) != 0)
       ec = std::make_error_code(std::errc::io_error);
   }
   if (!ec)

@@ -156,17 +156,11 @@ bool embc::runtime::writePlanFile(const std::string &path, const Plan &plan, std
     error = temporary + ": cannot create: " + std::strerror(errno);
     return false;
   }
-  for (size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      error = temporary + ": write failed: " + std::strerror(n < 0 ? errno : EIO);
-      ::close(fd);
-      std::remove(temporary.c_str());
-      return false;
-    }
-    done += size_t(n);
+  if (!writeAll(fd, bytes.data(), bytes.size())) {
+    error = temporary + ": write failed: " + std::strerror(errno);
+    ::close(fd);
+    std::remove(temporary.c_str());
+    return false;
   }
   if (::close(fd) != 0) {
     error = temporary + ": write failed: " + std::strerror(errno);

@@ -14,6 +14,7 @@
 #define EMBC_RUNTIME_FRESHFILE_H
 
 #include <cerrno>
+#include <cstddef>
 #include <string>
 
 #include <fcntl.h>
@@ -30,6 +31,23 @@ inline int createFresh(const std::string &path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
     return -1;
   return ::open(path.c_str(), kFlags, 0644);
+}
+
+/// Writes all `bytes` to `fd` (short writes and EINTR retried); false with
+/// errno set on failure.
+inline bool writeAll(int fd, const char *data, size_t bytes) {
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd, data, bytes);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      return false;
+    }
+    data += n, bytes -= size_t(n);
+  }
+  return true;
 }
 
 } // namespace embc::runtime
