@@ -13,6 +13,8 @@
 
 #include "embc/runtime/FreshFile.h"
 
+#include <sys/stat.h>
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -176,24 +178,52 @@ bool embc::runtime::writePlanFile(const std::string &path, const Plan &plan, std
 }
 
 std::optional<Plan> embc::runtime::readPlanFile(const std::string &path, std::string &error) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) {
-    error = path + ": is a directory, not a plan file";
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // A plan is a regular file of bounded size: a FIFO would block the open
+  // (and a rank of a job with it), a device like /dev/zero never ends.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     error = path + ": cannot open: " + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) {
-    error = path + ": read failed: " + std::strerror(errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    error = path + ": cannot stat: " + std::strerror(errno);
     return std::nullopt;
   }
+  if (S_ISDIR(st.st_mode)) {
+    error = path + ": is a directory, not a plan file";
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": is not a regular file (a device, FIFO or socket), not a plan file";
+    return std::nullopt;
+  }
+  if (uint64_t(st.st_size) > kMaxPlanFileBytes) {
+    error = path + ": " + std::to_string(st.st_size) + " bytes, more than any plan (" +
+            std::to_string(kMaxPlanFileBytes >> 20) + " MiB)";
+    return std::nullopt;
+  }
+  std::string text(size_t(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = path + ": read failed: " + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break; // shrunk while read: the checksum or the parser says what is wrong
+    done += size_t(n);
+  }
+  text.resize(done);
   std::string problem;
-  std::optional<Plan> plan = deserializePlan(bytes.str(), problem);
+  std::optional<Plan> plan = deserializePlan(text, problem);
   if (!plan)
     error = path + ": " + problem;
   return plan;

@@ -410,6 +410,10 @@ nlohmann::json planToJson(const Plan &plan);
 
 /// File helpers; errors name the path.
 bool writePlanFile(const std::string &path, const Plan &plan, std::string &error);
+/// The largest plan file readPlanFile reads: plans are JSON of buffers and
+/// kernels plus the CUDA program's text (a few MB for the MLPerf DLRM), so
+/// anything larger is not a plan.
+inline constexpr uint64_t kMaxPlanFileBytes = uint64_t(256) << 20;
 std::optional<Plan> readPlanFile(const std::string &path, std::string &error);
 
 } // namespace embc::runtime

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -222,6 +224,24 @@ TEST_F(PlanFileTest, WriteDoesNotFollowALinkAtItsTempPath) {
   std::ifstream in(victim);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "must survive");
   ASSERT_TRUE(readPlanFile(path, error)) << error;
+}
+
+// Reading never blocks on a FIFO, never reads a device without end and
+// never allocates for a file larger than any plan.
+TEST_F(PlanFileTest, ReadRefusesWhatIsNotARegularFileOfPlanSize) {
+  std::string error;
+  EXPECT_FALSE(readPlanFile("/dev/zero", error));
+  EXPECT_EQ(error, "/dev/zero: is not a regular file (a device, FIFO or socket), not a plan file");
+  const std::string fifo = (dir / "fifo.plan").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(readPlanFile(fifo, error)); // would block in open() if it tried
+  EXPECT_NE(error.find("is not a regular file"), std::string::npos) << error;
+  const std::string huge = (dir / "huge.plan").string();
+  std::ofstream(huge).close();
+  std::filesystem::resize_file(huge, kMaxPlanFileBytes + 1); // sparse: costs no disk
+  EXPECT_FALSE(readPlanFile(huge, error));
+  EXPECT_EQ(error, huge + ": " + std::to_string(kMaxPlanFileBytes + 1) +
+                       " bytes, more than any plan (256 MiB)");
 }
 
 TEST_F(PlanFileTest, RefusesToWriteAnInvalidPlan) {
