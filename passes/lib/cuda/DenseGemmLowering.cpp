@@ -24,11 +24,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 
 namespace {
-
-using Arg = rt::CudaArg;
 
 /// y (B x N) = x (B x K) w (K x N) with `epilogue` (none, bias, relu,
 /// relu_bias), operands rounded first for a bf16/fp16 compute type.

@@ -20,11 +20,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 
 namespace {
-
-using Arg = rt::CudaArg;
 
 /// Fails unless buffer `id` is f32 with n elements.
 void expectNumel(const CudaEmitter &em, int32_t id, int64_t n, const std::string &what) {

@@ -29,8 +29,6 @@
 
 namespace embc::codegen::emb {
 
-namespace rt = embc::runtime;
-
 /// "$NAME" placeholders of `text` replaced by their values (longest names
 /// first, so $D does not eat $DS).
 std::string subst(std::string text, const std::map<std::string, std::string> &values);

@@ -36,6 +36,9 @@
 
 namespace embc::codegen {
 
+/// The plan types every lowering reads and writes.
+namespace rt = embc::runtime;
+
 /// A kernel the codegen cannot lower; the driver adds where it is.
 class CodegenError : public std::runtime_error {
 public:

@@ -30,7 +30,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
 

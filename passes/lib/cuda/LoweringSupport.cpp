@@ -7,7 +7,6 @@
 
 using namespace embc;
 using namespace embc::codegen;
-namespace rt = embc::runtime;
 
 int64_t codegen::numel(const rt::Buffer &b) {
   int64_t n = 1;

@@ -29,11 +29,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
-
-constexpr int64_t kBlock = 256;
 
 struct Opt {
   rt::OptimizerKind kind = rt::OptimizerKind::Sgd;
