@@ -383,10 +383,7 @@ void readArgs(CudaEmitter &em, const rt::Kernel &k, Update &u, int64_t stateElem
                          std::to_string(numel(em.buffer(k.outputs[i]))) + " values, expected " +
                          std::to_string(want));
   }
-  for (int32_t i : k.inputs)
-    u.args.push_back(CudaEmitter::buf(i));
-  for (int32_t o : k.outputs)
-    u.args.push_back(CudaEmitter::buf(o));
+  u.args = operandArgs(k);
 }
 
 void lowerUpdateParam(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
