@@ -423,34 +423,29 @@ const rt::Table &emb::tableOf(const rt::Plan &plan, int64_t index) {
 
 Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
   Target t;
+  // A lone table and a table batch name these the same.
+  auto readTarget = [&t](const auto &src) {
+    t.name = src.name;
+    t.rows = src.rows;
+    t.dim = src.dim;
+    t.buffer = src.buffer;
+    t.qparams = src.qparams;
+    t.gradRows = src.gradRows;
+    t.gradValues = src.gradValues;
+    t.state = src.state;
+    t.optimizer = src.optimizer;
+    t.storage = storageOf(src.storage);
+  };
   if (!k.attrs.contains("batch")) {
     const rt::Table &tb = tableOf(plan, intAttr(k, "table"));
-    t.name = tb.name;
-    t.rows = tb.rows;
-    t.dim = tb.dim;
-    t.buffer = tb.buffer;
-    t.qparams = tb.qparams;
-    t.gradRows = tb.gradRows;
-    t.gradValues = tb.gradValues;
-    t.state = tb.state;
-    t.optimizer = tb.optimizer;
-    t.storage = storageOf(tb.storage);
+    readTarget(tb);
     t.segments.push_back({0, tb.rows, tb.name, hashName(tb.name)});
   } else {
     const int64_t i = intAttr(k, "batch");
     if (i < 0 || i >= int64_t(plan.tableBatches.size()))
       throw CodegenError("table batch index " + std::to_string(i) + " out of range");
     const rt::TableBatch &b = plan.tableBatches[size_t(i)];
-    t.name = b.name;
-    t.rows = b.rows;
-    t.dim = b.dim;
-    t.buffer = b.buffer;
-    t.qparams = b.qparams;
-    t.gradRows = b.gradRows;
-    t.gradValues = b.gradValues;
-    t.state = b.state;
-    t.optimizer = b.optimizer;
-    t.storage = storageOf(b.storage);
+    readTarget(b);
     if (b.members.size() != b.rowOffsets.size() || b.members.empty())
       throw CodegenError("table batch '" + b.name + "' has " + std::to_string(b.members.size()) +
                          " members and " + std::to_string(b.rowOffsets.size()) + " row offsets");
@@ -473,13 +468,7 @@ Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
 OptSpec emb::optSpec(const Target &t) {
   const rt::Optimizer &p = t.optimizer;
   OptSpec o;
-  o.kind = p.kind;
-  o.lr = p.lr;
-  o.momentum = p.momentum;
-  o.beta1 = p.beta1;
-  o.beta2 = p.beta2;
-  o.eps = p.eps;
-  o.wd = p.weightDecay;
+  static_cast<rt::Optimizer &>(o) = p;
   o.states = int(p.stateBuffers());
   if (int(t.state.size()) != o.states)
     throw CodegenError("'" + t.name + "' has " + std::to_string(t.state.size()) +
@@ -513,7 +502,9 @@ std::string emb::hyperCode(const OptSpec &o, const std::string &gradScale) {
   const float DS = (float)(1.0 - emb_lr * $WDD);
   (void)LR; (void)GS; (void)DS;
 )",
-                           {{"LRBASE", doubleLiteral(o.lr)}, {"GSCALE", gradScale}, {"WDD", doubleLiteral(o.wd)}});
+                           {{"LRBASE", doubleLiteral(o.lr)},
+                            {"GSCALE", gradScale},
+                            {"WDD", doubleLiteral(o.weightDecay)}});
   if (o.adamFamily())
     code += subst(R"(
   const float IB1 = (float)(1.0 / (1.0 - emb_pow_int($B1D, a.step->optimizerStep)));
@@ -558,8 +549,8 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
       {"K", K},
       {"D", D},
       {"LRD", doubleLiteral(o.lr)},
-      {"WD", floatLiteral(o.coupled ? o.wd : 0.0)},
-      {"LWD", floatLiteral(o.wd)},
+      {"WD", floatLiteral(o.coupled ? o.weightDecay : 0.0)},
+      {"LWD", floatLiteral(o.weightDecay)},
       {"MOM", floatLiteral(o.momentum)},
       {"B1", floatLiteral(o.beta1)},
       {"B2", floatLiteral(o.beta2)},
