@@ -27,6 +27,17 @@ static LogicalResult verifyMatrix(Operation *op, Value v, StringRef what) {
   return success();
 }
 
+/// What concat and add check first: one float element type, at least one
+/// input and a static 2-D result.
+static LogicalResult verifyInputsAndMatrixResult(Operation *op, ValueRange inputs,
+                                                 Value result) {
+  if (failed(verifySameFloatElementType(op)))
+    return failure();
+  if (inputs.empty())
+    return op->emitOpError("needs at least one input");
+  return verifyMatrix(op, result, "result");
+}
+
 //===----------------------------------------------------------------------===//
 // DenseOp
 //===----------------------------------------------------------------------===//
@@ -159,11 +170,7 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
 //===----------------------------------------------------------------------===//
 
 LogicalResult ConcatOp::verify() {
-  if (failed(verifySameFloatElementType(*this)))
-    return failure();
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  if (failed(verifyMatrix(*this, getResult(), "result")))
+  if (failed(verifyInputsAndMatrixResult(*this, getInputs(), getResult())))
     return failure();
   int64_t batch = tensorType(getResult()).getDimSize(0);
   int64_t width = 0;
@@ -195,11 +202,7 @@ int64_t ConcatOp::getForwardBytes() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddOp::verify() {
-  if (failed(verifySameFloatElementType(*this)))
-    return failure();
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  if (failed(verifyMatrix(*this, getResult(), "result")))
+  if (failed(verifyInputsAndMatrixResult(*this, getInputs(), getResult())))
     return failure();
   Type resultType = getResult().getType();
   for (auto [i, input] : llvm::enumerate(getInputs()))

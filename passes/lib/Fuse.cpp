@@ -13,6 +13,7 @@
 
 #include "GradientsFromOutputs.h"
 #include "PipelineSchedule.h"
+#include "TrainingFuncs.h"
 
 #include "embc/passes/Passes.h"
 
@@ -472,20 +473,16 @@ bool FusePass::skipgram(ModuleOp module, Block *block, func::FuncOp update, bool
 
 void FusePass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  auto update = module.lookupSymbol<func::FuncOp>("update");
-  if (!step || !update) {
-    module.emitError("-emb-fuse needs @train_step and @update: run "
-                     "-emb-autodiff first");
+  FailureOr<TrainingFuncs> funcs = lookupTrainingFuncs(module, "-emb-fuse");
+  if (failed(funcs))
     return signalPassFailure();
-  }
-  if (step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
+  if (funcs->step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
     module.emitError("@train_step is already fused (it holds emb.fused groups)");
     return signalPassFailure();
   }
-  Block *block = &step.getBody().front();
+  Block *block = &funcs->step.getBody().front();
   bool skipgramFormed = false;
-  if (!skipgram(module, block, update, skipgramFormed))
+  if (!skipgram(module, block, funcs->update, skipgramFormed))
     return signalPassFailure();
   if (skipgramFormed)
     return; // the whole step is one group
@@ -496,7 +493,7 @@ void FusePass::runOnOperation() {
   interactions(block);
   interactionBackward(block);
   lookups(block);
-  embeddingUpdates(module, block, update);
+  embeddingUpdates(module, block, funcs->update);
   elementwiseChains(block);
 }
 

@@ -71,27 +71,36 @@ void printTimeline(const rt::Plan &plan, llvm::raw_ostream &os) {
   }
 }
 
-} // namespace
+/// How the reports show a role: its title and its colour in the HTML one.
+struct RoleLook {
+  const char *title, *colour;
+};
 
-const char *embc::roleTitle(rt::BufferRole role) {
+RoleLook lookOf(rt::BufferRole role) {
   switch (role) {
   case rt::BufferRole::Table:
-    return "tables";
+    return {"tables", "#4e79a7"};
   case rt::BufferRole::Param:
-    return "parameters";
+    return {"parameters", "#59a14f"};
   case rt::BufferRole::Grad:
-    return "gradients";
+    return {"gradients", "#e15759"};
   case rt::BufferRole::OptimizerState:
-    return "optimizer state";
+    return {"optimizer state", "#b07aa1"};
   case rt::BufferRole::Input:
-    return "inputs";
+    return {"inputs", "#9c755f"};
   case rt::BufferRole::Activation:
-    return "activations";
+    return {"activations", "#f28e2b"};
   case rt::BufferRole::Workspace:
-    return "workspace";
+    return {"workspace", "#76b7b2"};
   }
-  return "?";
+  return {"?", "#bab0ac"};
 }
+
+} // namespace
+
+const char *embc::roleTitle(rt::BufferRole role) { return lookOf(role).title; }
+
+const char *embc::roleColour(rt::BufferRole role) { return lookOf(role).colour; }
 
 void embc::printMemoryReport(const rt::Plan &plan, llvm::raw_ostream &os, bool everything) {
   const rt::MemoryPlan &m = plan.memory;

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingFuncs.h"
+
 #include "embc/passes/Passes.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -207,21 +209,17 @@ LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
 
 void PackParamsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  auto update = module.lookupSymbol<func::FuncOp>("update");
-  if (!step || !update) {
-    module.emitError("-emb-pack-params needs @train_step and @update: run "
-                     "-emb-autodiff first");
+  FailureOr<TrainingFuncs> funcs = lookupTrainingFuncs(module, "-emb-pack-params");
+  if (failed(funcs))
     return signalPassFailure();
-  }
   if (!module.getOps<ParamPackOp>().empty() ||
       !module.getOps<TableBatchOp>().empty()) {
     module.emitError("the module is already packed (it has an "
                      "emb.param_pack or emb.table_batch)");
     return signalPassFailure();
   }
-  if (failed(packParams(module, step, update)) ||
-      (batchTables && failed(formTableBatches(module, update))))
+  if (failed(packParams(module, funcs->step, funcs->update)) ||
+      (batchTables && failed(formTableBatches(module, funcs->update))))
     return signalPassFailure();
 }
 

@@ -159,6 +159,10 @@ private:
   /// A buffer that lies inside `parent`, `relativeBytes` from its start.
   int32_t addView(std::string name, int32_t parent, int64_t relativeBytes,
                   std::vector<int64_t> shape);
+  /// The optimizer state of `owner`: a buffer "state/<owner>/<i>" for each
+  /// of stateShapes(opt, shape).
+  std::vector<int32_t> addStateBuffers(const std::string &owner, const rt::Optimizer &opt,
+                                       const std::vector<int64_t> &shape);
   FailureOr<int32_t> valueBuffer(Operation *op, Value v, rt::BufferRole role,
                                  StringRef name);
   int64_t idCapacity(Value ids);

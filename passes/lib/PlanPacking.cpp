@@ -122,9 +122,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
                            {capacity}, /*dynamic=*/true);
     b.gradValues = addBuffer("grad_values/" + b.name, rt::BufferRole::Grad, rt::DType::F32,
                              {capacity, b.dim}, /*dynamic=*/true);
-    for (auto [i, s] : llvm::enumerate(stateShapes(b.optimizer, shape)))
-      b.state.push_back(addBuffer("state/" + b.name + "/" + std::to_string(i),
-                                  rt::BufferRole::OptimizerState, rt::DType::F32, s));
+    b.state = addStateBuffers(b.name, b.optimizer, shape);
     batchIndex[b.name] = int32_t(plan_.tableBatches.size());
     plan_.tableBatches.push_back(std::move(b));
   }

@@ -39,10 +39,7 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
                            rt::DType::F32, shape);
       p.grad = addBuffer("grad/" + p.name, rt::BufferRole::Grad,
                          rt::DType::F32, shape);
-      for (auto [i, s] : llvm::enumerate(stateShapes(dense, shape)))
-        p.state.push_back(addBuffer("state/" + p.name + "/" + std::to_string(i),
-                                    rt::BufferRole::OptimizerState,
-                                    rt::DType::F32, s));
+      p.state = addStateBuffers(p.name, dense, shape);
     }
     paramIndex[p.name] = int32_t(plan_.params.size());
     plan_.params.push_back(std::move(p));
@@ -124,10 +121,7 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
       t.gradValues = addBuffer("grad_values/" + t.name, rt::BufferRole::Grad,
                                rt::DType::F32, {capacity, t.dim},
                                /*dynamic=*/true);
-      for (auto [i, s] : llvm::enumerate(stateShapes(t.optimizer, shape)))
-        t.state.push_back(addBuffer("state/" + t.name + "/" + std::to_string(i),
-                                    rt::BufferRole::OptimizerState,
-                                    rt::DType::F32, s));
+      t.state = addStateBuffers(t.name, t.optimizer, shape);
       plan_.buffers[t.buffer].rank = onlyRank;
       for (int32_t s : t.state)
         plan_.buffers[s].rank = onlyRank;

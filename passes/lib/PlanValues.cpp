@@ -43,6 +43,16 @@ int32_t PlanBuilder::addView(std::string name, int32_t parent,
   return id;
 }
 
+std::vector<int32_t> PlanBuilder::addStateBuffers(const std::string &owner,
+                                                  const rt::Optimizer &opt,
+                                                  const std::vector<int64_t> &shape) {
+  std::vector<int32_t> state;
+  for (auto [i, s] : llvm::enumerate(stateShapes(opt, shape)))
+    state.push_back(addBuffer("state/" + owner + "/" + std::to_string(i),
+                              rt::BufferRole::OptimizerState, rt::DType::F32, s));
+  return state;
+}
+
 /// Upper bound on the number of ids a value holds in one batch.
 int64_t PlanBuilder::idCapacity(Value ids) {
   auto type = cast<RankedTensorType>(ids.getType());

@@ -25,15 +25,22 @@ using namespace embc::emb;
 
 namespace {
 
+/// `value` divided by `base` while it is at least `base`, at most `most`
+/// times; `steps` says how many (the unit prefix to print).
+double scaleDown(double value, double base, int most, int &steps) {
+  steps = 0;
+  while (value >= base && steps < most) {
+    value /= base;
+    ++steps;
+  }
+  return value;
+}
+
 /// Formats a byte count with a binary unit: "241.4 KiB".
 std::string formatBytes(int64_t bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
+  int u;
+  const double v = scaleDown(double(bytes), 1024.0, 4, u);
   std::string s;
   llvm::raw_string_ostream os(s);
   if (u == 0)
@@ -46,12 +53,8 @@ std::string formatBytes(int64_t bytes) {
 /// Formats a count with a decimal unit: "1.2 M".
 std::string formatCount(int64_t n, StringRef unit) {
   const char *prefixes[] = {"", "K", "M", "G", "T", "P"};
-  double v = double(n);
-  int p = 0;
-  while (v >= 1000.0 && p < 5) {
-    v /= 1000.0;
-    ++p;
-  }
+  int p;
+  const double v = scaleDown(double(n), 1000.0, 5, p);
   std::string s;
   llvm::raw_string_ostream os(s);
   if (p == 0)

@@ -25,6 +25,7 @@
 
 #include "Quantize.h"
 #include "QuantizeDense.h"
+#include "TrainingFuncs.h"
 
 #include "embc/passes/Passes.h"
 
@@ -94,13 +95,9 @@ LogicalResult QuantizePass::chooseStorage(ModuleOp module,
 
 void QuantizePass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  auto update = module.lookupSymbol<func::FuncOp>("update");
-  if (!step || !update) {
-    module.emitError("-emb-quantize needs @train_step and @update: run "
-                     "-emb-autodiff first");
+  FailureOr<TrainingFuncs> funcs = lookupTrainingFuncs(module, "-emb-quantize");
+  if (failed(funcs))
     return signalPassFailure();
-  }
   if (module->hasAttr(kQuantizedAttrName)) {
     module.emitError("the module is already quantised (it has ")
         << kQuantizedAttrName << "): -emb-quantize runs once";
@@ -109,7 +106,7 @@ void QuantizePass::runOnOperation() {
   // Packing replaces the tables' updates by one per batch, and fusion moves
   // lookups into groups: mark the ops while each still names its table.
   if (!module.getOps<TableBatchOp>().empty() || !module.getOps<ParamPackOp>().empty() ||
-      step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
+      funcs->step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
     module.emitError("-emb-quantize runs before -emb-pack-params and -emb-fuse "
                      "(the module is already packed or fused)");
     return signalPassFailure();
@@ -127,7 +124,7 @@ void QuantizePass::runOnOperation() {
     op->setAttr(name, value ? value : StorageTypeAttr::get(ctx, storage.lookup(table)));
     ++numMarkedOps;
   };
-  step.walk([&](Operation *op) {
+  funcs->step.walk([&](Operation *op) {
     if (auto lookup = dyn_cast<LookupOp>(op))
       mark(op, lookup.getTable(), kDequantizeAttrName, {});
     else if (auto gather = dyn_cast<GatherOp>(op))
@@ -136,11 +133,11 @@ void QuantizePass::runOnOperation() {
       mark(op, grad.getTable(), kDequantizeAttrName, {}); // finds the max in the rows
   });
   auto stochastic = StringAttr::get(ctx, "stochastic");
-  for (auto upd : update.getOps<UpdateOp>())
+  for (auto upd : funcs->update.getOps<UpdateOp>())
     mark(upd, upd.getTarget(), kRequantizeAttrName, stochastic);
 
   // Dense half (bf16/fp16 compute, fp16 loss scaling): QuantizeDense.cpp.
-  if (failed(quantizeDense(module, step, update)))
+  if (failed(quantizeDense(module, funcs->step, funcs->update)))
     return signalPassFailure();
 
   module->setAttr(kQuantizedAttrName,

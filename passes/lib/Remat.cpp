@@ -9,6 +9,7 @@
 
 #include "GradientsFromOutputs.h"
 #include "RematSchedule.h"
+#include "TrainingFuncs.h"
 
 #include "embc/passes/Passes.h"
 
@@ -226,15 +227,12 @@ void RematPass::runOnOperation() {
   if (remat == RematMode::none)
     return; // nothing to do: the IR stays as it is
 
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  if (!step || !module.lookupSymbol<func::FuncOp>("update")) {
-    module.emitError("-emb-remat needs @train_step and @update: run "
-                     "-emb-autodiff first");
+  FailureOr<TrainingFuncs> funcs = lookupTrainingFuncs(module, "-emb-remat");
+  if (failed(funcs))
     return signalPassFailure();
-  }
 
   if (module->hasAttr(kRematNoteAttrName) ||
-      step.walk([](Operation *op) {
+      funcs->step.walk([](Operation *op) {
             return op->hasAttr(kRematAttrName) ? WalkResult::interrupt()
                                                : WalkResult::advance();
           }).wasInterrupted()) {
@@ -242,7 +240,7 @@ void RematPass::runOnOperation() {
         << kRematNoteAttrName << " or ops marked " << kRematAttrName << ")";
     return signalPassFailure();
   }
-  if (step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
+  if (funcs->step.walk([](FusedOp) { return WalkResult::interrupt(); }).wasInterrupted()) {
     module.emitError("-emb-remat runs before -emb-fuse: @train_step already "
                      "holds emb.fused groups");
     return signalPassFailure();
@@ -260,7 +258,7 @@ void RematPass::runOnOperation() {
     }
   }
 
-  Block &body = step.front();
+  Block &body = funcs->step.front();
   firstBackward = nullptr;
   for (Operation &op : body)
     if (op.hasTrait<BackwardOp>()) {
@@ -268,7 +266,7 @@ void RematPass::runOnOperation() {
       break;
     }
   if (!firstBackward) {
-    step.emitOpError("has no backward ops: nothing to rematerialise");
+    funcs->step.emitOpError("has no backward ops: nothing to rematerialise");
     return signalPassFailure();
   }
   // As -emb-fuse does: the backward then reads only the activation's output.

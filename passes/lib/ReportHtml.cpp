@@ -28,26 +28,6 @@ namespace {
 
 constexpr double kWidth = 960, kHeight = 320, kLeft = 70, kTop = 20, kBottom = 30;
 
-const char *roleColour(rt::BufferRole role) {
-  switch (role) {
-  case rt::BufferRole::Table:
-    return "#4e79a7";
-  case rt::BufferRole::Param:
-    return "#59a14f";
-  case rt::BufferRole::Grad:
-    return "#e15759";
-  case rt::BufferRole::OptimizerState:
-    return "#b07aa1";
-  case rt::BufferRole::Input:
-    return "#9c755f";
-  case rt::BufferRole::Activation:
-    return "#f28e2b";
-  case rt::BufferRole::Workspace:
-    return "#76b7b2";
-  }
-  return "#bab0ac";
-}
-
 std::string escape(const std::string &text) {
   std::string out;
   for (char c : text) {

@@ -13,6 +13,7 @@
 #include "Distribute.h"
 #include "PipelineSchedule.h"
 #include "PlanBuilder.h"
+#include "TrainingFuncs.h"
 
 #include "embc/passes/CudaCodegen.h"
 #include "embc/passes/Passes.h"
@@ -80,11 +81,10 @@ LogicalResult PlanBuilder::lowerOps(func::FuncOp func, std::vector<rt::Kernel> &
 }
 
 FailureOr<rt::Plan> PlanBuilder::build() {
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  auto update = module.lookupSymbol<func::FuncOp>("update");
-  if (!step || !update)
-    return module.emitError("-emb-to-plan needs @train_step and @update: run "
-                            "-emb-autodiff first");
+  FailureOr<TrainingFuncs> funcs = lookupTrainingFuncs(module, "-emb-to-plan");
+  if (failed(funcs))
+    return failure();
+  func::FuncOp step = funcs->step, update = funcs->update;
   auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
   if (!training)
     return module.emitError("the module has no emb.training attribute");

@@ -180,12 +180,15 @@ int main(int argc, char **argv) {
     errs() << "embc: error: " << message << "\n";
     return 1;
   }
-  if (emitKind == Emit::IR) {
+  // --emit=ir and --emit=train-ir: the module as it is at that point.
+  auto emitModule = [&] {
     module->print(out->os());
     out->os() << "\n";
     out->keep();
     return 0;
-  }
+  };
+  if (emitKind == Emit::IR)
+    return emitModule();
 
   embc::TrainingPipelineOptions pipeline;
   pipeline.pack = !noPack;
@@ -194,12 +197,8 @@ int main(int argc, char **argv) {
   pipeline.planMemory = !noPlanMemory;
   if (failed(embc::runTrainingPipeline(*module, pipeline)))
     return 1;
-  if (emitKind == Emit::TrainIR) {
-    module->print(out->os());
-    out->os() << "\n";
-    out->keep();
-    return 0;
-  }
+  if (emitKind == Emit::TrainIR)
+    return emitModule();
   FailureOr<embc::runtime::Plan> plan =
       embc::buildPlan(*module, *target);
   if (failed(plan))

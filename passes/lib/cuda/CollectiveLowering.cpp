@@ -37,7 +37,6 @@
 
 using namespace embc;
 using namespace embc::codegen;
-namespace rt = embc::runtime;
 
 namespace {
 

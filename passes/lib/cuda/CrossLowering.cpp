@@ -20,11 +20,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 
 namespace {
-
-using Arg = rt::CudaArg;
 
 /// Checks a cross layer's x0, xl (B x D), w (D x D) and b (D); returns B, D.
 std::pair<int64_t, int64_t> crossShape(const CudaEmitter &em, int32_t x0, int32_t xl, int32_t w,

@@ -21,7 +21,6 @@
 
 using namespace embc;
 using namespace embc::codegen;
-namespace rt = embc::runtime;
 
 std::string CudaEmitter::entryName(const std::string &hint) {
   std::string clean;

@@ -24,11 +24,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 
 namespace {
-
-using Arg = rt::CudaArg;
 
 /// y (B x N) = x (B x K) w (K x N) with `epilogue` (none, bias, relu,
 /// relu_bias), operands rounded first for a bf16/fp16 compute type.
@@ -145,28 +142,22 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   const int64_t B = dyb.shape[0], N = dyb.shape[1];
   const int64_t K = f32Matrix(em, k.inputs[xAt], B, -1, "layer input").shape[1];
   f32Matrix(em, k.inputs[xAt + 1], K, N, "weight");
-  auto expectNumel = [&](int32_t id, int64_t n, const std::string &what) {
-    const rt::Buffer &b = f32Buffer(em, id, what);
-    if (numel(b) != n)
-      throw CodegenError(what + " '" + b.name + "' has " + std::to_string(numel(b)) +
-                         " elements, expected " + std::to_string(n));
-  };
   if (activated)
-    expectNumel(k.inputs[1], B * N, fromOutput ? "activation output" : "pre-activation");
+    expectNumel(em, k.inputs[1], B * N, fromOutput ? "activation output" : "pre-activation");
   size_t o = 0;
   std::optional<Arg> dz, db, dx;
   if (activated) {
-    expectNumel(k.outputs[o], B * N, "dz workspace");
+    expectNumel(em, k.outputs[o], B * N, "dz workspace");
     dz = CudaEmitter::buf(k.outputs[o++]);
   }
-  expectNumel(k.outputs[o], K * N, "weight gradient");
+  expectNumel(em, k.outputs[o], K * N, "weight gradient");
   const Arg dW = CudaEmitter::buf(k.outputs[o++]);
   if (bias) {
-    expectNumel(k.outputs[o], N, "bias gradient");
+    expectNumel(em, k.outputs[o], N, "bias gradient");
     db = CudaEmitter::buf(k.outputs[o++]);
   }
   if (inputGrad) {
-    expectNumel(k.outputs[o], B * K, "input gradient");
+    expectNumel(em, k.outputs[o], B * K, "input gradient");
     dx = CudaEmitter::buf(k.outputs[o++]);
   }
   const Arg dy = CudaEmitter::buf(k.inputs[0]);
@@ -232,10 +223,7 @@ void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
   const rt::Buffer &xb = f32Matrix(em, k.inputs[0], -1, -1, "layer input");
   const int64_t B = xb.shape[0], K = xb.shape[1];
   const int64_t N = f32Matrix(em, k.inputs[1], B, -1, "output gradient").shape[1];
-  const rt::Buffer &dw = f32Buffer(em, k.outputs[0], "weight gradient");
-  if (numel(dw) != K * N)
-    throw CodegenError("weight gradient '" + dw.name + "' has " + std::to_string(numel(dw)) +
-                       " elements, expected " + std::to_string(K * N));
+  expectNumel(em, k.outputs[0], K * N, "weight gradient");
   const std::string abType = computeTypeOf(k);
   const auto r = emitRoundedOperands(
       em, out, abType,

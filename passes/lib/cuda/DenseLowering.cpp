@@ -19,7 +19,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 namespace cu = embc::runtime::cuda;
 
 void embc::codegen::registerDenseLowerings(LoweringTable &table) {

@@ -36,6 +36,9 @@
 
 namespace embc::codegen::dense {
 
+/// A launch operand, as every dense lowering names it.
+using Arg = runtime::CudaArg;
+
 // Per-file registration (DenseLowering.cpp calls them).
 void registerGemmLowerings(LoweringTable &table);        // DenseGemmLowering.cpp
 void registerElementwiseLowerings(LoweringTable &table); // ElementwiseLowering.cpp

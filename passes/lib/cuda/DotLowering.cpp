@@ -14,7 +14,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
 
@@ -40,14 +39,19 @@ Shape shapeOf(CudaEmitter &em, int32_t lhs, int32_t rhs) {
   return s;
 }
 
+/// Fails unless buffer `id` is f32 with n values.
+void expectValues(const CudaEmitter &em, int32_t id, int64_t n, const std::string &what) {
+  const int64_t have = numel(f32Buffer(em, id, what));
+  if (have != n)
+    throw CodegenError(what + " has " + std::to_string(have) + " values, expected " +
+                       std::to_string(n));
+}
+
 void lowerDot(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
   const Shape s = shapeOf(em, k.inputs[0], k.inputs[1]);
-  if (numel(f32Buffer(em, k.outputs[0], "output")) != s.B * s.perRow)
-    throw CodegenError("output has " + std::to_string(numel(em.buffer(k.outputs[0]))) +
-                       " values, expected " + std::to_string(s.B * s.perRow));
-  std::vector<rt::CudaArg> args = {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
-                                   CudaEmitter::buf(k.outputs[0])};
+  expectValues(em, k.outputs[0], s.B * s.perRow, "output");
+  std::vector<rt::CudaArg> args = operandArgs(k);
   useHelpers(em);
   const bool vec = s.D % 4 == 0 && aligned16(em, args[0]) && aligned16(em, args[1]);
   const std::string name = em.entryName("dot");
@@ -97,18 +101,10 @@ $SUM    Y[i] = ((l0 + l1) + l2) + l3;
 void lowerDotGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 3, 2);
   const Shape s = shapeOf(em, k.inputs[1], k.inputs[2]);
-  if (numel(f32Buffer(em, k.inputs[0], "output gradient")) != s.B * s.perRow)
-    throw CodegenError("output gradient has " + std::to_string(numel(em.buffer(k.inputs[0]))) +
-                       " values, expected " + std::to_string(s.B * s.perRow));
+  expectValues(em, k.inputs[0], s.B * s.perRow, "output gradient");
   f32Matrix(em, k.outputs[0], s.B, s.D, "lhs gradient");
-  if (numel(f32Buffer(em, k.outputs[1], "rhs gradient")) != s.B * s.perRow * s.D)
-    throw CodegenError("rhs gradient has " + std::to_string(numel(em.buffer(k.outputs[1]))) +
-                       " values, expected " + std::to_string(s.B * s.perRow * s.D));
-  std::vector<rt::CudaArg> args;
-  for (int32_t i : k.inputs)
-    args.push_back(CudaEmitter::buf(i));
-  for (int32_t o : k.outputs)
-    args.push_back(CudaEmitter::buf(o));
+  expectValues(em, k.outputs[1], s.B * s.perRow * s.D, "rhs gradient");
+  std::vector<rt::CudaArg> args = operandArgs(k);
   const std::string name = em.entryName("dot_grad");
   const int64_t n = s.B * s.D;
   em.append(subst(R"CUDA(

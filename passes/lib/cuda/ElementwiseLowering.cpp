@@ -20,19 +20,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
-namespace rt = embc::runtime;
 
 namespace {
-
-using Arg = rt::CudaArg;
-
-/// Fails unless buffer `id` is f32 with n elements.
-void expectNumel(const CudaEmitter &em, int32_t id, int64_t n, const std::string &what) {
-  const rt::Buffer &b = f32Buffer(em, id, what);
-  if (numel(b) != n)
-    throw CodegenError(what + " '" + b.name + "' has " + std::to_string(numel(b)) +
-                       " elements, expected " + std::to_string(n));
-}
 
 // activation: y = f(x) elementwise.
 void lowerActivation(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {

@@ -142,6 +142,14 @@ int emb::groupShift(const Layout &l) {
   return s;
 }
 
+/// The loop skeletons' placeholders: chunks, lanes, vectors, vector width.
+static std::map<std::string, std::string> layoutVars(const Layout &l) {
+  return {{"CH", std::to_string(l.CH)},
+          {"L", std::to_string(l.L)},
+          {"NV", std::to_string(l.NV)},
+          {"V", std::to_string(l.V)}};
+}
+
 std::string emb::forValues(const Layout &l, const std::string &body) {
   // The skeleton's placeholders first, the body (which has its own) last.
   return subst(subst(R"(
@@ -159,10 +167,7 @@ std::string emb::forValues(const Layout &l, const std::string &body) {
       }
     }
 )",
-               {{"CH", std::to_string(l.CH)},
-                {"L", std::to_string(l.L)},
-                {"NV", std::to_string(l.NV)},
-                {"V", std::to_string(l.V)}}),
+               layoutVars(l)),
                {{"BODY", body}});
 }
 
@@ -192,38 +197,40 @@ static std::string forVectors(const Layout &l, const std::string &body) {
       }
     }
 )",
-               {{"CH", std::to_string(l.CH)},
-                {"L", std::to_string(l.L)},
-                {"NV", std::to_string(l.NV)},
-                {"V", std::to_string(l.V)}}),
+               layoutVars(l)),
                {{"BODY", body}});
 }
 
+/// The one of `v4`, `v2` and `v1` for the layout's vector width (values a
+/// lane moves in one access).
+static std::string byWidth(const Layout &l, const char *v4, const char *v2, const char *v1) {
+  return l.V == 4 ? v4 : l.V == 2 ? v2 : v1;
+}
+
+/// A block that declares `head` and runs `body` per vector of the row.
+static std::string vectorBlock(const Layout &l, const std::string &head, const std::string &body) {
+  return "{\n    " + head + "\n" + forVectors(l, body) + "  }\n";
+}
+
 std::string emb::loadF32(const Layout &l, const std::string &src, const std::string &out) {
-  std::string body;
-  if (l.V == 4)
-    body = "const emb_f4 q = emb_vload<emb_f4>(emb_src + j); $OUT[c * 4] = q.x; "
-           "$OUT[c * 4 + 1] = q.y; $OUT[c * 4 + 2] = q.z; $OUT[c * 4 + 3] = q.w;";
-  else if (l.V == 2)
-    body = "const emb_f2 q = emb_vload<emb_f2>(emb_src + j); $OUT[c * 2] = q.x; "
-           "$OUT[c * 2 + 1] = q.y;";
-  else
-    body = "$OUT[c] = emb_src[j];";
-  return "{\n    const float *emb_src = " + src + ";\n" +
-         forVectors(l, subst(body, {{"OUT", out}})) + "  }\n";
+  const std::string body =
+      byWidth(l,
+              "const emb_f4 q = emb_vload<emb_f4>(emb_src + j); $OUT[c * 4] = q.x; "
+              "$OUT[c * 4 + 1] = q.y; $OUT[c * 4 + 2] = q.z; $OUT[c * 4 + 3] = q.w;",
+              "const emb_f2 q = emb_vload<emb_f2>(emb_src + j); $OUT[c * 2] = q.x; "
+              "$OUT[c * 2 + 1] = q.y;",
+              "$OUT[c] = emb_src[j];");
+  return vectorBlock(l, "const float *emb_src = " + src + ";", subst(body, {{"OUT", out}}));
 }
 
 std::string emb::storeF32(const Layout &l, const std::string &dst, const std::string &in) {
-  std::string body;
-  if (l.V == 4)
-    body = "emb_f4 q; q.x = $IN[c * 4]; q.y = $IN[c * 4 + 1]; q.z = $IN[c * 4 + 2]; "
-           "q.w = $IN[c * 4 + 3]; emb_vstore(emb_dst + j, q);";
-  else if (l.V == 2)
-    body = "emb_f2 q; q.x = $IN[c * 2]; q.y = $IN[c * 2 + 1]; emb_vstore(emb_dst + j, q);";
-  else
-    body = "emb_dst[j] = $IN[c];";
-  return "{\n    float *emb_dst = " + dst + ";\n" + forVectors(l, subst(body, {{"IN", in}})) +
-         "  }\n";
+  const std::string body =
+      byWidth(l,
+              "emb_f4 q; q.x = $IN[c * 4]; q.y = $IN[c * 4 + 1]; q.z = $IN[c * 4 + 2]; "
+              "q.w = $IN[c * 4 + 3]; emb_vstore(emb_dst + j, q);",
+              "emb_f2 q; q.x = $IN[c * 2]; q.y = $IN[c * 2 + 1]; emb_vstore(emb_dst + j, q);",
+              "emb_dst[j] = $IN[c];");
+  return vectorBlock(l, "float *emb_dst = " + dst + ";", subst(body, {{"IN", in}}));
 }
 
 std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &table,
@@ -235,15 +242,13 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
   if (s.kind == rt::Storage::F16 || s.kind == rt::Storage::BF16) {
     const std::string cvt = s.kind == rt::Storage::F16 ? "emb_half_to_float" : "emb_bf16_to_float";
     head = "const emb_u16 *emb_src = " + table + " + (" + row + ") * " + D + ";";
-    if (l.V == 4)
-      body = "const emb_h4 q = emb_vload<emb_h4>(emb_src + j); $OUT[c * 4] = $CVT(q.x); "
-             "$OUT[c * 4 + 1] = $CVT(q.y); $OUT[c * 4 + 2] = $CVT(q.z); "
-             "$OUT[c * 4 + 3] = $CVT(q.w);";
-    else if (l.V == 2)
-      body = "const emb_h2 q = emb_vload<emb_h2>(emb_src + j); $OUT[c * 2] = $CVT(q.x); "
-             "$OUT[c * 2 + 1] = $CVT(q.y);";
-    else
-      body = "$OUT[c] = $CVT(emb_src[j]);";
+    body = byWidth(l,
+                   "const emb_h4 q = emb_vload<emb_h4>(emb_src + j); $OUT[c * 4] = $CVT(q.x); "
+                   "$OUT[c * 4 + 1] = $CVT(q.y); $OUT[c * 4 + 2] = $CVT(q.z); "
+                   "$OUT[c * 4 + 3] = $CVT(q.w);",
+                   "const emb_h2 q = emb_vload<emb_h2>(emb_src + j); $OUT[c * 2] = $CVT(q.x); "
+                   "$OUT[c * 2 + 1] = $CVT(q.y);",
+                   "$OUT[c] = $CVT(emb_src[j]);");
     body = subst(body, {{"CVT", cvt}});
   } else {
     // value = scale * q + bias in f32 from the row's fp16 scale and bias
@@ -254,28 +259,27 @@ std::string emb::loadRow(const Storage &s, const Layout &l, const std::string &t
            "[2 * (" + row + ")]), emb_bi = emb_half_to_float(" + qp + "[2 * (" + row +
            ") + 1]);";
     if (!int4) {
-      if (l.V == 4)
-        body = "const emb_u32 q = emb_vload<emb_u32>(emb_src + j);\n"
-               "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
-               "(float)((q >> (8 * e)) & 0xffu) + emb_bi;";
-      else if (l.V == 2)
-        body = "const emb_u16 q = emb_vload<emb_u16>(emb_src + j);\n"
-               "#pragma unroll\n for (int e = 0; e < 2; ++e) $OUT[c * 2 + e] = emb_sc * "
-               "(float)((q >> (8 * e)) & 0xffu) + emb_bi;";
-      else
-        body = "$OUT[c] = emb_sc * (float)emb_src[j] + emb_bi;";
+      body = byWidth(l,
+                     "const emb_u32 q = emb_vload<emb_u32>(emb_src + j);\n"
+                     "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
+                     "(float)((q >> (8 * e)) & 0xffu) + emb_bi;",
+                     "const emb_u16 q = emb_vload<emb_u16>(emb_src + j);\n"
+                     "#pragma unroll\n for (int e = 0; e < 2; ++e) $OUT[c * 2 + e] = emb_sc * "
+                     "(float)((q >> (8 * e)) & 0xffu) + emb_bi;",
+                     "$OUT[c] = emb_sc * (float)emb_src[j] + emb_bi;");
     } else {
       // Element 2k in the low nibble of byte k; V is even for int4 (D even).
-      if (l.V == 4)
-        body = "const emb_u16 q = emb_vload<emb_u16>(emb_src + j / 2);\n"
-               "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
-               "(float)((q >> (4 * e)) & 0xfu) + emb_bi;";
-      else
-        body = "const emb_u8 q = emb_src[j / 2]; $OUT[c * 2] = emb_sc * (float)(q & 0xfu) + "
-               "emb_bi; $OUT[c * 2 + 1] = emb_sc * (float)(q >> 4) + emb_bi;";
+      const char *pair = "const emb_u8 q = emb_src[j / 2]; "
+                         "$OUT[c * 2] = emb_sc * (float)(q & 0xfu) + emb_bi; "
+                         "$OUT[c * 2 + 1] = emb_sc * (float)(q >> 4) + emb_bi;";
+      body = byWidth(l,
+                     "const emb_u16 q = emb_vload<emb_u16>(emb_src + j / 2);\n"
+                     "#pragma unroll\n for (int e = 0; e < 4; ++e) $OUT[c * 4 + e] = emb_sc * "
+                     "(float)((q >> (4 * e)) & 0xfu) + emb_bi;",
+                     pair, pair);
     }
   }
-  return "{\n    " + head + "\n" + forVectors(l, subst(body, {{"OUT", out}})) + "  }\n";
+  return vectorBlock(l, head, subst(body, {{"OUT", out}}));
 }
 
 // --- Device helpers ---------------------------------------------------------------
@@ -419,34 +423,29 @@ const rt::Table &emb::tableOf(const rt::Plan &plan, int64_t index) {
 
 Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
   Target t;
+  // A lone table and a table batch name these the same.
+  auto readTarget = [&t](const auto &src) {
+    t.name = src.name;
+    t.rows = src.rows;
+    t.dim = src.dim;
+    t.buffer = src.buffer;
+    t.qparams = src.qparams;
+    t.gradRows = src.gradRows;
+    t.gradValues = src.gradValues;
+    t.state = src.state;
+    t.optimizer = src.optimizer;
+    t.storage = storageOf(src.storage);
+  };
   if (!k.attrs.contains("batch")) {
     const rt::Table &tb = tableOf(plan, intAttr(k, "table"));
-    t.name = tb.name;
-    t.rows = tb.rows;
-    t.dim = tb.dim;
-    t.buffer = tb.buffer;
-    t.qparams = tb.qparams;
-    t.gradRows = tb.gradRows;
-    t.gradValues = tb.gradValues;
-    t.state = tb.state;
-    t.optimizer = tb.optimizer;
-    t.storage = storageOf(tb.storage);
+    readTarget(tb);
     t.segments.push_back({0, tb.rows, tb.name, hashName(tb.name)});
   } else {
     const int64_t i = intAttr(k, "batch");
     if (i < 0 || i >= int64_t(plan.tableBatches.size()))
       throw CodegenError("table batch index " + std::to_string(i) + " out of range");
     const rt::TableBatch &b = plan.tableBatches[size_t(i)];
-    t.name = b.name;
-    t.rows = b.rows;
-    t.dim = b.dim;
-    t.buffer = b.buffer;
-    t.qparams = b.qparams;
-    t.gradRows = b.gradRows;
-    t.gradValues = b.gradValues;
-    t.state = b.state;
-    t.optimizer = b.optimizer;
-    t.storage = storageOf(b.storage);
+    readTarget(b);
     if (b.members.size() != b.rowOffsets.size() || b.members.empty())
       throw CodegenError("table batch '" + b.name + "' has " + std::to_string(b.members.size()) +
                          " members and " + std::to_string(b.rowOffsets.size()) + " row offsets");
@@ -469,13 +468,7 @@ Target emb::targetOf(const rt::Plan &plan, const rt::Kernel &k) {
 OptSpec emb::optSpec(const Target &t) {
   const rt::Optimizer &p = t.optimizer;
   OptSpec o;
-  o.kind = p.kind;
-  o.lr = p.lr;
-  o.momentum = p.momentum;
-  o.beta1 = p.beta1;
-  o.beta2 = p.beta2;
-  o.eps = p.eps;
-  o.wd = p.weightDecay;
+  static_cast<rt::Optimizer &>(o) = p;
   o.states = int(p.stateBuffers());
   if (int(t.state.size()) != o.states)
     throw CodegenError("'" + t.name + "' has " + std::to_string(t.state.size()) +
@@ -509,7 +502,9 @@ std::string emb::hyperCode(const OptSpec &o, const std::string &gradScale) {
   const float DS = (float)(1.0 - emb_lr * $WDD);
   (void)LR; (void)GS; (void)DS;
 )",
-                           {{"LRBASE", doubleLiteral(o.lr)}, {"GSCALE", gradScale}, {"WDD", doubleLiteral(o.wd)}});
+                           {{"LRBASE", doubleLiteral(o.lr)},
+                            {"GSCALE", gradScale},
+                            {"WDD", doubleLiteral(o.weightDecay)}});
   if (o.adamFamily())
     code += subst(R"(
   const float IB1 = (float)(1.0 / (1.0 - emb_pow_int($B1D, a.step->optimizerStep)));
@@ -554,8 +549,8 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
       {"K", K},
       {"D", D},
       {"LRD", doubleLiteral(o.lr)},
-      {"WD", floatLiteral(o.coupled ? o.wd : 0.0)},
-      {"LWD", floatLiteral(o.wd)},
+      {"WD", floatLiteral(o.coupled ? o.weightDecay : 0.0)},
+      {"LWD", floatLiteral(o.weightDecay)},
       {"MOM", floatLiteral(o.momentum)},
       {"B1", floatLiteral(o.beta1)},
       {"B2", floatLiteral(o.beta2)},
@@ -575,12 +570,21 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
       code += std::string("  float ") + name + "[" + K + "];\n#pragma unroll\n  for (int t = 0; t < " +
               K + "; ++t) " + name + "[t] = 0.0f;\n";
   code += loadRow(t.storage, l, "TBL", "QP", "r", "w");
-  if (o.states >= 1 && !rowwise)
-    code += loadF32(l, "S0 + r * " + D, "s0");
-  if (rowwise)
-    code += "  float acc0 = S0[r];\n";
-  if (o.states >= 2)
-    code += loadF32(l, "S1 + r * " + D, "s1");
+  // The state rows s0 (rowwise adagrad: the row's one accumulator) and s1,
+  // moved by `move` (loadF32 or storeF32) or, the accumulator, by `acc`.
+  auto stateRows = [&](std::string (*move)(const Layout &, const std::string &,
+                                           const std::string &),
+                       const char *acc) {
+    std::string rowsCode;
+    if (o.states >= 1 && !rowwise)
+      rowsCode += move(l, "S0 + r * " + D, "s0");
+    if (rowwise)
+      rowsCode += acc;
+    if (o.states >= 2)
+      rowsCode += move(l, "S1 + r * " + D, "s1");
+    return rowsCode;
+  };
+  code += stateRows(loadF32, "  float acc0 = S0[r];\n");
 
   // OptimizerRow.h, expression for expression.
   if (o.kind == rt::OptimizerKind::Sgd && o.momentum == 0) {
@@ -623,12 +627,7 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
 
   // State first: the CPU updates it in place before it requantises the row
   // (a non-finite row then fails with its state written, as there).
-  if (o.states >= 1 && !rowwise)
-    code += storeF32(l, "S0 + r * " + D, "s0");
-  if (rowwise)
-    code += "  if (lane == 0) S0[r] = acc0;\n";
-  if (o.states >= 2)
-    code += storeF32(l, "S1 + r * " + D, "s1");
+  code += stateRows(storeF32, "  if (lane == 0) S0[r] = acc0;\n");
 
   if (!t.storage.quantised()) {
     code += storeF32(l, "TBL + r * " + D, "w");

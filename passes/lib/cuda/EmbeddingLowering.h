@@ -29,8 +29,6 @@
 
 namespace embc::codegen::emb {
 
-namespace rt = embc::runtime;
-
 /// "$NAME" placeholders of `text` replaced by their values (longest names
 /// first, so $D does not eat $DS).
 std::string subst(std::string text, const std::map<std::string, std::string> &values);
@@ -189,10 +187,9 @@ uint64_t hashName(const std::string &name);
 /// The optimizer of a table update, resolved at compile time as
 /// OptimizerRow.h's makeHyper/applyGlobalDecay do. Throws CodegenError for
 /// what the CPU refuses (unknown kind, global decay but for sgd without
-/// momentum and adamw, global decay on a quantised table).
-struct OptSpec {
-  runtime::OptimizerKind kind = runtime::OptimizerKind::Sgd;
-  double lr = 0, momentum = 0, beta1 = 0, beta2 = 0, eps = 0, wd = 0;
+/// momentum and adamw, global decay on a quantised table). The plan's
+/// optimizer (kind and hyper-parameters) as it is, with what follows from it.
+struct OptSpec : runtime::Optimizer {
   bool coupled = false, decoupled = false;
   bool globalDecay = false; ///< a decay pass over every row runs first
   int states = 0;

@@ -46,16 +46,6 @@ double realAttr(const rt::Kernel &k, const char *name) {
   return it->get<double>();
 }
 
-/// A double literal that round-trips exactly.
-std::string doubleLiteral(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  std::string s = text;
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
 /// The pointer declarations of the updated buffers: TBL (values), QP
 /// (qparams or 0), S0, S1 (states or 0), from the kernel's outputs.
 std::string targetPointers(Args &args, const rt::Kernel &k, const Target &t, const OptSpec &o) {

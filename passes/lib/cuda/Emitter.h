@@ -36,6 +36,9 @@
 
 namespace embc::codegen {
 
+/// The plan types every lowering reads and writes.
+namespace rt = embc::runtime;
+
 /// A kernel the codegen cannot lower; the driver adds where it is.
 class CodegenError : public std::runtime_error {
 public:
@@ -175,8 +178,14 @@ const runtime::Buffer &f32Buffer(const CudaEmitter &em, int32_t id, const std::s
 /// The f32 matrix `id`, which must be rows x cols (either -1: any) and non-empty.
 const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
                                  const std::string &what);
+/// The buffer `id`, which must be f32 with n elements.
+const runtime::Buffer &expectNumel(const CudaEmitter &em, int32_t id, int64_t n,
+                                   const std::string &what);
 /// Fails unless `kernel` has exactly `ins` inputs and `outs` outputs.
 void expectCounts(const runtime::Kernel &kernel, size_t ins, size_t outs);
+/// Every input, then every output of `kernel`, as buffer args: the operand
+/// order most generated kernels take.
+std::vector<runtime::CudaArg> operandArgs(const runtime::Kernel &kernel);
 /// The largest power of two up to 16 that divides an arg's address in every
 /// micro-batch slot (scratch is 256-aligned).
 int64_t alignmentOf(const CudaEmitter &em, const runtime::CudaArg &arg);

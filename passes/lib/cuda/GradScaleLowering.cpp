@@ -28,11 +28,9 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
 
-constexpr int64_t kBlock = 256;
 /// Blocks a single gradient may get.
 constexpr int64_t kMaxSegmentBlocks = 512;
 

@@ -30,7 +30,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
 
@@ -559,10 +558,7 @@ void lowerInteraction(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
   readFeatures(em, k, 0, s);
   s.W = s.P;
   f32Matrix(em, k.outputs[0], s.B, s.P, "output");
-  std::vector<rt::CudaArg> args;
-  for (int32_t i : k.inputs)
-    args.push_back(CudaEmitter::buf(i));
-  args.push_back(CudaEmitter::buf(k.outputs[0]));
+  std::vector<rt::CudaArg> args = operandArgs(k);
   emitForward(em, s, "interaction", std::move(args), out);
 }
 
@@ -574,11 +570,7 @@ void lowerInteractionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
   f32Matrix(em, k.inputs[0], s.B, s.P, "output gradient");
   for (int32_t o : k.outputs)
     f32Matrix(em, o, s.B, s.D, "input gradient");
-  std::vector<rt::CudaArg> args;
-  for (int32_t i : k.inputs)
-    args.push_back(CudaEmitter::buf(i));
-  for (int32_t o : k.outputs)
-    args.push_back(CudaEmitter::buf(o));
+  std::vector<rt::CudaArg> args = operandArgs(k);
   emitGrad(em, s, "interaction_grad", std::move(args), out);
 }
 
@@ -610,10 +602,7 @@ void lowerInteractionConcat(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel
       s.at += c.shape[1];
   }
   f32Matrix(em, k.outputs[0], s.B, s.W, "output");
-  std::vector<rt::CudaArg> args;
-  for (int32_t i : k.inputs)
-    args.push_back(CudaEmitter::buf(i));
-  args.push_back(CudaEmitter::buf(k.outputs[0]));
+  std::vector<rt::CudaArg> args = operandArgs(k);
   emitForward(em, s, "interaction_concat", std::move(args), out);
 }
 
@@ -655,11 +644,7 @@ void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKe
   for (int64_t j = 0, o = s.F; j < s.C; ++j)
     if (s.copyInto[size_t(j)] == -1)
       f32Matrix(em, k.outputs[size_t(o++)], s.B, s.widths[size_t(j)], "copy gradient");
-  std::vector<rt::CudaArg> args;
-  for (int32_t i : k.inputs)
-    args.push_back(CudaEmitter::buf(i));
-  for (int32_t o : k.outputs)
-    args.push_back(CudaEmitter::buf(o));
+  std::vector<rt::CudaArg> args = operandArgs(k);
   emitGrad(em, s, "interaction_concat_grad", std::move(args), out);
 }
 

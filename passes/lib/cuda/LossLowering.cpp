@@ -25,7 +25,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
 

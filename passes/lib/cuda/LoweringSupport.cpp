@@ -7,7 +7,6 @@
 
 using namespace embc;
 using namespace embc::codegen;
-namespace rt = embc::runtime;
 
 int64_t codegen::numel(const rt::Buffer &b) {
   int64_t n = 1;
@@ -45,11 +44,29 @@ const rt::Buffer &codegen::f32Matrix(const CudaEmitter &em, int32_t id, int64_t 
   return b;
 }
 
+const rt::Buffer &codegen::expectNumel(const CudaEmitter &em, int32_t id, int64_t n,
+                                       const std::string &what) {
+  const rt::Buffer &b = f32Buffer(em, id, what);
+  if (numel(b) != n)
+    throw CodegenError(what + " '" + b.name + "' has " + std::to_string(numel(b)) +
+                       " elements, expected " + std::to_string(n));
+  return b;
+}
+
 void codegen::expectCounts(const rt::Kernel &k, size_t ins, size_t outs) {
   if (k.inputs.size() != ins || k.outputs.size() != outs)
     throw CodegenError("expected " + std::to_string(ins) + " inputs and " + std::to_string(outs) +
                        " outputs, got " + std::to_string(k.inputs.size()) + " and " +
                        std::to_string(k.outputs.size()));
+}
+
+std::vector<rt::CudaArg> codegen::operandArgs(const rt::Kernel &k) {
+  std::vector<rt::CudaArg> args;
+  for (int32_t i : k.inputs)
+    args.push_back(CudaEmitter::buf(i));
+  for (int32_t o : k.outputs)
+    args.push_back(CudaEmitter::buf(o));
+  return args;
 }
 
 int64_t codegen::alignmentOf(const CudaEmitter &em, const rt::CudaArg &arg) {

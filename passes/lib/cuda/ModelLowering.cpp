@@ -15,7 +15,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 void embc::codegen::registerModelLowerings(LoweringTable &table) {
   registerInteractionLowerings(table);

@@ -24,6 +24,10 @@ namespace embc::codegen::model {
 
 using Vars = std::map<std::string, std::string>;
 
+/// Threads per block of the optimizer and gradient-scale kernels (their
+/// segmented launches and block reductions are sized for it).
+inline constexpr int64_t kBlock = 256;
+
 /// `text` with every $NAME (letters, digits, '_') or ${NAME} replaced by
 /// vars[NAME]; an unknown name is a bug in the lowering and throws.
 std::string subst(const std::string &text, const Vars &vars);

@@ -29,11 +29,8 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-namespace rt = embc::runtime;
 
 namespace {
-
-constexpr int64_t kBlock = 256;
 
 struct Opt {
   rt::OptimizerKind kind = rt::OptimizerKind::Sgd;
@@ -386,10 +383,7 @@ void readArgs(CudaEmitter &em, const rt::Kernel &k, Update &u, int64_t stateElem
                          std::to_string(numel(em.buffer(k.outputs[i]))) + " values, expected " +
                          std::to_string(want));
   }
-  for (int32_t i : k.inputs)
-    u.args.push_back(CudaEmitter::buf(i));
-  for (int32_t o : k.outputs)
-    u.args.push_back(CudaEmitter::buf(o));
+  u.args = operandArgs(k);
 }
 
 void lowerUpdateParam(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {

@@ -27,6 +27,15 @@
 
 namespace embc::runtime::comm::detail {
 
+/// What EMB_MPI_CHECK and EMB_COMM_CUDA_CHECK expand to: `fail(call,
+/// status)` (it throws) unless the library call returned `ok`; `call` is
+/// the call's source text.
+template <class Status, class Ok, class Fail>
+void checkStatus(const char *call, Status status, Ok ok, Fail fail) {
+  if (status != ok)
+    fail(call, status);
+}
+
 /// The timeout in seconds: $EMBC_COMM_TIMEOUT when set (validated: a
 /// number > 0), else `options.timeoutSeconds` (validated too).
 double resolveTimeout(const CommOptions &options);

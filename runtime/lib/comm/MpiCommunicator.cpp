@@ -41,12 +41,7 @@ namespace {
 } // namespace
 
 /// Throws CommError naming the call when it does not return MPI_SUCCESS.
-#define EMB_MPI_CHECK(CALL)                                                                        \
-  do {                                                                                             \
-    int emb_rc_ = (CALL);                                                                          \
-    if (emb_rc_ != MPI_SUCCESS)                                                                    \
-      throwMpi(#CALL, emb_rc_);                                                                    \
-  } while (0)
+#define EMB_MPI_CHECK(CALL) checkStatus(#CALL, int(CALL), MPI_SUCCESS, throwMpi)
 
 namespace {
 

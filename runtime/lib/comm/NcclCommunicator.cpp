@@ -56,12 +56,8 @@ namespace {
 
 } // namespace
 
-#define EMB_COMM_CUDA_CHECK(CALL)                                                                  \
-  do {                                                                                             \
-    cudaError_t emb_err_ = (CALL);                                                                 \
-    if (emb_err_ != cudaSuccess)                                                                   \
-      throwCuda(#CALL, emb_err_);                                                                  \
-  } while (0)
+/// Throws CommError naming the call when it does not return cudaSuccess.
+#define EMB_COMM_CUDA_CHECK(CALL) checkStatus(#CALL, cudaError_t(CALL), cudaSuccess, throwCuda)
 
 namespace {
 

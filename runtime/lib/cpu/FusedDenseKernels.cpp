@@ -58,15 +58,9 @@ void gradFromOutputSerial(Activation f, const T *dy, const T *y, T *dx, int64_t 
   using Act = ActivationMath<T>;
   switch (f) {
   case Activation::None:
-    if (dx != dy)
-      std::memcpy(dx, dy, sizeof(T) * size_t(n));
-    return;
   case Activation::Relu:
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = dy[i]; // unconditional load: vectorises (see above)
-      dx[i] = Act::reluGrad(g, y[i]);
-    }
+    // relu' is the same read from y = relu(z) as from z (y > 0 iff z > 0).
+    gradFromInputSerial(f, dy, y, dx, n);
     return;
   case Activation::Sigmoid:
 #pragma omp simd

@@ -55,27 +55,23 @@ namespace embc::runtime::cuda::detail {
 
 } // namespace embc::runtime::cuda::detail
 
+/// The body of the checks below: the status `VALUE` of type `TYPE` and,
+/// unless it is `OK`, detail::THROW(TEXT, status, WHAT). TEXT is the
+/// caller's #CALL, spelled before any macro in the call expands.
+#define EMB_STATUS_CHECK_(TYPE, OK, THROW, TEXT, VALUE, WHAT)                                      \
+  do {                                                                                             \
+    TYPE emb_status_ = (VALUE);                                                                    \
+    if (emb_status_ != OK)                                                                         \
+      ::embc::runtime::cuda::detail::THROW(TEXT, emb_status_, (WHAT));                             \
+  } while (0)
+
 /// `WHAT` is anything that converts to std::string; it is evaluated only on
 /// failure, so building a message costs nothing on the hot path.
 #define EMB_CUDA_CHECK(CALL, WHAT)                                                                 \
-  do {                                                                                             \
-    cudaError_t emb_err_ = (CALL);                                                                 \
-    if (emb_err_ != cudaSuccess)                                                                   \
-      ::embc::runtime::cuda::detail::throwCuda(#CALL, emb_err_, (WHAT));                           \
-  } while (0)
-
+  EMB_STATUS_CHECK_(cudaError_t, cudaSuccess, throwCuda, #CALL, CALL, WHAT)
 #define EMB_NVRTC_CHECK(CALL, WHAT)                                                                \
-  do {                                                                                             \
-    nvrtcResult emb_res_ = (CALL);                                                                 \
-    if (emb_res_ != NVRTC_SUCCESS)                                                                 \
-      ::embc::runtime::cuda::detail::throwNvrtc(#CALL, emb_res_, (WHAT));                          \
-  } while (0)
-
+  EMB_STATUS_CHECK_(nvrtcResult, NVRTC_SUCCESS, throwNvrtc, #CALL, CALL, WHAT)
 #define EMB_CUBLAS_CHECK(CALL, WHAT)                                                               \
-  do {                                                                                             \
-    cublasStatus_t emb_st_ = (CALL);                                                               \
-    if (emb_st_ != CUBLAS_STATUS_SUCCESS)                                                          \
-      ::embc::runtime::cuda::detail::throwCublas(#CALL, emb_st_, (WHAT));                          \
-  } while (0)
+  EMB_STATUS_CHECK_(cublasStatus_t, CUBLAS_STATUS_SUCCESS, throwCublas, #CALL, CALL, WHAT)
 
 #endif // EMBC_RUNTIME_LIB_CUDA_CUDACHECK_H

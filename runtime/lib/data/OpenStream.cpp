@@ -72,27 +72,23 @@ void embc::runtime::data::prepareBatch(const std::vector<FeatureSpec> &features,
 namespace {
 
 void checkOptions(const StreamOptions &options) {
-  if (options.batchSize < 1)
-    throw DataError("data: batch size must be at least 1, got " +
-                    std::to_string(options.batchSize));
-  if (options.prefetch < 0)
-    throw DataError("data: prefetch must be 0 (no prefetch threads) or more batches, got " +
-                    std::to_string(options.prefetch));
-  if (options.threads < 0)
-    throw DataError("data: threads must be 0 (all cores) or more, got " +
-                    std::to_string(options.threads));
-  if (options.evalExamples < 0)
-    throw DataError("data: evalExamples must be 0 (16 batches) or more, got " +
-                    std::to_string(options.evalExamples));
-  if (options.textWindow < 1 || options.textWindow > 65535)
-    throw DataError("data: the text window must be in [1, 65535], got " +
-                    std::to_string(options.textWindow));
-  if (options.textMinCount < 1)
-    throw DataError("data: the text minimum count must be at least 1, got " +
-                    std::to_string(options.textMinCount));
-  if (!(options.textSample >= 0 && options.textSample < 1))
-    throw DataError("data: the text subsampling threshold must be in [0, 1), got " +
-                    std::to_string(options.textSample));
+  // Throws "data: <what>, got <value>" unless `ok`.
+  auto check = [](bool ok, const char *what, auto value) {
+    if (!ok)
+      throw DataError(std::string("data: ") + what + ", got " + std::to_string(value));
+  };
+  check(options.batchSize >= 1, "batch size must be at least 1", options.batchSize);
+  check(options.prefetch >= 0, "prefetch must be 0 (no prefetch threads) or more batches",
+        options.prefetch);
+  check(options.threads >= 0, "threads must be 0 (all cores) or more", options.threads);
+  check(options.evalExamples >= 0, "evalExamples must be 0 (16 batches) or more",
+        options.evalExamples);
+  check(options.textWindow >= 1 && options.textWindow <= 65535,
+        "the text window must be in [1, 65535]", options.textWindow);
+  check(options.textMinCount >= 1, "the text minimum count must be at least 1",
+        options.textMinCount);
+  check(options.textSample >= 0 && options.textSample < 1,
+        "the text subsampling threshold must be in [0, 1)", options.textSample);
   if (options.kind != "synthetic" && options.path.empty())
     throw DataError("data: kind '" + options.kind + "' needs a file path");
 }
@@ -100,6 +96,10 @@ void checkOptions(const StreamOptions &options) {
 void checkFeature(const FeatureSpec &spec) {
   std::string feature = "feature '" + spec.name + "'";
   auto fail = [&](const std::string &what) { throw DataError(feature + ": " + what); };
+  auto checkVocab = [&] {
+    if (spec.vocab < 0)
+      fail("vocab must be 0 (unbounded) or more, got " + std::to_string(spec.vocab));
+  };
   if (spec.name.empty())
     throw DataError("a feature has an empty name");
   switch (spec.kind) {
@@ -110,14 +110,12 @@ void checkFeature(const FeatureSpec &spec) {
   case FeatureKind::Sparse:
     if (spec.hotness < 1)
       fail("hotness must be at least 1, got " + std::to_string(spec.hotness));
-    if (spec.vocab < 0)
-      fail("vocab must be 0 (unbounded) or more, got " + std::to_string(spec.vocab));
+    checkVocab();
     break;
   case FeatureKind::Negatives:
     if (spec.count < 1)
       fail("negatives count must be at least 1, got " + std::to_string(spec.count));
-    if (spec.vocab < 0)
-      fail("vocab must be 0 (unbounded) or more, got " + std::to_string(spec.vocab));
+    checkVocab();
     if (!std::isfinite(spec.power) || spec.power < 0)
       fail("power must be a finite number >= 0, got " + std::to_string(spec.power));
     break;

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace embc;
 namespace rt = embc::runtime;
 namespace cu = embc::runtime::cuda;
@@ -59,6 +61,11 @@ struct PlanBuilder {
     EXPECT_FALSE(codegen::generateCuda(plan, error));
     return error;
   }
+  /// Every one of `parts` appears in the generated source.
+  void expectInSource(std::initializer_list<const char *> parts) const {
+    for (const char *part : parts)
+      EXPECT_NE(plan.cuda.source.find(part), std::string::npos) << part;
+  }
   /// Every kernel launch's entry is defined in the source, with launch
   /// bounds that admit the launch's block.
   void expectEntriesDefined() const {
@@ -82,6 +89,14 @@ cu::GemmSpec gemmOf(const rt::CudaLaunch &l) {
   return cu::gemmFromJson(l.params);
 }
 
+/// Expects `g` to be an m x n x k GEMM with these transposes and beta.
+void expectGemm(const cu::GemmSpec &g, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+                float beta) {
+  // One tuple, so that a failure prints the whole spec.
+  EXPECT_EQ(std::make_tuple(g.m, g.n, g.k, g.transA, g.transB, g.beta),
+            std::make_tuple(m, n, k, transA, transB, beta));
+}
+
 TEST(CudaDenseLowering, DenseActReluIsOneGemmWithReluBias) {
   PlanBuilder p;
   int32_t x = p.buffer("x", {64, 32}), w = p.buffer("w", {32, 16}), b = p.buffer("b", {16});
@@ -91,12 +106,7 @@ TEST(CudaDenseLowering, DenseActReluIsOneGemmWithReluBias) {
   ASSERT_EQ(launches.size(), 1u);
   cu::GemmSpec g = gemmOf(launches[0]);
   EXPECT_EQ(g.epilogue, "relu_bias");
-  EXPECT_EQ(g.m, 64);
-  EXPECT_EQ(g.n, 16);
-  EXPECT_EQ(g.k, 32);
-  EXPECT_FALSE(g.transA);
-  EXPECT_FALSE(g.transB);
-  EXPECT_EQ(g.beta, 0.0f);
+  expectGemm(g, 64, 16, 32, false, false, 0.0f);
   EXPECT_EQ(g.abType, "f32");
   ASSERT_EQ(launches[0].args.size(), 4u);
   EXPECT_EQ(launches[0].args[0].buffer, x);
@@ -162,26 +172,14 @@ TEST(CudaDenseLowering, DenseActGradAccumulatesWeightAndBiasGradients) {
   EXPECT_EQ(launches[0].kind, "kernel");
   EXPECT_EQ(launches[1].kind, "kernel");
   EXPECT_EQ(launches[1].args.back().buffer, db);
-  cu::GemmSpec gw = gemmOf(launches[2]);
-  EXPECT_TRUE(gw.transA);
-  EXPECT_EQ(gw.beta, 1.0f);
-  EXPECT_EQ(gw.m, K);
-  EXPECT_EQ(gw.n, N);
-  EXPECT_EQ(gw.k, B);
+  expectGemm(gemmOf(launches[2]), K, N, B, true, false, 1.0f); // dW += x^T dz
   EXPECT_EQ(launches[2].args[1].buffer, dz);
   EXPECT_EQ(launches[2].args[2].buffer, dw);
-  cu::GemmSpec gx = gemmOf(launches[3]);
-  EXPECT_TRUE(gx.transB);
-  EXPECT_EQ(gx.beta, 0.0f);
-  EXPECT_EQ(gx.m, B);
-  EXPECT_EQ(gx.n, K);
-  EXPECT_EQ(gx.k, N);
+  expectGemm(gemmOf(launches[3]), B, K, N, false, true, 0.0f); // dx = dz W^T
   EXPECT_EQ(launches[3].args[2].buffer, dx);
-  const std::string &src = p.plan.cuda.source;
-  EXPECT_NE(src.find("emb_tanh_grad_out(dy[i], act[i])"), std::string::npos);
-  EXPECT_NE(src.find("db[col] += sum"), std::string::npos);
+  p.expectInSource({"emb_tanh_grad_out(dy[i], act[i])", "db[col] += sum"});
   // No float atomics anywhere.
-  EXPECT_EQ(src.find("atomicAdd(&"), std::string::npos);
+  EXPECT_EQ(p.plan.cuda.source.find("atomicAdd(&"), std::string::npos);
   p.expectEntriesDefined();
 }
 
@@ -206,13 +204,10 @@ TEST(CudaDenseLowering, ElementwiseChainIsSpecialisedOnItsSteps) {
            {{"width", 8}, {"ops", ops}, {"results", {4, 3}}});
   const auto &launches = p.lower();
   ASSERT_EQ(launches.size(), 1u);
-  const std::string &src = p.plan.cuda.source;
-  EXPECT_NE(src.find("const float t0 = x0 + x1 + x2;"), std::string::npos);
-  EXPECT_NE(src.find("const float t1 = emb_gelu(t0);"), std::string::npos);
-  EXPECT_NE(src.find("y0 = t1;"), std::string::npos);
-  EXPECT_NE(src.find("y1 = t0;"), std::string::npos);
-  // float4 with the bias read at the row's column (8 / 4 = 2 vectors a row).
-  EXPECT_NE(src.find("((const float4 *)p2)[i % 2]"), std::string::npos);
+  p.expectInSource({"const float t0 = x0 + x1 + x2;", "const float t1 = emb_gelu(t0);",
+                    "y0 = t1;", "y1 = t0;",
+                    // float4 with the bias read at the row's column (8 / 4 = 2 vectors a row).
+                    "((const float4 *)p2)[i % 2]"});
   p.expectEntriesDefined();
 }
 

@@ -32,6 +32,8 @@ std::string formatReportHtml(const runtime::Plan &plan);
 
 /// The report's name for a role, plural ("parameters", "optimizer state").
 const char *roleTitle(runtime::BufferRole role);
+/// The colour of a role's boxes in the HTML report.
+const char *roleColour(runtime::BufferRole role);
 
 } // namespace embc
 

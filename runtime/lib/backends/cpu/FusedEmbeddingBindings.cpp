@@ -202,29 +202,28 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
   const Optimizer *optimizer;
   const TableBatch *batch = nullptr;
   const Table *lone = nullptr;
+  // A table batch and a lone table name these the same.
+  auto readTarget = [&](const auto &target) {
+    name = target.name;
+    rows = target.rows;
+    D = target.dim;
+    buffer = target.buffer;
+    state = target.state;
+    optimizer = &target.optimizer;
+  };
   if (isBatch) {
     const int64_t i = b.integer("batch");
     if (i < 0 || i >= int64_t(b.p.tableBatches.size()))
       b.fail("table batch index " + std::to_string(i) + " out of range (the plan has " +
              std::to_string(b.p.tableBatches.size()) + " table batches)");
     batch = &b.p.tableBatches[i];
-    name = batch->name;
-    rows = batch->rows;
-    D = batch->dim;
-    buffer = batch->buffer;
-    state = batch->state;
-    optimizer = &batch->optimizer;
+    readTarget(*batch);
     if (batch->rowOffsets.size() != batch->members.size())
       b.fail("table batch '" + name + "' has " + std::to_string(batch->members.size()) +
              " members but " + std::to_string(batch->rowOffsets.size()) + " row offsets");
   } else {
     lone = &b.table();
-    name = lone->name;
-    rows = lone->rows;
-    D = lone->dim;
-    buffer = lone->buffer;
-    state = lone->state;
-    optimizer = &lone->optimizer;
+    readTarget(*lone);
   }
 
   const cpu::OptimizerParams opt = optimizerOf(b, *optimizer);

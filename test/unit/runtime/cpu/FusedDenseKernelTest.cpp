@@ -435,128 +435,132 @@ struct InteractionCase {
   int64_t B, D, F;
   std::vector<int64_t> widths; ///< copy widths
   bool self;
+  /// Width of the interaction's output: one value per pair of features.
+  int64_t pairs() const { return self ? F * (F + 1) / 2 : F * (F - 1) / 2; }
 };
 const std::vector<InteractionCase> kInteractionCases = {
     {1, 1, 2, {}, false},    {1, 4, 2, {3}, true},         {5, 3, 3, {3, 2}, false},
     {7, 17, 5, {17, 1, 9}, false}, {300, 16, 8, {16, 5}, true}, {2, 2, 4, {2, 2, 2, 2}, true}};
 
+/// Runs `check(c, threads)` for every case at every thread count.
+template <class Check> void forEachInteractionCase(Check check) {
+  forThreadCounts([&](int threads) {
+    for (const InteractionCase &c : kInteractionCases)
+      check(c, threads);
+  });
+}
+
 TYPED_TEST(FusedDense, InteractionConcatEqualsInteractionThenConcat) {
   using T = TypeParam;
-  forThreadCounts([&](int threads) {
-    for (const InteractionCase &c : kInteractionCases) {
-      const int64_t B = c.B, D = c.D, F = c.F, C = int64_t(c.widths.size());
-      const int64_t P = c.self ? F * (F + 1) / 2 : F * (F - 1) / 2;
-      std::vector<std::vector<T>> xs, copies;
-      for (int64_t i = 0; i < F; ++i)
-        xs.push_back(randomVector<T>(size_t(B * D), uint32_t(40 + i)));
-      for (int64_t j = 0; j < C; ++j)
-        copies.push_back(randomVector<T>(size_t(B * c.widths[j]), uint32_t(60 + j)));
-      std::vector<T> inter(size_t(B * P));
-      interactionForward(pointers(xs), inter.data(), B, D, c.self);
-      for (int64_t p = 0; p <= C; ++p) {
-        // The plain chain: interaction, then concat with its output at p.
-        std::vector<const T *> parts;
-        std::vector<int64_t> widths;
-        for (int64_t j = 0; j <= C; ++j) {
-          if (j == p) {
-            parts.push_back(inter.data());
-            widths.push_back(P);
-          }
-          if (j < C) {
-            parts.push_back(copies[j].data());
-            widths.push_back(c.widths[j]);
-          }
+  forEachInteractionCase([&](const InteractionCase &c, int threads) {
+    const int64_t B = c.B, D = c.D, F = c.F, C = int64_t(c.widths.size()), P = c.pairs();
+    std::vector<std::vector<T>> xs, copies;
+    for (int64_t i = 0; i < F; ++i)
+      xs.push_back(randomVector<T>(size_t(B * D), uint32_t(40 + i)));
+    for (int64_t j = 0; j < C; ++j)
+      copies.push_back(randomVector<T>(size_t(B * c.widths[j]), uint32_t(60 + j)));
+    std::vector<T> inter(size_t(B * P));
+    interactionForward(pointers(xs), inter.data(), B, D, c.self);
+    for (int64_t p = 0; p <= C; ++p) {
+      // The plain chain: interaction, then concat with its output at p.
+      std::vector<const T *> parts;
+      std::vector<int64_t> widths;
+      for (int64_t j = 0; j <= C; ++j) {
+        if (j == p) {
+          parts.push_back(inter.data());
+          widths.push_back(P);
         }
-        int64_t W = 0;
-        for (int64_t w : widths)
-          W += w;
-        std::vector<T> expected(size_t(B * W)), y(size_t(B * W), T(-7));
-        concatForward(parts, widths, expected.data(), B);
-        interactionConcatForward(pointers(copies), c.widths, p, pointers(xs), y.data(), B, D,
-                                 c.self);
-        expectClose(y, expected,
-                    "B=" + std::to_string(B) + " F=" + std::to_string(F) + " C=" +
-                        std::to_string(C) + " position " + std::to_string(p) +
-                        (c.self ? " self" : "") + " threads " + std::to_string(threads));
+        if (j < C) {
+          parts.push_back(copies[j].data());
+          widths.push_back(c.widths[j]);
+        }
       }
+      int64_t W = 0;
+      for (int64_t w : widths)
+        W += w;
+      std::vector<T> expected(size_t(B * W)), y(size_t(B * W), T(-7));
+      concatForward(parts, widths, expected.data(), B);
+      interactionConcatForward(pointers(copies), c.widths, p, pointers(xs), y.data(), B, D,
+                               c.self);
+      expectClose(y, expected,
+                  "B=" + std::to_string(B) + " F=" + std::to_string(F) + " C=" +
+                      std::to_string(C) + " position " + std::to_string(p) +
+                      (c.self ? " self" : "") + " threads " + std::to_string(threads));
     }
   });
 }
 
 TYPED_TEST(FusedDense, InteractionConcatGradEqualsSliceInteractionGradAdd) {
   using T = TypeParam;
-  forThreadCounts([&](int threads) {
-    for (const InteractionCase &c : kInteractionCases) {
-      const int64_t B = c.B, D = c.D, F = c.F, C = int64_t(c.widths.size());
-      const int64_t P = c.self ? F * (F + 1) / 2 : F * (F - 1) / 2;
-      std::vector<std::vector<T>> xs;
-      for (int64_t i = 0; i < F; ++i)
-        xs.push_back(randomVector<T>(size_t(B * D), uint32_t(70 + i)));
-      int64_t W = P;
-      for (int64_t w : c.widths)
-        W += w;
-      const auto dy = randomVector<T>(size_t(B * W), 80);
-      // Every copy of width D goes into an input (copy j into x_{j % F}) in
-      // one variant, and no copy does in the other.
-      for (bool into : {false, true})
-        for (int64_t p = 0; p <= C; ++p) {
-          const std::string what = "B=" + std::to_string(B) + " F=" + std::to_string(F) +
-                                   " C=" + std::to_string(C) + " position " + std::to_string(p) +
-                                   (into ? " copy_into" : "") + (c.self ? " self" : "") +
-                                   " threads " + std::to_string(threads);
-          std::vector<int32_t> copyInto(size_t(C), -1);
-          std::vector<int64_t> offsets(static_cast<size_t>(C));
-          int64_t at = 0, interAt = 0;
-          for (int64_t j = 0; j <= C; ++j) {
-            if (j == p) {
-              interAt = at;
-              at += P;
-            }
-            if (j < C) {
-              offsets[j] = at;
-              at += c.widths[j];
-              if (into && c.widths[j] == D)
-                copyInto[j] = int32_t(j % F);
-            }
+  forEachInteractionCase([&](const InteractionCase &c, int threads) {
+    const int64_t B = c.B, D = c.D, F = c.F, C = int64_t(c.widths.size()), P = c.pairs();
+    std::vector<std::vector<T>> xs;
+    for (int64_t i = 0; i < F; ++i)
+      xs.push_back(randomVector<T>(size_t(B * D), uint32_t(70 + i)));
+    int64_t W = P;
+    for (int64_t w : c.widths)
+      W += w;
+    const auto dy = randomVector<T>(size_t(B * W), 80);
+    // Every copy of width D goes into an input (copy j into x_{j % F}) in
+    // one variant, and no copy does in the other.
+    for (bool into : {false, true})
+      for (int64_t p = 0; p <= C; ++p) {
+        const std::string what = "B=" + std::to_string(B) + " F=" + std::to_string(F) +
+                                 " C=" + std::to_string(C) + " position " + std::to_string(p) +
+                                 (into ? " copy_into" : "") + (c.self ? " self" : "") +
+                                 " threads " + std::to_string(threads);
+        std::vector<int32_t> copyInto(size_t(C), -1);
+        std::vector<int64_t> offsets(static_cast<size_t>(C));
+        int64_t at = 0, interAt = 0;
+        for (int64_t j = 0; j <= C; ++j) {
+          if (j == p) {
+            interAt = at;
+            at += P;
           }
-          // The plain chain: slice every part of dy, interaction_grad, then
-          // add each copy's slice into the input it copies.
-          std::vector<T> dInter(size_t(B * P));
-          sliceColumns(dy.data(), dInter.data(), B, W, interAt, P);
-          std::vector<std::vector<T>> dxRef(size_t(F), std::vector<T>(size_t(B * D)));
-          std::vector<T *> dxRefPtrs;
-          for (auto &v : dxRef)
-            dxRefPtrs.push_back(v.data());
-          interactionGrad(dInter.data(), pointers(xs), dxRefPtrs, B, D, c.self);
-          std::vector<std::vector<T>> dcopyRef(static_cast<size_t>(C));
-          for (int64_t j = 0; j < C; ++j) {
-            dcopyRef[j].resize(size_t(B * c.widths[j]));
-            sliceColumns(dy.data(), dcopyRef[j].data(), B, W, offsets[j], c.widths[j]);
-            if (copyInto[j] >= 0)
-              addTwo(dxRef[copyInto[j]].data(), dcopyRef[j].data(), dxRef[copyInto[j]].data(),
-                     B * D);
+          if (j < C) {
+            offsets[j] = at;
+            at += c.widths[j];
+            if (into && c.widths[j] == D)
+              copyInto[j] = int32_t(j % F);
           }
-
-          std::vector<std::vector<T>> dx(size_t(F), std::vector<T>(size_t(B * D), T(-7)));
-          std::vector<std::vector<T>> dcopy(static_cast<size_t>(C));
-          std::vector<T *> dxPtrs, dcopyPtrs;
-          for (auto &v : dx)
-            dxPtrs.push_back(v.data());
-          for (int64_t j = 0; j < C; ++j) {
-            // A copy added into an input gets no gradient buffer of its own.
-            if (copyInto[j] < 0)
-              dcopy[j].assign(size_t(B * c.widths[j]), T(-7));
-            dcopyPtrs.push_back(copyInto[j] < 0 ? dcopy[j].data() : nullptr);
-          }
-          interactionConcatGrad(dy.data(), c.widths, p, copyInto, pointers(xs), dxPtrs,
-                                dcopyPtrs, B, D, c.self);
-          for (int64_t i = 0; i < F; ++i)
-            expectClose(dx[i], dxRef[i], what + " dx_" + std::to_string(i));
-          for (int64_t j = 0; j < C; ++j)
-            if (copyInto[j] < 0)
-              expectClose(dcopy[j], dcopyRef[j], what + " dcopy_" + std::to_string(j));
         }
-    }
+        // The plain chain: slice every part of dy, interaction_grad, then
+        // add each copy's slice into the input it copies.
+        std::vector<T> dInter(size_t(B * P));
+        sliceColumns(dy.data(), dInter.data(), B, W, interAt, P);
+        std::vector<std::vector<T>> dxRef(size_t(F), std::vector<T>(size_t(B * D)));
+        std::vector<T *> dxRefPtrs;
+        for (auto &v : dxRef)
+          dxRefPtrs.push_back(v.data());
+        interactionGrad(dInter.data(), pointers(xs), dxRefPtrs, B, D, c.self);
+        std::vector<std::vector<T>> dcopyRef(static_cast<size_t>(C));
+        for (int64_t j = 0; j < C; ++j) {
+          dcopyRef[j].resize(size_t(B * c.widths[j]));
+          sliceColumns(dy.data(), dcopyRef[j].data(), B, W, offsets[j], c.widths[j]);
+          if (copyInto[j] >= 0)
+            addTwo(dxRef[copyInto[j]].data(), dcopyRef[j].data(), dxRef[copyInto[j]].data(),
+                   B * D);
+        }
+
+        std::vector<std::vector<T>> dx(size_t(F), std::vector<T>(size_t(B * D), T(-7)));
+        std::vector<std::vector<T>> dcopy(static_cast<size_t>(C));
+        std::vector<T *> dxPtrs, dcopyPtrs;
+        for (auto &v : dx)
+          dxPtrs.push_back(v.data());
+        for (int64_t j = 0; j < C; ++j) {
+          // A copy added into an input gets no gradient buffer of its own.
+          if (copyInto[j] < 0)
+            dcopy[j].assign(size_t(B * c.widths[j]), T(-7));
+          dcopyPtrs.push_back(copyInto[j] < 0 ? dcopy[j].data() : nullptr);
+        }
+        interactionConcatGrad(dy.data(), c.widths, p, copyInto, pointers(xs), dxPtrs,
+                              dcopyPtrs, B, D, c.self);
+        for (int64_t i = 0; i < F; ++i)
+          expectClose(dx[i], dxRef[i], what + " dx_" + std::to_string(i));
+        for (int64_t j = 0; j < C; ++j)
+          if (copyInto[j] < 0)
+            expectClose(dcopy[j], dcopyRef[j], what + " dcopy_" + std::to_string(j));
+      }
   });
 }
 

@@ -173,6 +173,23 @@ template <class T> std::vector<MemberData<T>> allMemberKinds(int64_t B, int64_t 
   return ms;
 }
 
+/// Runs `f`, which must throw IdOutOfRange naming `operand`, `position`
+/// and `id`, and `rows` unless it is -1.
+template <class F>
+void expectIdOutOfRange(F f, size_t operand, int64_t position, int64_t id, int64_t rows = -1) {
+  try {
+    f();
+    FAIL() << "expected IdOutOfRange";
+  } catch (const IdOutOfRange &e) {
+    EXPECT_EQ(e.operand, operand);
+    EXPECT_EQ(e.position, position);
+    EXPECT_EQ(e.id, id);
+    if (rows != -1) {
+      EXPECT_EQ(e.rows, rows);
+    }
+  }
+}
+
 TEST(FusedLookup, SmallBatchMatchesHashPlusLookupBitExactly) {
   auto ms = allMemberKinds<float>(5, 4);
   expectMatchesChain(ms);
@@ -219,15 +236,7 @@ TEST(FusedLookup, OutOfRangeIdThrowsNamingMemberAndPosition) {
   ms.push_back(makeMember<float>(20, 4, 30, 4, Pooling::Mean, true, false, 5));
   ms[1].ids[7] = 20; // one past the last row
   ms[1].ids[9] = -1;
-  try {
-    runFused(ms);
-    FAIL() << "expected IdOutOfRange";
-  } catch (const IdOutOfRange &e) {
-    EXPECT_EQ(e.operand, 1u);
-    EXPECT_EQ(e.position, 7);
-    EXPECT_EQ(e.id, 20);
-    EXPECT_EQ(e.rows, 20);
-  }
+  expectIdOutOfRange([&] { runFused(ms); }, 1, 7, 20, 20);
   // Hashing into more buckets than rows can leave the table too.
   ms[1] = makeMember<float>(20, 4, 30, 4, Pooling::Sum, false, true, 7);
   ms[1].buckets = 1000;
@@ -539,26 +548,12 @@ TEST(EmbeddingUpdate, OutOfRangeIdThrowsBeforeWriting) {
   OptimizerParams p;
   p.weightDecay = 0.1; // global decay must not have run either
   TableState<float> t = makeTable<float>(p, rowsA + rowsB, D, 5), before = t;
-  try {
-    fusedUpdate(p, 1, t, rowsA + rowsB, D, sources);
-    FAIL() << "expected IdOutOfRange";
-  } catch (const IdOutOfRange &e) {
-    EXPECT_EQ(e.operand, 0u);
-    EXPECT_EQ(e.position, 4);
-    EXPECT_EQ(e.id, rowsA);
-    EXPECT_EQ(e.rows, rowsA);
-  }
+  auto update = [&] { fusedUpdate(p, 1, t, rowsA + rowsB, D, sources); };
+  expectIdOutOfRange(update, 0, 4, rowsA, rowsA);
   expectBitEqual(t.w, before.w, "table after the error");
 
   sources[0].ids[4] = 0;
-  try {
-    fusedUpdate(p, 1, t, rowsA + rowsB, D, sources);
-    FAIL() << "expected IdOutOfRange";
-  } catch (const IdOutOfRange &e) {
-    EXPECT_EQ(e.operand, 1u);
-    EXPECT_EQ(e.position, 2);
-    EXPECT_EQ(e.id, -3);
-  }
+  expectIdOutOfRange(update, 1, 2, -3);
   expectBitEqual(t.w, before.w, "table after the second error");
 }
 

@@ -279,25 +279,26 @@ void checkSparse(const Case &c) {
   }
 }
 
-TEST(CpuOptimizer, SparseLazyWithoutDecay) {
-  for (Case c : allCases(0.0)) {
-    c.params.globalDecay = false;
+/// checkSparse of every case with `weightDecay`, lazy or global.
+void checkSparseAll(double weightDecay, bool globalDecay) {
+  for (Case c : allCases(weightDecay)) {
+    c.params.globalDecay = globalDecay;
     checkSparse(c);
   }
 }
 
-TEST(CpuOptimizer, SparseLazyDecayTouchesOnlyUpdatedRows) {
-  for (Case c : allCases(0.05)) {
-    c.params.globalDecay = false;
-    checkSparse(c);
-  }
+/// Whether global weight decay is defined (sgd without momentum, adamw).
+bool globalDecayDefined(const OptimizerParams &p) {
+  return (p.kind == OptimizerKind::Sgd && p.momentum == 0) || p.kind == OptimizerKind::AdamW;
 }
+
+TEST(CpuOptimizer, SparseLazyWithoutDecay) { checkSparseAll(0.0, false); }
+
+TEST(CpuOptimizer, SparseLazyDecayTouchesOnlyUpdatedRows) { checkSparseAll(0.05, false); }
 
 TEST(CpuOptimizer, SparseGlobalDecayScalesEveryRow) {
   for (Case c : allCases(0.05)) {
-    const bool supported = (c.params.kind == OptimizerKind::Sgd && c.params.momentum == 0) ||
-                           c.params.kind == OptimizerKind::AdamW;
-    if (!supported)
+    if (!globalDecayDefined(c.params))
       continue;
     c.params.globalDecay = true;
     checkSparse(c);
@@ -305,18 +306,11 @@ TEST(CpuOptimizer, SparseGlobalDecayScalesEveryRow) {
 }
 
 // Global decay without weight decay is just the lazy update.
-TEST(CpuOptimizer, SparseGlobalFlagWithoutDecayIsLazy) {
-  for (Case c : allCases(0.0)) {
-    c.params.globalDecay = true;
-    checkSparse(c);
-  }
-}
+TEST(CpuOptimizer, SparseGlobalFlagWithoutDecayIsLazy) { checkSparseAll(0.0, true); }
 
 TEST(CpuOptimizer, SparseRefusesGlobalDecayWhereUndefined) {
   for (Case c : allCases(0.05)) {
-    const bool supported = (c.params.kind == OptimizerKind::Sgd && c.params.momentum == 0) ||
-                           c.params.kind == OptimizerKind::AdamW;
-    if (supported)
+    if (globalDecayDefined(c.params))
       continue;
     c.params.globalDecay = true;
     Vec table(kRows * kDim, 1.0), s0(kRows * kDim, 0.1), s1(kRows * kDim, 0.1);

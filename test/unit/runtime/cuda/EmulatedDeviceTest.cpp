@@ -109,6 +109,19 @@ extern "C" __global__ void divergent_shuffle(EmbArgs a) {
 
 std::string program() { return std::string(kKernelAbiSource) + kKernels; }
 
+/// Runs `f`, which must throw a DeviceError whose message names every one
+/// of `parts`.
+template <class F> void expectDeviceError(F f, std::initializer_list<const char *> parts) {
+  try {
+    f();
+    FAIL() << "no error";
+  } catch (const DeviceError &e) {
+    const std::string what = e.what();
+    for (const char *part : parts)
+      EXPECT_NE(what.find(part), std::string::npos) << what;
+  }
+}
+
 class EmulatedDeviceTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -245,15 +258,8 @@ TEST_F(EmulatedDeviceTest, MathAndBitCasts) {
 }
 
 TEST_F(EmulatedDeviceTest, DivergentBarrierIsADeviceError) {
-  try {
-    launch("divergent_barrier", 1, 1, 32, args({}));
-    FAIL() << "no error";
-  } catch (const DeviceError &e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("divergent_barrier"), std::string::npos) << what;
-    EXPECT_NE(what.find("16 wait at __syncthreads"), std::string::npos) << what;
-    EXPECT_NE(what.find("16 have exited"), std::string::npos) << what;
-  }
+  expectDeviceError([&] { launch("divergent_barrier", 1, 1, 32, args({})); },
+                    {"divergent_barrier", "16 wait at __syncthreads", "16 have exited"});
   // The device keeps working after a reported deadlock.
   int64_t *counter = alloc<int64_t>(1);
   launch("bump", 1, 1, 32, args({counter}));
@@ -271,27 +277,14 @@ TEST_F(EmulatedDeviceTest, MisalignedVectorAccessIsADeviceError) {
   launch("vector_access", 1, 1, 32, args({data, out, offset}));
   EXPECT_EQ(out[31], 4.0f + 7.0f);
   *offset = 1; // 4 bytes in
-  try {
-    launch("vector_access", 1, 1, 32, args({data, out, offset}));
-    FAIL() << "no error";
-  } catch (const DeviceError &e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("vector_access"), std::string::npos) << what;
-    EXPECT_NE(what.find("16-byte vector load"), std::string::npos) << what;
-    EXPECT_NE(what.find("misaligned address"), std::string::npos) << what;
-  }
+  expectDeviceError([&] { launch("vector_access", 1, 1, 32, args({data, out, offset})); },
+                    {"vector_access", "16-byte vector load", "misaligned address"});
 }
 
 TEST_F(EmulatedDeviceTest, DivergentShuffleIsADeviceError) {
   float *o = alloc<float>(32);
-  try {
-    launch("divergent_shuffle", 1, 1, 32, args({o}));
-    FAIL() << "no error";
-  } catch (const DeviceError &e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("divergent_shuffle"), std::string::npos) << what;
-    EXPECT_NE(what.find("8 wait at a warp shuffle"), std::string::npos) << what;
-  }
+  expectDeviceError([&] { launch("divergent_shuffle", 1, 1, 32, args({o})); },
+                    {"divergent_shuffle", "8 wait at a warp shuffle"});
 }
 
 TEST_F(EmulatedDeviceTest, BadLaunchesAndKernels) {
@@ -576,14 +569,7 @@ TEST(EmulatedDeviceProgram, CompileErrorCarriesTheCompilerMessage) {
                              "  atomicAdd((float *)a.p[0], 1.0f); // not in the CUDA subset\n"
                              "  undeclared_name_in_kernel = 1;\n"
                              "}\n";
-  try {
-    dev->loadProgram(source);
-    FAIL() << "no error";
-  } catch (const DeviceError &e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("undeclared_name_in_kernel"), std::string::npos) << what;
-    EXPECT_NE(what.find("atomicAdd"), std::string::npos) << what;
-  }
+  expectDeviceError([&] { dev->loadProgram(source); }, {"undeclared_name_in_kernel", "atomicAdd"});
 }
 
 } // namespace

@@ -27,6 +27,20 @@ Batch fourExamples() {
   return b;
 }
 
+/// Every column of every feature of `joined` equals `whole`'s.
+void expectSameFeatures(const Batch &joined, const Batch &whole) {
+  ASSERT_EQ(joined.features.size(), whole.features.size());
+  for (size_t f = 0; f < whole.features.size(); ++f) {
+    const FeatureBatch &a = joined.features[f], &b = whole.features[f];
+    EXPECT_EQ(a.dense, b.dense) << "feature " << f;
+    EXPECT_EQ(a.offsets, b.offsets) << "feature " << f;
+    EXPECT_EQ(a.ids, b.ids) << "feature " << f;
+    EXPECT_EQ(a.weights, b.weights) << "feature " << f;
+    EXPECT_EQ(a.negatives, b.negatives) << "feature " << f;
+    EXPECT_EQ(a.label, b.label) << "feature " << f;
+  }
+}
+
 TEST(BatchSlice, RowsAndJaggedBagsAreCutAndRebased) {
   Batch part;
   sliceBatch(fourExamples(), 1, 2, part);
@@ -72,15 +86,7 @@ TEST(BatchSlice, JoiningTheSlicesGivesTheBatchBack) {
     joined.features[0].ids = {99};
     joinBatches(parts, joined);
     EXPECT_EQ(joined.size, 4);
-    for (size_t f = 0; f < whole.features.size(); ++f) {
-      const FeatureBatch &a = joined.features[f], &b = whole.features[f];
-      EXPECT_EQ(a.dense, b.dense) << "feature " << f;
-      EXPECT_EQ(a.offsets, b.offsets) << "feature " << f;
-      EXPECT_EQ(a.ids, b.ids) << "feature " << f;
-      EXPECT_EQ(a.weights, b.weights) << "feature " << f;
-      EXPECT_EQ(a.negatives, b.negatives) << "feature " << f;
-      EXPECT_EQ(a.label, b.label) << "feature " << f;
-    }
+    expectSameFeatures(joined, whole);
   }
 }
 
@@ -110,14 +116,7 @@ TEST(BatchSlice, ALargeJoinOnTheTeamEqualsTheSerialOne) {
   for (int round = 0; round < 2; ++round) {
     joinBatches(parts, joined);
     EXPECT_EQ(joined.size, whole.size);
-    for (size_t f = 0; f < whole.features.size(); ++f) {
-      const FeatureBatch &a = joined.features[f], &b = whole.features[f];
-      EXPECT_EQ(a.dense, b.dense) << "feature " << f;
-      EXPECT_EQ(a.offsets, b.offsets) << "feature " << f;
-      EXPECT_EQ(a.ids, b.ids) << "feature " << f;
-      EXPECT_EQ(a.weights, b.weights) << "feature " << f;
-      EXPECT_EQ(a.label, b.label) << "feature " << f;
-    }
+    expectSameFeatures(joined, whole);
     joined.features[1].ids.resize(3); // a smaller stale batch next
   }
   embc::runtime::cpu::setTeamSize(0);

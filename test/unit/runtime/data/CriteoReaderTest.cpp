@@ -193,9 +193,8 @@ TEST(CriteoReader, RefusesEmptyMissingAndAllMalformedFiles) {
 
 TEST(CriteoReader, BindingErrorsNameTheFeatureAndTheColumns) {
   TempFile file(criteoLine("1") + "\n");
-  auto bindingError = [&](FeatureSpec spec) {
-    return dataErrorOf(
-        [&] { openStream(streamOptions("criteo", file.path(), 8, true), {spec}); });
+  auto bindingError = [&](const FeatureSpec &spec) {
+    return bindingErrorOf("criteo", file.path(), spec);
   };
   std::string where = "criteo data " + file.path();
   EXPECT_EQ(bindingError(sparseFeature("c27", 0, 1, "C27")),

@@ -144,6 +144,13 @@ template <class Body> std::string dataErrorOf(Body &&body) {
   return "";
 }
 
+/// The DataError of opening a `kind` stream of `path` with the one feature
+/// `spec` ("" when it opens): what the readers' binding tests ask.
+inline std::string bindingErrorOf(const std::string &kind, const std::string &path,
+                                  const FeatureSpec &spec) {
+  return dataErrorOf([&] { openStream(streamOptions(kind, path, 8, true), {spec}); });
+}
+
 } // namespace embc::runtime::data::testing
 
 #endif // EMBC_TEST_UNIT_RUNTIME_DATA_DATATESTUTIL_H

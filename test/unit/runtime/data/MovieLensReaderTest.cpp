@@ -106,9 +106,8 @@ TEST(MovieLensReader, SkipsMalformedLinesAndCountsThem) {
 
 TEST(MovieLensReader, BindingErrorsNameTheFeatureAndTheColumns) {
   TempFile file("1\t2\t3\t4\n");
-  auto bindingError = [&](FeatureSpec spec) {
-    return dataErrorOf(
-        [&] { openStream(streamOptions("movielens", file.path(), 8, true), {spec}); });
+  auto bindingError = [&](const FeatureSpec &spec) {
+    return bindingErrorOf("movielens", file.path(), spec);
   };
   std::string where = "movielens data " + file.path();
   EXPECT_EQ(bindingError(labelFeature("liked", "binary", "rating")),

@@ -164,8 +164,8 @@ TEST(TextReader, RefusesTextWithoutPairsAndBadBindings) {
             blank.path() + ": no words (the file is only whitespace)");
 
   TempFile file("a b c\n");
-  auto bindingError = [&](FeatureSpec spec) {
-    return dataErrorOf([&] { openStream(streamOptions("text", file.path(), 8, true), {spec}); });
+  auto bindingError = [&](const FeatureSpec &spec) {
+    return bindingErrorOf("text", file.path(), spec);
   };
   std::string where = "text data " + file.path();
   EXPECT_EQ(bindingError(labelFeature("label", "binary")),
