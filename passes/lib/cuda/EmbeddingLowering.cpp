@@ -553,7 +553,9 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
       {"LWD", floatLiteral(o.weightDecay)},
       {"MOM", floatLiteral(o.momentum)},
       {"B1", floatLiteral(o.beta1)},
+      {"OMB1", floatLiteral(1.0 - o.beta1)}, // 1 - beta in double, as the bias correction
       {"B2", floatLiteral(o.beta2)},
+      {"OMB2", floatLiteral(1.0 - o.beta2)},
       {"EPS", floatLiteral(o.eps)},
       {"SCALE", o.decoupled ? "DS" : "1.0f"},
   };
@@ -604,14 +606,14 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
     code += forValues(l, "w[t] -= rowStep * (GS * g[t] + $WD * w[t]);");
   } else if (o.kind == rt::OptimizerKind::Adam || o.kind == rt::OptimizerKind::AdamW) {
     code += forValues(l, "const float gi = GS * g[t] + $WD * w[t]; "
-                         "s0[t] = $B1 * s0[t] + (1.0f - $B1) * gi; "
-                         "s1[t] = $B2 * s1[t] + (1.0f - $B2) * gi * gi; "
+                         "s0[t] = $B1 * s0[t] + $OMB1 * gi; "
+                         "s1[t] = $B2 * s1[t] + $OMB2 * gi * gi; "
                          "const float mh = s0[t] * IB1, vh = s1[t] * IB2; "
                          "w[t] = $SCALE * w[t] - LR * mh / (sqrtf(vh) + $EPS);");
   } else { // lamb: moments, norms of w and r over the row (double, row order), step
     code += forValues(l, "const float gi = GS * g[t]; "
-                         "s0[t] = $B1 * s0[t] + (1.0f - $B1) * gi; "
-                         "s1[t] = $B2 * s1[t] + (1.0f - $B2) * gi * gi;");
+                         "s0[t] = $B1 * s0[t] + $OMB1 * gi; "
+                         "s1[t] = $B2 * s1[t] + $OMB2 * gi * gi;");
     code += "  double w2v[" + K + "], r2v[" + K + "];\n#pragma unroll\n  for (int t = 0; t < " +
             K + "; ++t) w2v[t] = r2v[t] = 0.0;\n";
     code += forValues(l, "const double rr = (double)(s0[t] * IB1 / (sqrtf(s1[t] * IB2) + $EPS) "

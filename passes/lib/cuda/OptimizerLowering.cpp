@@ -98,7 +98,9 @@ Vars constants(const Opt &o) {
           {"LWD", floatLiteral(o.p.weightDecay)},
           {"MOM", floatLiteral(o.p.momentum)},
           {"B1", floatLiteral(o.p.beta1)},
+      {"OMB1", floatLiteral(1.0 - o.p.beta1)}, // 1 - beta in double, as the bias correction
           {"B2", floatLiteral(o.p.beta2)},
+      {"OMB2", floatLiteral(1.0 - o.p.beta2)},
           {"EPS", floatLiteral(o.p.eps)},
           {"SC", o.decoupled ? "DS" : "1.0f"}};
 }
@@ -119,8 +121,8 @@ void emitElementwise(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
            "  w -= LR * gi / (sqrtf(m) + $EPS);";
   else // adam, adamw
     body = "const float gi = GS * g + $WD * w;\n"
-           "  m = $B1 * m + (1.0f - $B1) * gi;\n"
-           "  v = $B2 * v + (1.0f - $B2) * gi * gi;\n"
+           "  m = $B1 * m + $OMB1 * gi;\n"
+           "  v = $B2 * v + $OMB2 * gi * gi;\n"
            "  const float mh = m * IB1, vh = v * IB2;\n"
            "  w = $SC * w - LR * mh / (sqrtf(vh) + $EPS);";
   // float4 when every array is 16-byte aligned (the clip scale, one float,
@@ -242,8 +244,8 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 $HYPER$DECL$CHAIN  double w2 = 0.0, r2 = 0.0;
   for (emb_i64 i = off + bb * blockDim.x + threadIdx.x; i < off + n; i += nb * blockDim.x) {
     const float gi = GS * G[i];
-    M[i] = $B1 * M[i] + (1.0f - $B1) * gi;
-    V[i] = $B2 * V[i] + (1.0f - $B2) * gi * gi;
+    M[i] = $B1 * M[i] + $OMB1 * gi;
+    V[i] = $B2 * V[i] + $OMB2 * gi * gi;
     const double rr = (double)($R);
     w2 += (double)W[i] * (double)W[i];
     r2 += rr * rr;

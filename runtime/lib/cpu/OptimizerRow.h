@@ -36,7 +36,12 @@ inline const char *optimizerName(OptimizerKind kind) {
 /// The scalars of one update, converted to T once so inner loops stay in T.
 template <class T> struct Hyper {
   T lr, gradScale, wd, momentum, beta1, beta2, eps;
-  T invBias1, invBias2; ///< 1 / (1 - beta^t), Adam's bias corrections
+  /// 1 - beta and 1 / (1 - beta^t), both from the exact (double) beta, as
+  /// the formula has them: (1 - beta) formed in T from T(beta) would differ
+  /// from the bias correction's (1 - fl(0.999) = 0.00099998713 in float32,
+  /// a first step of lr (1 + 6.7e-6)).
+  T oneMinusBeta1, oneMinusBeta2;
+  T invBias1, invBias2; ///< Adam's bias corrections
   T decayScale;         ///< 1 - lr wd, the decoupled / global decay factor
   /// Add wd * w to the gradient (coupled decay) when updating a span.
   bool coupled;
@@ -66,6 +71,8 @@ Hyper<T> makeHyper(const OptimizerParams &p, int64_t step, double lrScale, doubl
   h.beta2 = T(p.beta2);
   h.eps = T(p.eps);
   if (adamFamily) {
+    h.oneMinusBeta1 = T(1.0 - p.beta1);
+    h.oneMinusBeta2 = T(1.0 - p.beta2);
     h.invBias1 = T(1.0 / (1.0 - std::pow(p.beta1, double(step))));
     h.invBias2 = T(1.0 / (1.0 - std::pow(p.beta2, double(step))));
   }
@@ -171,8 +178,8 @@ void adamSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g, T *__re
   const T scale = h.decoupled ? h.decayScale : T(1);
   for (int64_t i = 0; i < len; ++i) {
     const T gi = h.gradScale * g[i] + wd * w[i];
-    m[i] = h.beta1 * m[i] + (T(1) - h.beta1) * gi;
-    v[i] = h.beta2 * v[i] + (T(1) - h.beta2) * gi * gi;
+    m[i] = h.beta1 * m[i] + h.oneMinusBeta1 * gi;
+    v[i] = h.beta2 * v[i] + h.oneMinusBeta2 * gi * gi;
     const T mh = m[i] * h.invBias1, vh = v[i] * h.invBias2;
     w[i] = scale * w[i] - h.lr * mh / (std::sqrt(vh) + h.eps);
   }
@@ -184,8 +191,8 @@ void lambMomentsSpan(const Hyper<T> &h, const T *__restrict g, T *__restrict m, 
                      int64_t len) {
   for (int64_t i = 0; i < len; ++i) {
     const T gi = h.gradScale * g[i];
-    m[i] = h.beta1 * m[i] + (T(1) - h.beta1) * gi;
-    v[i] = h.beta2 * v[i] + (T(1) - h.beta2) * gi * gi;
+    m[i] = h.beta1 * m[i] + h.oneMinusBeta1 * gi;
+    v[i] = h.beta2 * v[i] + h.oneMinusBeta2 * gi * gi;
   }
 }
 
