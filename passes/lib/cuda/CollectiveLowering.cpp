@@ -278,14 +278,12 @@ void lowerShardPoolGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
 
 } // namespace
 
-void codegen::registerCollectiveLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::ShardIdsGroup, lowerShardIdsGroup);
-  table.add(runtime::KernelOp::ShardPoolGroup, lowerShardPoolGroup<false>);
-  table.add(runtime::KernelOp::ShardPoolGradGroup, lowerShardPoolGroup<true>);
-  table.add(runtime::KernelOp::GradAllReduceStart, lowerAllReduceStart);
-  table.add(runtime::KernelOp::GradAllReduceWait, lowerAllReduceWait);
-  table.add(runtime::KernelOp::GatherRows, lowerGatherRows);
-  table.add(runtime::KernelOp::ShardIds, lowerShardIds);
-  table.add(runtime::KernelOp::ShardPool, lowerShardPool<false>);
-  table.add(runtime::KernelOp::ShardPoolGrad, lowerShardPool<true>);
-}
+EMBC_CUDA_LOWERING(ShardIdsGroup, lowerShardIdsGroup)
+EMBC_CUDA_LOWERING(ShardPoolGroup, lowerShardPoolGroup<false>)
+EMBC_CUDA_LOWERING(ShardPoolGradGroup, lowerShardPoolGroup<true>)
+EMBC_CUDA_LOWERING(GradAllReduceStart, lowerAllReduceStart)
+EMBC_CUDA_LOWERING(GradAllReduceWait, lowerAllReduceWait)
+EMBC_CUDA_LOWERING(GatherRows, lowerGatherRows)
+EMBC_CUDA_LOWERING(ShardIds, lowerShardIds)
+EMBC_CUDA_LOWERING(ShardPool, lowerShardPool<false>)
+EMBC_CUDA_LOWERING(ShardPoolGrad, lowerShardPool<true>)

@@ -135,7 +135,5 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 
 } // namespace
 
-void dense::registerCrossLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Cross, lowerCross);
-  table.add(runtime::KernelOp::CrossGrad, lowerCrossGrad);
-}
+EMBC_CUDA_LOWERING(Cross, lowerCross)
+EMBC_CUDA_LOWERING(CrossGrad, lowerCrossGrad)

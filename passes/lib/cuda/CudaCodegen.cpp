@@ -137,6 +137,9 @@ std::string withLaunchBounds(std::string source, const rt::CudaProgram &program,
 
 } // namespace
 
+// The kernels the catalogue keeps off the GPU (cuda = false): no lowering.
+EMBC_CUDA_LOWERING(SkipgramStep, nullptr)
+
 void codegen::LoweringTable::add(rt::KernelOp op, Lowering lowering) {
   if (byOp_[size_t(op)])
     throw std::logic_error("two CUDA lowerings of '" +
@@ -147,11 +150,11 @@ void codegen::LoweringTable::add(rt::KernelOp op, Lowering lowering) {
 const LoweringTable &codegen::cudaLowerings() {
   static const LoweringTable table = [] {
     LoweringTable t;
-    registerEmbeddingLowerings(t);
-    registerDenseLowerings(t);
-    registerModelLowerings(t);
-    registerOptimizerLowerings(t);
-    registerCollectiveLowerings(t);
+#define EMBC_KERNEL(op, ...)                                                                   \
+  if (Lowering lowering = loweringOf<rt::KernelOp::op>())                                   \
+    t.add(rt::KernelOp::op, lowering);
+#include "embc/runtime/plan/KernelCatalogue.def"
+#undef EMBC_KERNEL
     return t;
   }();
   return table;

@@ -246,11 +246,9 @@ void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 
 } // namespace
 
-void dense::registerGemmLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Dense, lowerDense);
-  table.add(runtime::KernelOp::DenseAct, lowerDenseAct);
-  table.add(runtime::KernelOp::DenseActGrad, lowerDenseActGrad);
-  table.add(runtime::KernelOp::DenseGradInput, lowerDenseGradInput);
-  table.add(runtime::KernelOp::DenseGradWeight, lowerDenseGradWeight);
-  table.add(runtime::KernelOp::BiasGrad, lowerBiasGrad);
-}
+EMBC_CUDA_LOWERING(Dense, lowerDense)
+EMBC_CUDA_LOWERING(DenseAct, lowerDenseAct)
+EMBC_CUDA_LOWERING(DenseActGrad, lowerDenseActGrad)
+EMBC_CUDA_LOWERING(DenseGradInput, lowerDenseGradInput)
+EMBC_CUDA_LOWERING(DenseGradWeight, lowerDenseGradWeight)
+EMBC_CUDA_LOWERING(BiasGrad, lowerBiasGrad)

@@ -1,9 +1,9 @@
-//===- DenseLowering.cpp - the dense family's registration and helpers ----===//
+//===- DenseLowering.cpp - what the dense family's lowerings share --------===//
 //
-// registerDenseLowerings() collects the dense ops (GEMM layers, elementwise
-// ops, the cross layer) from their files; the rest of this file is what
-// they share (DenseLowering.h): operand checks, activation expressions, the
-// generated elementwise / rounding / column-sum kernels and GEMM launches.
+// The dense ops (GEMM layers, elementwise ops, the cross layer, layer norm)
+// are lowered in their own files; this one holds what they share
+// (DenseLowering.h): operand checks, activation expressions, the generated
+// elementwise / rounding / column-sum kernels and GEMM launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,13 +20,6 @@ using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
 namespace cu = embc::runtime::cuda;
-
-void embc::codegen::registerDenseLowerings(LoweringTable &table) {
-  registerGemmLowerings(table);
-  registerElementwiseLowerings(table);
-  registerCrossLowerings(table);
-  registerNormLowerings(table);
-}
 
 // --- Operands -------------------------------------------------------------------
 

@@ -40,10 +40,6 @@ namespace embc::codegen::dense {
 using Arg = runtime::CudaArg;
 
 // Per-file registration (DenseLowering.cpp calls them).
-void registerGemmLowerings(LoweringTable &table);        // DenseGemmLowering.cpp
-void registerElementwiseLowerings(LoweringTable &table); // ElementwiseLowering.cpp
-void registerCrossLowerings(LoweringTable &table);       // CrossLowering.cpp
-void registerNormLowerings(LoweringTable &table);        // NormLowering.cpp
 
 // --- Operands -----------------------------------------------------------------
 

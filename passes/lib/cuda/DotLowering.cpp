@@ -138,7 +138,5 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 
 } // namespace
 
-void embc::codegen::registerDotLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Dot, lowerDot);
-  table.add(runtime::KernelOp::DotGrad, lowerDotGrad);
-}
+EMBC_CUDA_LOWERING(Dot, lowerDot)
+EMBC_CUDA_LOWERING(DotGrad, lowerDotGrad)

@@ -307,12 +307,10 @@ void lowerSlice(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 
 } // namespace
 
-void dense::registerElementwiseLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Activation, lowerActivation);
-  table.add(runtime::KernelOp::ActivationGrad, lowerActivationGrad);
-  table.add(runtime::KernelOp::Add, lowerAdd);
-  table.add(runtime::KernelOp::AccumulateGrad, lowerAccumulateGrad);
-  table.add(runtime::KernelOp::Elementwise, lowerElementwiseChain);
-  table.add(runtime::KernelOp::Concat, lowerConcat);
-  table.add(runtime::KernelOp::Slice, lowerSlice);
-}
+EMBC_CUDA_LOWERING(Activation, lowerActivation)
+EMBC_CUDA_LOWERING(ActivationGrad, lowerActivationGrad)
+EMBC_CUDA_LOWERING(Add, lowerAdd)
+EMBC_CUDA_LOWERING(AccumulateGrad, lowerAccumulateGrad)
+EMBC_CUDA_LOWERING(Elementwise, lowerElementwiseChain)
+EMBC_CUDA_LOWERING(Concat, lowerConcat)
+EMBC_CUDA_LOWERING(Slice, lowerSlice)

@@ -397,8 +397,6 @@ $STORE
 
 } // namespace
 
-void emb::registerGradLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::LookupGrad, lowerLookupGrad);
-  table.add(runtime::KernelOp::AccumulateRows, lowerAccumulateRows);
-  table.add(runtime::KernelOp::CoalesceRows, lowerCoalesceRows);
-}
+EMBC_CUDA_LOWERING(LookupGrad, lowerLookupGrad)
+EMBC_CUDA_LOWERING(AccumulateRows, lowerAccumulateRows)
+EMBC_CUDA_LOWERING(CoalesceRows, lowerCoalesceRows)

@@ -431,9 +431,7 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
 
 } // namespace
 
-void emb::registerLookupLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Hash, lowerHash);
-  table.add(runtime::KernelOp::Lookup, lowerLookup);
-  table.add(runtime::KernelOp::Gather, lowerGather);
-  table.add(runtime::KernelOp::FusedLookup, lowerFusedLookup);
-}
+EMBC_CUDA_LOWERING(Hash, lowerHash)
+EMBC_CUDA_LOWERING(Lookup, lowerLookup)
+EMBC_CUDA_LOWERING(Gather, lowerGather)
+EMBC_CUDA_LOWERING(FusedLookup, lowerFusedLookup)

@@ -1,7 +1,6 @@
 //===- EmbeddingLowering.cpp - shared parts of the embedding lowerings ---===//
 //
-// registerEmbeddingLowerings (the family's entry point) and what the three
-// EmbeddingLowering files share: the row layout, table-row reads in every
+// What the three EmbeddingLowering files share: the row layout, table-row reads in every
 // storage, the optimizer row step and the stochastic requantisation of a
 // row held by one warp (see EmbeddingLowering.h). Every formula mirrors the
 // CPU code it names, operation for operation, so that the generated kernels
@@ -16,12 +15,6 @@
 
 using namespace embc::codegen;
 using namespace embc::codegen::emb;
-
-void embc::codegen::registerEmbeddingLowerings(LoweringTable &table) {
-  registerLookupLowerings(table);
-  registerGradLowerings(table);
-  registerUpdateLowerings(table);
-}
 
 // --- Text helpers ----------------------------------------------------------------
 

@@ -221,9 +221,6 @@ rt::CudaLaunch globalDecayLaunch(CudaEmitter &em, const Target &t, const OptSpec
                                  bool bailOnError);
 
 // Registration of each file's ops.
-void registerLookupLowerings(LoweringTable &table); // EmbeddingLookupLowering.cpp
-void registerGradLowerings(LoweringTable &table);   // EmbeddingGradLowering.cpp
-void registerUpdateLowerings(LoweringTable &table); // EmbeddingUpdateLowering.cpp
 
 /// Threads per block of the embedding kernels: 8 warps, enough to hide
 /// the latency of the gathers with a few blocks per SM.

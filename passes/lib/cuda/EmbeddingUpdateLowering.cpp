@@ -594,7 +594,5 @@ $ROWUPDATE
 
 } // namespace
 
-void emb::registerUpdateLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::UpdateTable, lowerUpdateTable);
-  table.add(runtime::KernelOp::EmbeddingUpdate, lowerEmbeddingUpdate);
-}
+EMBC_CUDA_LOWERING(UpdateTable, lowerUpdateTable)
+EMBC_CUDA_LOWERING(EmbeddingUpdate, lowerEmbeddingUpdate)

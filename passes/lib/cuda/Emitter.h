@@ -143,15 +143,27 @@ private:
   std::vector<Lowering> byOp_ = std::vector<Lowering>(runtime::kernelCatalogue().size());
 };
 
-/// Every lowering, registered once.
+/// Every lowering, registered once: one per kernel of KernelCatalogue.def.
 const LoweringTable &cudaLowerings();
 
-/// Each family registers the ops it lowers (one file or a few each).
-void registerEmbeddingLowerings(LoweringTable &table);   // EmbeddingLowering*.cpp
-void registerDenseLowerings(LoweringTable &table);       // DenseLowering*.cpp
-void registerModelLowerings(LoweringTable &table);       // ModelLowering*.cpp
-void registerOptimizerLowerings(LoweringTable &table);   // OptimizerLowering*.cpp
-void registerCollectiveLowerings(LoweringTable &table);  // CollectiveLowering.cpp
+/// The lowering of kernel `Op`. cudaLowerings() asks for the one of every
+/// kernel the catalogue declares, and each is defined beside its lowering
+/// by EMBC_CUDA_LOWERING, in any file of this folder: a kernel without one
+/// fails the link (undefined loweringOf<Op>), not a user's compile. Kernels
+/// the catalogue marks cuda = false have a null one (CudaCodegen.cpp).
+template <runtime::KernelOp Op> Lowering loweringOf();
+// Each kernel's specialization, declared before any use (as the language
+// requires of explicit specializations); defined by EMBC_CUDA_LOWERING.
+#define EMBC_KERNEL(op, ...) template <> Lowering loweringOf<runtime::KernelOp::op>();
+#include "embc/runtime/plan/KernelCatalogue.def"
+#undef EMBC_KERNEL
+
+/// Defines loweringOf<KernelOp::OP>() as `FN` (a function of this file).
+#define EMBC_CUDA_LOWERING(OP, FN)                                                           \
+  namespace embc::codegen {                                                                  \
+  template <> Lowering loweringOf<runtime::KernelOp::OP>() { return FN; }                    \
+  }
+
 
 /// Device helpers every program starts with (Prelude.cpp): the kernel ABI
 /// (EmbArgs, EmbStep), `emb_i64`, bf16/fp16 <-> f32 with round-to-nearest-

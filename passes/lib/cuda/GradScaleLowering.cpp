@@ -244,7 +244,5 @@ $CHAIN  if (bad) a.step->skip = 1;
 
 } // namespace
 
-void embc::codegen::registerGradScaleLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::ClipGradNorm, lowerClipGradNorm);
-  table.add(runtime::KernelOp::UnscaleGrads, lowerUnscaleGrads);
-}
+EMBC_CUDA_LOWERING(ClipGradNorm, lowerClipGradNorm)
+EMBC_CUDA_LOWERING(UnscaleGrads, lowerUnscaleGrads)

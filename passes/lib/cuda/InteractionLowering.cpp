@@ -650,9 +650,7 @@ void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKe
 
 } // namespace
 
-void embc::codegen::registerInteractionLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Interaction, lowerInteraction);
-  table.add(runtime::KernelOp::InteractionGrad, lowerInteractionGrad);
-  table.add(runtime::KernelOp::InteractionConcat, lowerInteractionConcat);
-  table.add(runtime::KernelOp::InteractionConcatGrad, lowerInteractionConcatGrad);
-}
+EMBC_CUDA_LOWERING(Interaction, lowerInteraction)
+EMBC_CUDA_LOWERING(InteractionGrad, lowerInteractionGrad)
+EMBC_CUDA_LOWERING(InteractionConcat, lowerInteractionConcat)
+EMBC_CUDA_LOWERING(InteractionConcatGrad, lowerInteractionConcatGrad)

@@ -227,7 +227,5 @@ $BODY  }
 
 } // namespace
 
-void embc::codegen::registerLossLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::Loss, lowerLoss);
-  table.add(runtime::KernelOp::LossGrad, lowerLossGrad);
-}
+EMBC_CUDA_LOWERING(Loss, lowerLoss)
+EMBC_CUDA_LOWERING(LossGrad, lowerLossGrad)

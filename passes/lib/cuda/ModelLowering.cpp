@@ -1,8 +1,7 @@
-//===- ModelLowering.cpp - the model family's registration and helpers ----===//
+//===- ModelLowering.cpp - what the model family's lowerings share --------===//
 //
-// registerModelLowerings() collects the interaction, dot and loss lowerings
-// from their files; the rest of this file is what they and the optimizer
-// lowerings share (ModelLowering.h).
+// What the interaction, dot, loss and optimizer lowerings share
+// (ModelLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,12 +14,6 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::model;
-
-void embc::codegen::registerModelLowerings(LoweringTable &table) {
-  registerInteractionLowerings(table);
-  registerDotLowerings(table);
-  registerLossLowerings(table);
-}
 
 // --- Text ---------------------------------------------------------------------------
 

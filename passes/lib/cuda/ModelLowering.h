@@ -80,11 +80,7 @@ std::vector<Segment> gradSegments(const CudaEmitter &em, const std::vector<int32
 
 namespace embc::codegen {
 // The files of the model family (ModelLowering.cpp calls them).
-void registerInteractionLowerings(LoweringTable &table); // InteractionLowering.cpp
-void registerDotLowerings(LoweringTable &table);         // DotLowering.cpp
-void registerLossLowerings(LoweringTable &table);        // LossLowering.cpp
 // OptimizerLowering.cpp calls this one (clip_grad_norm, unscale_grads).
-void registerGradScaleLowerings(LoweringTable &table); // GradScaleLowering.cpp
 } // namespace embc::codegen
 
 #endif // EMBC_PASSES_CUDA_MODELLOWERING_H

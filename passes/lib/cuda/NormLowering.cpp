@@ -170,7 +170,5 @@ void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
 
 } // namespace
 
-void dense::registerNormLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::LayerNorm, lowerLayerNorm);
-  table.add(runtime::KernelOp::LayerNormGrad, lowerLayerNormGrad);
-}
+EMBC_CUDA_LOWERING(LayerNorm, lowerLayerNorm)
+EMBC_CUDA_LOWERING(LayerNormGrad, lowerLayerNormGrad)

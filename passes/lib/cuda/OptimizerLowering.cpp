@@ -16,8 +16,7 @@
 //  - rowwise_adagrad: one warp per row (the last dimension of each
 //    member); the mean squared gradient is a double warp sum.
 //
-// registerOptimizerLowerings also registers clip_grad_norm and
-// unscale_grads (GradScaleLowering.cpp).
+// clip_grad_norm and unscale_grads are in GradScaleLowering.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -451,8 +450,5 @@ void lowerUpdatePacked(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
 
 } // namespace
 
-void embc::codegen::registerOptimizerLowerings(LoweringTable &table) {
-  table.add(runtime::KernelOp::UpdateParam, lowerUpdateParam);
-  table.add(runtime::KernelOp::UpdatePacked, lowerUpdatePacked);
-  registerGradScaleLowerings(table);
-}
+EMBC_CUDA_LOWERING(UpdateParam, lowerUpdateParam)
+EMBC_CUDA_LOWERING(UpdatePacked, lowerUpdatePacked)
