@@ -132,7 +132,8 @@ void QuantizePass::runOnOperation() {
     else if (auto grad = dyn_cast<LookupGradOp>(op); grad && grad.getPooling() == Pooling::max)
       mark(op, grad.getTable(), kDequantizeAttrName, {}); // finds the max in the rows
   });
-  auto stochastic = StringAttr::get(ctx, "stochastic");
+  auto stochastic = StringAttr::get(
+      ctx, embc::runtime::enumString(embc::runtime::Requantize::Stochastic));
   for (auto upd : funcs->update.getOps<UpdateOp>())
     mark(upd, upd.getTarget(), kRequantizeAttrName, stochastic);
 

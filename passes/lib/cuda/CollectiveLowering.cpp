@@ -91,7 +91,7 @@ void lowerGatherRows(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
   // rows over them.
   int64_t staging = em.scratch(capacity * 8 + capacity * dim * 4);
   out.launches.push_back(collective(
-      "gather_rows",
+      k.op.c_str(),
       {CudaEmitter::buf(k.outputs[0]), CudaEmitter::buf(k.outputs[1]),
        CudaEmitter::lengthOf(k.outputs[0]), CudaEmitter::lengthOf(k.outputs[1]),
        CudaEmitter::scratchAt(staging)},
@@ -124,7 +124,7 @@ void lowerShardIds(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     args.push_back(CudaEmitter::lengthOf(k.outputs[2]));
   }
   out.launches.push_back(collective(
-      "shard_ids", std::move(args),
+      k.op.c_str(), std::move(args),
       {{"table", t.name},
        {"rows", t.rows},
        {"bounds", t.shardRows},
@@ -146,7 +146,7 @@ void lowerShardPool(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   int64_t bags = fewRows.shape[0];
   f32Matrix(em, many, ranks * bags, t.dim, "every rank's pooled rows");
   out.launches.push_back(collective(
-      Gradient ? "shard_pool_grad" : "shard_pool",
+      k.op.c_str(),
       {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.outputs[0])},
       {{"block", bags * t.dim}, {"owner", em.buffer(t.buffer).rank}}));
 }
@@ -226,7 +226,7 @@ void lowerShardIdsGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
                 {"per_bag_mean", bool(a.perBagMean[t])}};
     members.push_back(std::move(m));
   }
-  chunkedLaunches(out, "shard_ids_group", T, 9, 0,
+  chunkedLaunches(out, k.op.c_str(), T, 9, 0,
                   [&](size_t first, size_t last, std::vector<rt::CudaArg> &args,
                       nlohmann::json &params) {
                     for (size_t t = first; t < last; ++t) {
@@ -255,7 +255,7 @@ void lowerShardPoolGroup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
     members.push_back({{"block", bags * table.dim}, {"owner", em.buffer(table.buffer).rank}});
   }
   chunkedLaunches(
-      out, Gradient ? "shard_pool_grad_group" : "shard_pool_group", T, 2, 1,
+      out, k.op.c_str(), T, 2, 1,
       [&](size_t first, size_t last, std::vector<rt::CudaArg> &args, nlohmann::json &params) {
         // Each kind with two or more members is packed: at most N blocks of
         // its members (the runtime checks this against its own count).

@@ -105,7 +105,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   } else {
     emitGemm(out, gw, r[0], r[1], dw);
     ColumnSum c;
-    c.hint = "cross_grad";
+    c.hint = k.op;
     c.rows = B, c.cols = D;
     c.dy = dx0;
     c.db = db;
@@ -124,7 +124,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[2], dx0);
   }
   Elementwise e;
-  e.hint = "cross_grad";
+  e.hint = k.op;
   e.n = B * D;
   e.width = D;
   e.inputs = {{dy, false}, {product, false}, {b, true}, {dxl, false}};

@@ -72,7 +72,7 @@ void lowerDense(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const bool bias = boolAttr(k, "bias");
   const std::string kind = stringAttr(k, "kind");
-  checkActivation(kind);
+  const rt::Activation f = checkActivation(kind);
   if (k.inputs.size() != (bias ? 3u : 2u) || k.outputs.empty() || k.outputs.size() > 2)
     throw CodegenError(std::string("expected ") +
                        (bias ? "3 inputs (x, w, b)" : "2 inputs (x, w)") +
@@ -105,8 +105,8 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     emitElementwise(em, e, out);
     return;
   }
-  if (kind == "none" || kind == "relu") {
-    const std::string epilogue = kind == "none" ? biasEpilogue : (bias ? "relu_bias" : "relu");
+  if (f == rt::Activation::None || f == rt::Activation::Relu) {
+    const std::string epilogue = f == rt::Activation::None ? biasEpilogue : (bias ? "relu_bias" : "relu");
     forwardGemm(em, out, abType, x, w, y, B, K, N, epilogue, b);
     return;
   }
@@ -130,11 +130,11 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 // x^T dz (beta = 1), dx = dz w^T.
 void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const std::string kind = stringAttr(k, "kind");
-  checkActivation(kind);
-  const bool activated = kind != "none";
+  const rt::Activation f = checkActivation(kind);
+  const bool activated = f != rt::Activation::None;
   const bool fromOutput = boolAttr(k, "from_output"), bias = boolAttr(k, "bias");
   const bool inputGrad = boolAttr(k, "input_grad");
-  if (fromOutput && kind == "gelu")
+  if (fromOutput && f == rt::Activation::Gelu)
     throw CodegenError("gelu cannot be differentiated from its output");
   expectCounts(k, activated ? 4 : 3, size_t(activated) + 1 + size_t(bias) + size_t(inputGrad));
   const size_t xAt = activated ? 2 : 1;
@@ -166,7 +166,7 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   // The gradient at the pre-activation: dz, or dy itself without activation.
   if (bias) {
     ColumnSum c;
-    c.hint = "dense_act_grad";
+    c.hint = k.op;
     c.rows = B, c.cols = N;
     c.dy = dy;
     if (activated) {
@@ -236,7 +236,7 @@ void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 1, 1);
   const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
   ColumnSum c;
-  c.hint = "bias_grad";
+  c.hint = k.op;
   c.rows = dyb.shape[0], c.cols = dyb.shape[1];
   c.dy = CudaEmitter::buf(k.inputs[0]);
   biasArg(em, k.outputs[0], c.cols);

@@ -128,33 +128,35 @@ void useActivations(CudaEmitter &em) {
 
 } // namespace
 
-void dense::checkActivation(const std::string &kind) {
-  if (kind != "none" && kind != "relu" && kind != "sigmoid" && kind != "tanh" && kind != "gelu")
-    throw CodegenError("unknown activation '" + kind + "' (none, relu, sigmoid, tanh, gelu)");
+rt::Activation dense::checkActivation(const std::string &kind) {
+  if (std::optional<rt::Activation> a = rt::parseEnum<rt::Activation>(kind))
+    return *a;
+  throw CodegenError("unknown activation '" + kind + "' (" + rt::enumChoices<rt::Activation>() +
+                     ")");
 }
 
 std::string dense::activationExpr(CudaEmitter &em, const std::string &kind, const std::string &x) {
-  checkActivation(kind);
-  if (kind == "none")
+  const rt::Activation a = checkActivation(kind);
+  if (a == rt::Activation::None)
     return x;
   useActivations(em);
-  if (kind == "tanh")
+  if (a == rt::Activation::Tanh)
     return tanhCall(x);
   return "emb_" + kind + "(" + x + ")";
 }
 
 std::string dense::activationGradExpr(CudaEmitter &em, const std::string &kind, bool fromOutput,
                                       const std::string &dy, const std::string &a) {
-  checkActivation(kind);
-  if (kind == "none")
+  const rt::Activation f = checkActivation(kind);
+  if (f == rt::Activation::None)
     return dy;
   useActivations(em);
   if (!fromOutput)
     return "emb_" + kind + "_grad(" + dy + ", " + a + ")";
-  if (kind == "gelu")
+  if (f == rt::Activation::Gelu)
     throw CodegenError("gelu cannot be differentiated from its output");
   // relu's derivative reads the same from y = relu(x) as from x.
-  if (kind == "relu")
+  if (f == rt::Activation::Relu)
     return "emb_relu_grad(" + dy + ", " + a + ")";
   return "emb_" + kind + "_grad_out(" + dy + ", " + a + ")";
 }

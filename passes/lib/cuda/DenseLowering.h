@@ -49,7 +49,7 @@ using Arg = runtime::CudaArg;
 // --- Activations ----------------------------------------------------------------
 
 /// Throws unless `kind` is none, relu, sigmoid, tanh or gelu.
-void checkActivation(const std::string &kind);
+rt::Activation checkActivation(const std::string &kind);
 /// An expression for f(x) (x: an identifier). Appends the shared device
 /// helpers to the program on first use.
 std::string activationExpr(CudaEmitter &em, const std::string &kind, const std::string &x);

@@ -105,7 +105,7 @@ void lowerDotGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   f32Matrix(em, k.outputs[0], s.B, s.D, "lhs gradient");
   expectValues(em, k.outputs[1], s.B * s.perRow * s.D, "rhs gradient");
   std::vector<rt::CudaArg> args = operandArgs(k);
-  const std::string name = em.entryName("dot_grad");
+  const std::string name = em.entryName(k.op);
   const int64_t n = s.B * s.D;
   em.append(subst(R"CUDA(
 // $NAME: gradients of $B x $K row-wise dots of width $D.

@@ -88,7 +88,7 @@ void lowerAccumulateGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   const int64_t n = numel(f32Buffer(em, k.inputs[0], "gradient"));
   expectNumel(em, k.outputs[0], n, "gradient accumulator");
   Elementwise e;
-  e.hint = "accumulate_grad";
+  e.hint = k.op;
   e.n = n;
   e.inputs = {{CudaEmitter::buf(k.outputs[0]), false}, {CudaEmitter::buf(k.inputs[0]), false}};
   e.outputs = {CudaEmitter::buf(k.outputs[0])};
@@ -124,7 +124,7 @@ void lowerElementwiseChain(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   // values) or a full operand (n values).
   std::map<int64_t, size_t> position;
   Elementwise e;
-  e.hint = "elementwise";
+  e.hint = k.op;
   e.n = n;
   e.width = width;
   auto input = [&](int64_t r, bool broadcast) {
@@ -160,6 +160,8 @@ void lowerElementwiseChain(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
         !op["args"].is_array())
       throw CodegenError(where + "not an object with a string 'op' and a list 'args'");
     const std::string name = op["op"].get<std::string>();
+    using Step = rt::ElementwiseOp;
+    const std::optional<Step> step = rt::parseEnum<Step>(name);
     const nlohmann::json &args = op["args"];
     auto flag = [&](const char *key) {
       if (!op.contains(key))
@@ -174,7 +176,7 @@ void lowerElementwiseChain(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
       return op["kind"].get<std::string>();
     };
     std::string expr;
-    if (name == "add") {
+    if (step == Step::Add) {
       const bool bias = flag("bias");
       if (args.size() < (bias ? 2u : 1u))
         throw CodegenError(where + "add needs at least " +
@@ -188,19 +190,19 @@ void lowerElementwiseChain(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
                              ") must be an input, not a step's value");
         expr += (i ? " + " : "") + (isBias ? input(r, true) : value(r));
       }
-    } else if (name == "activation") {
+    } else if (step == Step::Activation) {
       if (args.size() != 1)
         throw CodegenError(where + "activation takes 1 argument, got " +
                            std::to_string(args.size()));
       expr = activationExpr(em, kind(), value(ref(args[0], j, where)));
-    } else if (name == "activation_grad") {
+    } else if (step == Step::ActivationGrad) {
       if (args.size() != 2)
         throw CodegenError(where + "activation_grad takes 2 arguments (dy, a), got " +
                            std::to_string(args.size()));
       const std::string dy = value(ref(args[0], j, where)), a = value(ref(args[1], j, where));
       expr = activationGradExpr(em, kind(), flag("from_output"), dy, a);
     } else {
-      throw CodegenError(where + "unknown op '" + name + "' (add, activation, activation_grad)");
+      throw CodegenError(where + "unknown op '" + name + "' (" + rt::enumChoices<Step>() + ")");
     }
     body << "  const float t" << j << " = " << expr << ";\n";
   }

@@ -41,11 +41,9 @@ void lowerLookupGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
   if ((k.inputs.size() != 3 && !weighted) || k.outputs.size() != 1)
     throw CodegenError("expected 3 or 4 inputs and 1 output");
   const rt::Table &table = tableOf(em.plan(), intAttr(k, "table"));
-  const std::string pooling = stringAttr(k, "pooling");
-  if (pooling != "sum" && pooling != "mean" && pooling != "max")
-    throw CodegenError("unknown pooling '" + pooling + "'");
+  const rt::Pooling pooling = wordOf<rt::Pooling>(stringAttr(k, "pooling"), "the lookup_grad");
   const Storage storage = storageOf(table.storage);
-  const bool max = pooling == "max";
+  const bool max = pooling == rt::Pooling::Max;
   if (max && storage.quantised() &&
       (!k.attrs.contains("dequantize") || k.attrs["dequantize"] != storage.name()))
     throw CodegenError("reads table '" + table.name + "' stored as " + storage.name() +
@@ -136,7 +134,7 @@ $LOADDY
 }
 )",
                   {{"TNAME", table.name},
-                   {"POOLING", pooling},
+                   {"POOLING", rt::enumString(pooling)},
                    {"L", std::to_string(l.L)},
                    {"ENTRY", entry},
                    {"B", lit(B)},
@@ -148,7 +146,7 @@ $LOADDY
                    {"SETLEN", setLength},
                    {"STOREZERO", storeF32(l, "rows + i * " + D, "zero")},
                    {"LOADDY", loadF32(l, dy + " + g * " + D, "gr")},
-                   {"BODY", subst(body, {{"MEAN", pooling == "mean" ? "true" : "false"},
+                   {"BODY", subst(body, {{"MEAN", pooling == rt::Pooling::Mean ? "true" : "false"},
                                          {"W", w},
                                          {"WARG", weighted ? "weights[arg[t]]" : "1.0f"},
                                          {"K", std::to_string(l.K())},

@@ -28,7 +28,7 @@ struct Member {
   const rt::Table *table = nullptr;
   Storage storage;
   Layout layout;
-  std::string pooling = "sum"; ///< sum, mean, max
+  rt::Pooling pooling = rt::Pooling::Sum;
   bool weighted = false;
   bool hash = false;
   int64_t buckets = 0;
@@ -66,7 +66,7 @@ std::string emitBagFunction(CudaEmitter &em, const Member &m) {
                                 std::to_string(m.table->rows) + ")");
   const std::string weight = m.weighted ? "weights[i] * " : "";
   std::string pool;
-  if (m.pooling == "max") {
+  if (m.pooling == rt::Pooling::Max) {
     // lookupForward's max: the first id's weighted row, then strictly larger
     // values win (ties keep the first id, the one lookup_grad credits).
     pool = "if (first) {\n" + forValues(l, "acc[t] = " + weight + "row[t];") + "} else {\n" +
@@ -76,7 +76,7 @@ std::string emitBagFunction(CudaEmitter &em, const Member &m) {
     pool = forValues(l, "acc[t] += " + weight + "row[t];");
   }
   std::string mean;
-  if (m.pooling == "mean")
+  if (m.pooling == rt::Pooling::Mean)
     mean = "if (!bad && end > begin) {\n const float inv = 1.0f / (float)(end - begin);\n" +
            forValues(l, "acc[t] *= inv;") + "}\n";
   const std::string hashedWrite =
@@ -139,7 +139,7 @@ $STORE
                   {{"TNAME", m.table->name},
                    {"STORAGE", m.storage.name()},
                    {"DIM", std::to_string(l.D)},
-                   {"POOLING", m.pooling},
+                   {"POOLING", rt::enumString(m.pooling)},
                    {"WEIGHTED", m.weighted ? ", weighted" : ""},
                    {"HASH", m.hash ? ", hashed" : ""},
                    {"L", std::to_string(l.L)},
@@ -156,7 +156,7 @@ $STORE
                    {"LOAD", loadRow(m.storage, l, "table", "qp", "id", "row")},
                    {"POOL", pool},
                    {"MEAN", mean},
-                   {"FIRSTDECL", m.pooling == "max" ? "bool first = true;" : ""},
+                   {"FIRSTDECL", m.pooling == rt::Pooling::Max ? "bool first = true;" : ""},
                    {"STORE", storeF32(l, "y + b * " + lit(l.D), "acc")}}));
   return name;
 }
@@ -242,9 +242,7 @@ void lowerLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   m.table = &tableOf(em.plan(), intAttr(k, "table"));
   m.storage = storageOf(m.table->storage);
   expectDequantize(k.attrs, m);
-  m.pooling = stringAttr(k, "pooling");
-  if (m.pooling != "sum" && m.pooling != "mean" && m.pooling != "max")
-    throw CodegenError("unknown pooling '" + m.pooling + "'");
+  m.pooling = wordOf<rt::Pooling>(stringAttr(k, "pooling"), "the lookup");
   m.ids = k.inputs[0];
   m.offsets = k.inputs[1];
   m.weights = m.weighted ? k.inputs[2] : -1;
@@ -346,9 +344,7 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
     m.table = &tableOf(em.plan(), j["table"].get<int64_t>());
     m.storage = storageOf(m.table->storage);
     expectDequantize(j, m);
-    m.pooling = j.value("pooling", "");
-    if (m.pooling != "sum" && m.pooling != "mean" && m.pooling != "max")
-      throw CodegenError(where + " has unknown pooling '" + m.pooling + "'");
+    m.pooling = wordOf<rt::Pooling>(j.value("pooling", ""), where);
     m.weighted = j.value("weighted", false);
     m.hash = j.value("hash", false);
     m.hashedOutput = m.hash && j.value("hashed_output", false);

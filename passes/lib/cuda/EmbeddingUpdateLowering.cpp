@@ -159,7 +159,7 @@ constexpr int kRowsInFlight = 4, kLongRowsInFlight = 8;
 
 struct Source {
   bool bag = true;
-  std::string pooling = "sum";
+  rt::Pooling pooling = rt::Pooling::Sum;
   bool weighted = false;
   int64_t rowOffset = 0, rows = 0;
   std::string table; ///< the table its ids address (for errors)
@@ -196,14 +196,12 @@ void lowerEmbeddingUpdate(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
       throw CodegenError(where + " addresses rows [" + std::to_string(s.rowOffset) + ", " +
                          std::to_string(s.rowOffset + s.rows) + "), which is no table of '" +
                          t.name + "'");
-    const std::string kind = j.value("kind", "");
-    if (kind == "bag") {
-      s.pooling = j.value("pooling", "");
-      if (s.pooling == "max")
+    const rt::RowSource kind = wordOf<rt::RowSource>(j.value("kind", ""), where);
+    if (kind == rt::RowSource::Bag) {
+      s.pooling = wordOf<rt::Pooling>(j.value("pooling", ""), where);
+      if (s.pooling == rt::Pooling::Max)
         throw CodegenError(where + " uses max pooling, which embedding_update does not fuse "
                                    "(its gradient reads the table the update changes)");
-      if (s.pooling != "sum" && s.pooling != "mean")
-        throw CodegenError(where + " has unknown pooling '" + s.pooling + "'");
       s.weighted = j.value("weighted", false);
       const size_t ins = s.weighted ? 4 : 3;
       if (in + ins > k.inputs.size())
@@ -214,15 +212,13 @@ void lowerEmbeddingUpdate(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
       s.grad = k.inputs[in + ins - 1];
       s.B = leading(em.buffer(s.grad));
       in += ins;
-    } else if (kind == "rows") {
+    } else {
       s.bag = false;
       if (in + 2 > k.inputs.size())
         throw CodegenError(where + " needs more inputs than the kernel has");
       s.ids = k.inputs[in];
       s.grad = k.inputs[in + 1];
       in += 2;
-    } else {
-      throw CodegenError(where + " has unknown kind '" + kind + "' (expected bag or rows)");
     }
     s.capacity = numel(em.buffer(s.ids));
     s.start = P;
@@ -406,7 +402,7 @@ extern "C" __global__ void $ENTRY(EmbArgs a) {
         mp = $DY + (emb_i64)b * $D;)",
                   {{"BO", bo},
                    {"OFF", offsets},
-                   {"MEAN", s.pooling == "mean" ? "true" : "false"},
+                   {"MEAN", s.pooling == rt::Pooling::Mean ? "true" : "false"},
                    {"W", s.weighted ? weights + "[i]" : "1.0f"},
                    {"DY", dy},
                    {"D", lit(D)}});

@@ -175,6 +175,14 @@ const char *cudaPrelude();
 int64_t intAttr(const runtime::Kernel &kernel, const char *name);
 bool boolAttr(const runtime::Kernel &kernel, const char *name, bool absent = false);
 std::string stringAttr(const runtime::Kernel &kernel, const char *name);
+/// The enumerator of E spelled `word` (plan/Enums.h); a CodegenError naming
+/// `where` and the choices otherwise.
+template <class E> E wordOf(const std::string &word, const std::string &where) {
+  if (std::optional<E> e = runtime::parseEnum<E>(word))
+    return *e;
+  throw CodegenError(where + " has unknown " + std::string(runtime::EnumTraits<E>::what) + " '" +
+                     word + "' (expected " + runtime::enumChoices<E>() + ")");
+}
 /// A float literal that round-trips exactly ("1.00000001e-08f").
 std::string floatLiteral(double value);
 /// A double literal that round-trips exactly ("0.10000000000000001").

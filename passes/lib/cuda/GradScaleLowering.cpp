@@ -227,7 +227,7 @@ __device__ __forceinline__ bool ${NAME}_v(emb_mf4 *p, emb_i64 n, emb_i64 b, emb_
                   {{"NAME", fn}}));
   for (const Group &g : groupSegments(segs, 0)) {
     const SegmentPlan plan = planSegments(g.segs, kBlock, kMaxSegmentBlocks);
-    const std::string name = em.entryName("unscale_grads");
+    const std::string name = em.entryName(k.op);
     const std::string chain =
         segmentChain(g, plan, "bad = " + fn + "_f", "bad = " + fn + "_v", ", inv");
     em.append(subst(R"CUDA(extern "C" __global__ void $NAME(EmbArgs a) {

@@ -559,7 +559,7 @@ void lowerInteraction(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
   s.W = s.P;
   f32Matrix(em, k.outputs[0], s.B, s.P, "output");
   std::vector<rt::CudaArg> args = operandArgs(k);
-  emitForward(em, s, "interaction", std::move(args), out);
+  emitForward(em, s, k.op, std::move(args), out);
 }
 
 void lowerInteractionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
@@ -571,7 +571,7 @@ void lowerInteractionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
   for (int32_t o : k.outputs)
     f32Matrix(em, o, s.B, s.D, "input gradient");
   std::vector<rt::CudaArg> args = operandArgs(k);
-  emitGrad(em, s, "interaction_grad", std::move(args), out);
+  emitGrad(em, s, k.op, std::move(args), out);
 }
 
 void readCopies(const rt::Kernel &k, Spec &s) {
@@ -603,7 +603,7 @@ void lowerInteractionConcat(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel
   }
   f32Matrix(em, k.outputs[0], s.B, s.W, "output");
   std::vector<rt::CudaArg> args = operandArgs(k);
-  emitForward(em, s, "interaction_concat", std::move(args), out);
+  emitForward(em, s, k.op, std::move(args), out);
 }
 
 void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
@@ -645,7 +645,7 @@ void lowerInteractionConcatGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKe
     if (s.copyInto[size_t(j)] == -1)
       f32Matrix(em, k.outputs[size_t(o++)], s.B, s.widths[size_t(j)], "copy gradient");
   std::vector<rt::CudaArg> args = operandArgs(k);
-  emitGrad(em, s, "interaction_concat_grad", std::move(args), out);
+  emitGrad(em, s, k.op, std::move(args), out);
 }
 
 } // namespace

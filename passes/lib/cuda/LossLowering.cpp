@@ -29,27 +29,29 @@ using namespace embc::codegen::model;
 namespace {
 
 struct LossShape {
-  std::string kind;
+  rt::LossKind loss = rt::LossKind::BceWithLogits;
+  std::string kind; ///< its spelling, in kernel names and comments
   int64_t B = 0, C = 0;
 };
 
 LossShape shapeOf(CudaEmitter &em, const rt::Kernel &k) {
   LossShape s;
   s.kind = stringAttr(k, "kind");
-  if (s.kind != "bce_with_logits" && s.kind != "mse" && s.kind != "softmax_ce" &&
-      s.kind != "neg_sampling")
+  const std::optional<rt::LossKind> loss = rt::parseEnum<rt::LossKind>(s.kind);
+  if (!loss)
     throw CodegenError("unknown loss '" + s.kind + "'");
+  s.loss = *loss;
   const rt::Buffer &in = f32Matrix(em, k.inputs[0], -1, -1, "loss input");
   const rt::Buffer &target = f32Buffer(em, k.inputs[1], "loss target");
   s.B = in.shape[0];
-  if (s.kind == "neg_sampling") {
+  if (s.loss == rt::LossKind::NegSampling) {
     if (in.shape[1] != 1)
       throw CodegenError("neg_sampling input '" + in.name + "' must be B x 1");
     f32Matrix(em, k.inputs[1], s.B, -1, "negative scores");
     s.C = target.shape[1];
   } else {
     s.C = in.shape[1];
-    const int64_t want = s.kind == "softmax_ce" ? s.B : s.B * s.C;
+    const int64_t want = s.loss == rt::LossKind::SoftmaxCe ? s.B : s.B * s.C;
     if (numel(target) != want)
       throw CodegenError("loss target '" + target.name + "' has " +
                          std::to_string(numel(target)) + " values, expected " +
@@ -77,20 +79,20 @@ void lowerLoss(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     throw CodegenError("the loss output must hold 1 value");
   useHelpers(em);
   std::string row;
-  if (s.kind == "bce_with_logits") {
+  if (s.loss == rt::LossKind::BceWithLogits) {
     // softplus(x) - x y = (max(x, 0) - x y) + log1p(exp(-|x|)).
     row = R"CUDA(    for (int j = 0; j < $C; ++j) {
       const float x = X[b * $C + j], y = T[b * $C + j];
       sum += ((double)fmaxf(x, 0.0f) - (double)x * (double)y) + (double)emb_softplus_tail(x);
     }
 )CUDA";
-  } else if (s.kind == "mse") {
+  } else if (s.loss == rt::LossKind::Mse) {
     row = R"CUDA(    for (int j = 0; j < $C; ++j) {
       const double d = (double)X[b * $C + j] - (double)T[b * $C + j];
       sum += d * d;
     }
 )CUDA";
-  } else if (s.kind == "softmax_ce") {
+  } else if (s.loss == rt::LossKind::SoftmaxCe) {
     row = classIndexCode(em, s) + R"CUDA(    if (!bad) {
       const float *r = X + b * $C;
       float mx = r[0];
@@ -143,7 +145,7 @@ void lowerLossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   if (k.inputs.size() != 2)
     throw CodegenError("expected 2 inputs, got " + std::to_string(k.inputs.size()));
   const LossShape s = shapeOf(em, k);
-  const bool twoSided = s.kind == "neg_sampling";
+  const bool twoSided = s.loss == rt::LossKind::NegSampling;
   expectCounts(k, 2, twoSided ? 2 : 1);
   if (numel(f32Buffer(em, k.outputs[0], "input gradient")) != numel(em.buffer(k.inputs[0])))
     throw CodegenError("the input gradient's size differs from the input's");
@@ -160,13 +162,13 @@ void lowerLossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const std::string S = scaled ? " * S" : "";
   std::string body;
   int64_t items = 0;
-  if (s.kind == "bce_with_logits" || s.kind == "mse") {
+  if (s.loss == rt::LossKind::BceWithLogits || s.loss == rt::LossKind::Mse) {
     items = s.B * s.C;
-    const std::string g = s.kind == "mse" ? "2.0f * (X[i] - T[i]) * $INVB"
+    const std::string g = s.loss == rt::LossKind::Mse ? "2.0f * (X[i] - T[i]) * $INVB"
                                           : "(emb_stable_sigmoid(X[i]) - T[i]) * $INVB";
     body = "    float g = " + g + ";\n" + (scaled ? "    g = g * S;\n" : "") +
            "    DX[i] = g;\n";
-  } else if (s.kind == "softmax_ce") {
+  } else if (s.loss == rt::LossKind::SoftmaxCe) {
     items = s.B;
     body = "    const emb_i64 b = i;\n" + classIndexCode(em, s) + R"CUDA(    const float *r = X + b * $C;
     float *o = DX + b * $C;

@@ -97,17 +97,19 @@ bool codegen::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
 std::string codegen::computeTypeOf(const rt::Kernel &k) {
   auto it = k.attrs.find("compute");
   if (it == k.attrs.end())
-    return "f32";
+    return rt::enumString(rt::Storage::F32);
   if (!it->is_string())
     throw CodegenError("attribute 'compute' is not a string");
-  const std::string c = it->get<std::string>();
-  if (c == "fp32")
-    return "f32";
-  if (c == "bf16")
-    return "bf16";
-  if (c == "fp16")
-    return "f16";
-  throw CodegenError("unknown compute type '" + c + "' (expected fp32, bf16 or fp16)");
+  // The operands' dtype spelled as a table storage (f32, bf16, f16).
+  switch (wordOf<rt::ComputeType>(it->get<std::string>(), "attribute 'compute'")) {
+  case rt::ComputeType::F32:
+    return rt::enumString(rt::Storage::F32);
+  case rt::ComputeType::BF16:
+    return rt::enumString(rt::Storage::BF16);
+  case rt::ComputeType::F16:
+    return rt::enumString(rt::Storage::F16);
+  }
+  throw CodegenError("unknown compute type");
 }
 
 int64_t codegen::gridFor(int64_t count, int64_t block) {

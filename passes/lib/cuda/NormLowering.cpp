@@ -91,7 +91,7 @@ void lowerLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     << "  for (int j = lane; j < " << D << "; j += 32)\n"
     << "    yr[j] = (float)(((double)xr[j] - mean) * rstd * (double)gamma[j] + (double)beta[j]);\n"
     << "}\n";
-  const std::string entry = defineKernel(em, "layer_norm", t.str());
+  const std::string entry = defineKernel(em, k.op, t.str());
   out.launches.push_back(CudaEmitter::kernelLaunch(
       entry,
       {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]), CudaEmitter::buf(k.inputs[2]),
