@@ -135,11 +135,19 @@ Initializer readInitializer(const JsonNode &node) {
                            runtime::enumString(init.kind) + "' initializer");
     }
   };
+  // Parameters are float32: an initial value beyond its range is infinite.
+  constexpr double kFloatMax = 3.4028234663852886e38;
+  auto inFloatRange = [&](const char *key, double v, const char *what) {
+    if (!(std::abs(v) <= kFloatMax))
+      node.failAt(key, std::string(what) + " " + formatNumber(v) +
+                           " is beyond the float32 range (+-3.4e38) parameters are kept in");
+  };
   if (init.kind == Init::Zeros) {
     allowOnly({});
   } else if (init.kind == Init::Constant) {
     allowOnly({"value"});
     init.value = node.getDouble("value");
+    inFloatRange("value", init.value, "'value'");
   } else if (init.kind == Init::Uniform) {
     allowOnly({"low", "high"});
     init.low = node.getDouble("low");
@@ -148,6 +156,9 @@ Initializer readInitializer(const JsonNode &node) {
       node.failAt("high", "uniform initializer needs low < high, got low = " +
                               formatNumber(init.low) +
                               ", high = " + formatNumber(init.high));
+    inFloatRange("low", init.low, "'low'");
+    inFloatRange("high", init.high, "'high'");
+    inFloatRange("high", init.high - init.low, "the range high - low =");
   } else if (init.kind == Init::Normal) {
     allowOnly({"mean", "std"});
     init.mean = node.getDouble("mean", 0.0);
@@ -155,6 +166,9 @@ Initializer readInitializer(const JsonNode &node) {
     if (!(init.std > 0))
       node.failAt("std", "'std' must be positive, got " +
                              formatNumber(init.std));
+    inFloatRange("mean", init.mean, "'mean'");
+    // Draws reach several standard deviations from the mean.
+    inFloatRange("std", std::abs(init.mean) + 10 * init.std, "mean + 10 std =");
   } else {
     allowOnly({"gain"});
     init.gain = node.getDouble("gain", 1.0);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/exec/Trainer.h"
+#include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
 #include "embc/runtime/data/BatchSlice.h"
@@ -369,6 +370,12 @@ private:
     return s;
   }
   void resume();
+  /// This rank's copy of every checkpointed tensor (a sharded table's own
+  /// rows), for the finite check (FiniteCheck.h).
+  std::vector<ckpt::TensorView> localTensors() const;
+  /// Throws, naming the tensors, when a local tensor holds a non-finite
+  /// value; `what` says when ("the initial values", ...), `hint` what to do.
+  void requireFinite(const std::string &what, const std::string &hint) const;
   /// Every rank calls it; rank 0 writes.
   void save(const std::string &dir) const;
   /// On rank 0: the whole tensor of a sharded table, every rank's rows in
@@ -518,7 +525,31 @@ void Trainer::save(const std::string &dir) const {
     content.tensors.push_back({tensor.name, safetensorsDType(b.dtype), b.shape,
                                executor_.data<std::byte>(tensor.buffer), size_t(b.bytes)});
   }
+  if (std::optional<std::string> bad = describeNonFinite(content.tensors))
+    throw std::runtime_error("not saving the checkpoint in '" + dir + "' at step " +
+                             std::to_string(step_) + ": these values are not finite: " + *bad +
+                             ". Training diverged (lower the learning rate or clip gradients); "
+                             "the checkpoint already there is kept");
   ckpt::saveCheckpoint(dir, content);
+}
+
+std::vector<ckpt::TensorView> Trainer::localTensors() const {
+  std::vector<ckpt::TensorView> views;
+  for (const CheckpointTensor &tensor : checkpointTensors(plan_)) {
+    const Buffer &b = plan_.buffers[tensor.buffer];
+    size_t bytes = size_t(b.bytes);
+    if (tensor.shardOf) // this rank's rows, at the start of the buffer
+      bytes = size_t(tensor.shardOf->rowsOn(rank_) * tensor.rowBytes(plan_));
+    if (bytes > 0)
+      views.push_back({tensor.name, safetensorsDType(b.dtype), b.shape,
+                       executor_.data<std::byte>(tensor.buffer), bytes});
+  }
+  return views;
+}
+
+void Trainer::requireFinite(const std::string &what, const std::string &hint) const {
+  if (std::optional<std::string> bad = describeNonFinite(localTensors()))
+    throw std::runtime_error(what + " are not finite: " + *bad + ". " + hint);
 }
 
 void Trainer::resume() {
@@ -607,6 +638,10 @@ void Trainer::exportEmbeddings(const std::string &path) const {
     tables.push_back({t.name, "F32", {t.rows, t.dim}, values.data(),
                       values.size() * sizeof(float)});
   }
+  if (std::optional<std::string> bad = describeNonFinite(tables))
+    throw std::runtime_error("not exporting the tables to '" + path +
+                             "': these values are not finite: " + *bad +
+                             ". Training diverged (lower the learning rate or clip gradients)");
   ckpt::exportEmbeddings(path, tables,
                          {{"model", plan_.model}, {"step", std::to_string(step_)}});
 }
@@ -673,6 +708,10 @@ TrainSummary Trainer::run() {
   if (!options_.resumeDir.empty()) {
     resume();
     executor_.syncToDevice();
+    requireFinite("the values resumed from '" + options_.resumeDir + "'",
+                  "The checkpoint was written by a run that diverged; resume an earlier one");
+  } else {
+    requireFinite("the initial values", "Check the initializers (their range must be finite)");
   }
 
   const TrainingConfig &config = plan_.config;
@@ -872,6 +911,12 @@ TrainSummary Trainer::run() {
     save(options_.saveDir);
   if (!options_.exportEmbeddings.empty())
     exportEmbeddings(options_.exportEmbeddings);
+  // The loss alone misses a NaN that a ReLU masks or an overflowed
+  // optimizer state: no run ends well with one.
+  if (options_.saveDir.empty() && options_.exportEmbeddings.empty())
+    executor_.syncToHost();
+  requireFinite("after " + std::to_string(step_) + " steps, the trained values",
+                "Training diverged (lower the learning rate or clip gradients)");
 
   skipped_ = stream->stats().skipped + evalSkipped_;
   summary.steps = step_;
