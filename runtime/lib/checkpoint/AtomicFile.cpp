@@ -20,6 +20,7 @@
 
 using namespace embc::runtime::checkpoint;
 using embc::runtime::createFresh;
+using embc::runtime::writeAll;
 
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), tmpPath_(path_ + ".tmp") {
@@ -50,20 +51,8 @@ void AtomicFileWriter::fail(const std::string &what, int error) {
 }
 
 void AtomicFileWriter::write(const void *data, size_t bytes) {
-  const char *cursor = static_cast<const char *>(data);
-  // write() may write less than asked (signals, pipes, some filesystems),
-  // and Linux caps one call near 2 GiB, so loop in bounded chunks.
-  constexpr size_t kChunk = size_t(1) << 30;
-  while (bytes > 0) {
-    ssize_t written = ::write(fd_, cursor, bytes < kChunk ? bytes : kChunk);
-    if (written < 0) {
-      if (errno == EINTR)
-        continue;
-      fail("writing '" + tmpPath_ + "' failed", errno);
-    }
-    cursor += written;
-    bytes -= static_cast<size_t>(written);
-  }
+  if (!writeAll(fd_, static_cast<const char *>(data), bytes))
+    fail("writing '" + tmpPath_ + "' failed", errno);
 }
 
 void AtomicFileWriter::commit() {

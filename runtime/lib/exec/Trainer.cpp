@@ -905,18 +905,17 @@ TrainSummary Trainer::run() {
     }
   }
   publishReport(true);
-  if (!options_.saveDir.empty() || !options_.exportEmbeddings.empty())
-    executor_.syncToHost();
+  executor_.syncToHost(); // what is saved, exported and checked below
   if (!options_.saveDir.empty())
-    save(options_.saveDir);
+    save(options_.saveDir); // refuses non-finite values before writing
   if (!options_.exportEmbeddings.empty())
     exportEmbeddings(options_.exportEmbeddings);
   // The loss alone misses a NaN that a ReLU masks or an overflowed
-  // optimizer state: no run ends well with one.
-  if (options_.saveDir.empty() && options_.exportEmbeddings.empty())
-    executor_.syncToHost();
-  requireFinite("after " + std::to_string(step_) + " steps, the trained values",
-                "Training diverged (lower the learning rate or clip gradients)");
+  // optimizer state: no run ends well with one. A final save has scanned
+  // every checkpointed tensor already.
+  if (options_.saveDir.empty())
+    requireFinite("after " + std::to_string(step_) + " steps, the trained values",
+                  "Training diverged (lower the learning rate or clip gradients)");
 
   skipped_ = stream->stats().skipped + evalSkipped_;
   summary.steps = step_;

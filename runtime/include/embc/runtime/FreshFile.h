@@ -34,10 +34,12 @@ inline int createFresh(const std::string &path) {
 }
 
 /// Writes all `bytes` to `fd` (short writes and EINTR retried); false with
-/// errno set on failure.
+/// errno set on failure. Linux caps one write() near 2 GiB, so each asks
+/// for at most 1 GiB.
 inline bool writeAll(int fd, const char *data, size_t bytes) {
+  constexpr size_t kChunk = size_t(1) << 30;
   while (bytes > 0) {
-    const ssize_t n = ::write(fd, data, bytes);
+    const ssize_t n = ::write(fd, data, bytes < kChunk ? bytes : kChunk);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
