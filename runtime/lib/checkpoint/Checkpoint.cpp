@@ -40,7 +40,7 @@ void embc::runtime::checkpoint::saveCheckpoint(
 }
 
 SafetensorsFile
-embc::runtime::checkpoint::loadCheckpoint(const std::string &dir) {
+embc::runtime::checkpoint::loadCheckpoint(const std::string &dir, Verify verify) {
   std::error_code error;
   if (!fs::is_directory(dir, error))
     throw CheckpointError("checkpoint directory '" + dir +
@@ -49,7 +49,7 @@ embc::runtime::checkpoint::loadCheckpoint(const std::string &dir) {
   if (!fs::exists(path, error))
     throw CheckpointError("'" + dir + "' holds no checkpoint: " + path +
                           " does not exist");
-  SafetensorsFile file = readSafetensors(path);
+  SafetensorsFile file = readSafetensors(path, verify);
   auto format = file.metadata.find("format");
   std::string found = format == file.metadata.end() ? "" : format->second;
   if (found != kCheckpointFormat)

@@ -36,6 +36,22 @@ std::string embc::runtime::checkpoint::checksumHex(uint64_t digest) {
   return text;
 }
 
+FileChecksum::FileChecksum(nlohmann::json header)
+    : state_(XXH64_createState(), &XXH64_freeState) {
+  if (!state_)
+    throw std::bad_alloc();
+  XXH64_reset(state_.get(), 0);
+  auto metadata = header.find("__metadata__");
+  if (metadata != header.end() && metadata->is_object())
+    metadata->erase(kChecksumKey);
+  std::string canonical = header.dump();
+  update(canonical.data(), canonical.size());
+}
+
+std::string FileChecksum::value() const {
+  return kChecksumPrefix + checksumHex(XXH64_digest(state_.get()));
+}
+
 std::optional<uint64_t>
 embc::runtime::checkpoint::tensorByteSize(const std::vector<int64_t> &shape,
                                           size_t elementSize) {

@@ -4,8 +4,10 @@
 // full disk, corrupted in transit, or not a safetensors file at all. The
 // reader validates the whole header (including that the tensors tile the
 // data buffer exactly) before it allocates anything, and verifies the embc
-// checksum after reading, so a bad file is refused with a message saying
-// what is wrong instead of resuming training from garbage.
+// checksum of header and data after reading, so a bad file is refused with
+// a message saying what is wrong instead of resuming training from garbage.
+// A file without the checksum is refused too (unless Verify::No): otherwise
+// deleting one metadata key would switch verification off.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,6 @@
 #include "embc/runtime/checkpoint/Safetensors.h"
 
 #include <nlohmann/json.hpp>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -51,7 +52,7 @@ struct Extent {
 
 class Reader {
 public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  Reader(std::string path, Verify verify) : path_(std::move(path)), verify_(verify) {}
   SafetensorsFile read();
 
 private:
@@ -67,10 +68,12 @@ private:
   Extent readTensorEntry(const std::string &name, const json &entry,
                          SafetensorsFile &file);
   void checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes);
-  void readData(std::vector<Extent> &extents, uint64_t bufferStart,
+  void readData(std::vector<Extent> &extents, uint64_t bufferStart, const json &header,
                 SafetensorsFile &file);
+  void verifyChecksum(const SafetensorsFile &file, const FileChecksum &checksum) const;
 
   std::string path_;
+  Verify verify_;
   FileHandle file_;
   uint64_t fileBytes_ = 0;
 };
@@ -117,6 +120,11 @@ uint64_t Reader::readHeaderLength() {
 json Reader::parseHeader(uint64_t headerBytes) {
   std::string text(headerBytes, '\0');
   readAt(text.data(), text.size(), 8);
+  // nlohmann stops at a NUL as at the end of input: what follows would be
+  // ignored, unchecked.
+  if (size_t nul = text.find('\0'); nul != std::string::npos)
+    error("NUL byte at offset " + std::to_string(nul) +
+          " of the header: not a safetensors header, or corrupt");
   // nlohmann keeps the last of duplicate keys silently; the callback sees
   // every top-level key (depth 1) so a duplicated tensor name is refused.
   std::set<std::string> seen;
@@ -247,13 +255,9 @@ void Reader::checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes) {
           " trailing bytes after the last tensor");
 }
 
-void Reader::readData(std::vector<Extent> &extents, uint64_t bufferStart,
+void Reader::readData(std::vector<Extent> &extents, uint64_t bufferStart, const json &header,
                       SafetensorsFile &file) {
-  std::unique_ptr<XXH64_state_t, decltype(&XXH64_freeState)> state(
-      XXH64_createState(), &XXH64_freeState);
-  if (!state)
-    throw std::bad_alloc();
-  XXH64_reset(state.get(), 0);
+  FileChecksum checksum(header);
   // Extents are sorted, so the checksum covers the buffer in file order.
   for (const Extent &extent : extents) {
     std::vector<std::byte> &bytes = file.tensors.at(extent.name).bytes;
@@ -261,15 +265,27 @@ void Reader::readData(std::vector<Extent> &extents, uint64_t bufferStart,
     if (bytes.empty())
       continue;
     readAt(bytes.data(), bytes.size(), bufferStart + extent.begin);
-    XXH64_update(state.get(), bytes.data(), bytes.size());
+    checksum.update(bytes.data(), bytes.size());
   }
+  verifyChecksum(file, checksum);
+}
+
+void Reader::verifyChecksum(const SafetensorsFile &file, const FileChecksum &checksum) const {
+  if (verify_ == Verify::No)
+    return;
   auto stored = file.metadata.find(kChecksumKey);
-  if (stored == file.metadata.end())
-    return; // written by another tool: nothing to verify against
-  std::string computed = checksumHex(XXH64_digest(state.get()));
+  if (stored == file.metadata.end()) {
+    bool legacy = file.metadata.count(kLegacyChecksumKey) != 0;
+    error(std::string("no '") + kChecksumKey + "' metadata, so its header and data cannot be " +
+          "verified (" +
+          (legacy ? "written by an older embc, whose checksum covered the data only"
+                  : "written by another tool, or the key was removed") +
+          "); --no-verify reads it unverified");
+  }
+  std::string computed = checksum.value();
   if (stored->second != computed)
     error("checksum mismatch: the file is corrupt (stored " + stored->second +
-          ", computed " + computed + ")");
+          ", computed " + computed + " over the header and data)");
 }
 
 SafetensorsFile Reader::read() {
@@ -297,13 +313,13 @@ SafetensorsFile Reader::read() {
   }
   uint64_t bufferStart = 8 + headerBytes;
   checkTiling(extents, fileBytes_ - bufferStart);
-  readData(extents, bufferStart, file);
+  readData(extents, bufferStart, header, file);
   return file;
 }
 
 } // namespace
 
 SafetensorsFile
-embc::runtime::checkpoint::readSafetensors(const std::string &path) {
-  return Reader(path).read();
+embc::runtime::checkpoint::readSafetensors(const std::string &path, Verify verify) {
+  return Reader(path, verify).read();
 }

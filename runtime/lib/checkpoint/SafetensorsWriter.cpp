@@ -55,22 +55,9 @@ void validateViews(const std::string &path,
   }
 }
 
-uint64_t checksumOf(const std::vector<TensorView> &tensors) {
-  std::unique_ptr<XXH64_state_t, decltype(&XXH64_freeState)> state(
-      XXH64_createState(), &XXH64_freeState);
-  if (!state)
-    throw std::bad_alloc();
-  XXH64_reset(state.get(), 0);
-  for (const TensorView &view : tensors)
-    if (view.bytes > 0)
-      XXH64_update(state.get(), view.data, view.bytes);
-  return XXH64_digest(state.get());
-}
-
-std::string buildHeader(const std::string &path,
-                        const std::vector<TensorView> &tensors,
-                        std::map<std::string, std::string> metadata) {
-  metadata[kChecksumKey] = checksumHex(checksumOf(tensors));
+/// The header in file order: metadata first, then tensors back to back.
+nlohmann::ordered_json headerOf(const std::vector<TensorView> &tensors,
+                                const std::map<std::string, std::string> &metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   header["__metadata__"] = metadata;
   uint64_t offset = 0;
@@ -80,9 +67,12 @@ std::string buildHeader(const std::string &path,
                          {"data_offsets", {offset, offset + view.bytes}}};
     offset += view.bytes;
   }
-  std::string text;
+  return header;
+}
+
+std::string dumpHeader(const std::string &path, const nlohmann::ordered_json &header) {
   try {
-    text = header.dump();
+    return header.dump();
   } catch (const nlohmann::json::exception &e) {
     // dump() refuses strings that are not UTF-8.
     throw CheckpointError("cannot write '" + path +
@@ -90,6 +80,19 @@ std::string buildHeader(const std::string &path,
                           "UTF-8 (" +
                           e.what() + ")");
   }
+}
+
+std::string buildHeader(const std::string &path,
+                        const std::vector<TensorView> &tensors,
+                        std::map<std::string, std::string> metadata) {
+  metadata.erase(kChecksumKey);
+  metadata.erase(kLegacyChecksumKey);
+  // The checksum covers the header as the reader will parse it back.
+  FileChecksum checksum(nlohmann::json::parse(dumpHeader(path, headerOf(tensors, metadata))));
+  for (const TensorView &view : tensors)
+    checksum.update(view.data, view.bytes);
+  metadata[kChecksumKey] = checksum.value();
+  std::string text = dumpHeader(path, headerOf(tensors, metadata));
   // Spaces keep the buffer 8-byte aligned for readers that map the file.
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;

@@ -34,9 +34,8 @@ embc::runtime::parseDataSource(const std::string &text, DataSource &out) {
 ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                                            const std::vector<BackendInfo> &backends) {
   RunOptions o;
-  std::string data, eval;
+  std::string data, eval, seed;
   int64_t steps = 0, epochs = 0;
-  uint64_t seed = 0;
 
   CLI::App app{"embrun: train a compiled embc plan on the CPU or a GPU",
                "embrun"};
@@ -50,7 +49,7 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   auto *epochsOpt = app.add_option("--epochs", epochs, "Passes over the data")
                         ->check(CLI::PositiveNumber);
   stepsOpt->excludes(epochsOpt);
-  app.add_option("--data", data,
+  auto *dataOpt = app.add_option("--data", data,
                  "Training data: synthetic (default), criteo:PATH, "
                  "movielens:PATH, text:PATH");
   app.add_flag("!--no-shuffle", o.shuffle,
@@ -75,7 +74,7 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
       ->check(CLI::NonNegativeNumber)
       ->needs(evalOpt);
   auto *seedOpt = app.add_option("--seed", seed,
-                                 "Overrides the model's seed");
+                                 "Overrides the model's seed (0 to 2^64 - 1)");
   app.add_option("--report-every", o.reportEvery,
                  "Report training metrics every N steps (0: about 20 reports)")
       ->check(CLI::NonNegativeNumber);
@@ -83,14 +82,20 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   auto *saveOpt = app.add_option("--save", o.saveDir,
                  "Write a checkpoint to DIR at the end (and with --save-every)");
   app.add_option("--save-every", o.saveEvery, "Also checkpoint every N steps")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
+      ->check(CLI::NonNegativeNumber)
+      ->needs(saveOpt);
+  auto *resumeOpt =
+      app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
+  app.add_flag("!--no-verify", o.verifyCheckpoint,
+               "Resume even when the checkpoint's checksum (of its header and data) is "
+               "missing or does not match: its values are used unverified")
+      ->needs(resumeOpt);
   app.add_option("--export-embeddings", o.exportEmbeddings,
                  "Write the trained tables to FILE.safetensors");
   app.add_option("--threads", o.threads,
                  "The most CPU threads (0: every CPU); the fastest team size up to it is "
-                 "measured while training")
-      ->check(CLI::NonNegativeNumber);
+                 "measured while training (at most 4096)")
+      ->check(CLI::Range(0, 4096));
   std::vector<std::string> devices{"auto"};
   std::string deviceHelp = "auto (cuda when the plan has a CUDA program and a GPU is usable, "
                            "else cpu) or a backend:";
@@ -136,11 +141,23 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
             2};
   if (epochsOpt->count())
     o.epochs = epochs;
-  if (seedOpt->count())
-    o.seed = seed;
+  if (seedOpt->count()) {
+    // Digits only: CLI11 would wrap "-1" and saturate "1e23".
+    uint64_t value = 0;
+    bool ok = !seed.empty();
+    for (char c : seed)
+      ok = ok && c >= '0' && c <= '9' && !__builtin_mul_overflow(value, uint64_t(10), &value) &&
+           !__builtin_add_overflow(value, uint64_t(c - '0'), &value);
+    if (!ok)
+      return {std::nullopt,
+              "embrun: error: --seed: '" + seed +
+                  "' is not a whole number from 0 to 18446744073709551615\n",
+              2};
+    o.seed = value;
+  }
   if (lossScaleOpt->count())
     o.lossScale = lossScale;
-  if (!data.empty())
+  if (dataOpt->count())
     if (auto err = parseDataSource(data, o.data))
       return {std::nullopt, "embrun: error: --data: " + *err + "\n", 2};
   const bool textOption = windowOpt->count() || minCountOpt->count() || sampleOpt->count();
@@ -149,7 +166,7 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
             "embrun: error: --text-window, --text-min-count and --text-sample apply to "
             "text data (--data text:PATH), not to " + o.data.kind + "\n",
             2};
-  if (!eval.empty()) {
+  if (evalOpt->count()) {
     DataSource source;
     if (auto err = parseDataSource(eval, source))
       return {std::nullopt, "embrun: error: --eval: " + *err + "\n", 2};

@@ -11,6 +11,7 @@
 
 #include "Columnar.h"
 
+#include <cmath>
 #include <fstream>
 
 using namespace embc::runtime::data;
@@ -18,6 +19,8 @@ using namespace embc::runtime::data;
 namespace {
 
 constexpr int kFields = 4;
+/// The largest rating magnitude read (see parseRow).
+constexpr double kMaxRating = 1e6;
 
 ColumnarLayout movieLensLayout() {
   ColumnarLayout layout;
@@ -58,6 +61,14 @@ bool parseRatingLine(std::string_view separator, std::string_view line, ParsedRo
   if (!parseDouble(fields[2], rating)) {
     problem.category = "bad number";
     problem.reason = "rating '" + excerptOfLine(fields[2]) + "' is not a number";
+    return false;
+  }
+  // Ratings are small numbers; one like 1e30 would only surface later, as
+  // an infinite squared error blamed on the learning rate.
+  if (std::abs(rating) > kMaxRating) {
+    problem.category = "bad number";
+    problem.reason = "rating '" + excerptOfLine(fields[2]) + "' is out of range (at most " +
+                     "1e6 in magnitude)";
     return false;
   }
   int64_t timestamp;

@@ -27,6 +27,7 @@
 #include <exception>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -91,10 +92,36 @@ std::optional<double> exampleLoss(LossKind loss, float z, float y) {
 }
 
 /// Predictions and labels collected over a report interval or an evaluation.
+/// A training interval keeps at most kTrainingSample of them per rank (a
+/// uniform reservoir sample past that, 8 MiB), so a long --report-every does
+/// not grow memory without bound; an evaluation keeps every one (exact AUC).
 struct Outcomes {
+  static constexpr size_t kTrainingSample = size_t(1) << 20;
+
   std::vector<float> scores, labels;
   double lossSum = 0;
   int64_t examples = 0;
+  size_t limit = 0;      ///< 0: keep all
+  uint64_t offered = 0;  ///< examples offered to the sample
+  uint64_t random = 0x9E3779B97F4A7C15ull; ///< splitmix64 state: same run, same sample
+
+  void keep(float score, float label) {
+    ++offered;
+    if (limit == 0 || scores.size() < limit) {
+      scores.push_back(score);
+      labels.push_back(label);
+      return;
+    }
+    uint64_t z = (random += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    uint64_t slot = z % offered;
+    if (slot < limit) {
+      scores[slot] = score;
+      labels[slot] = label;
+    }
+  }
 
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
@@ -109,10 +136,8 @@ struct Outcomes {
       float y = truth[r];
       if (perExample)
         lossSum += *exampleLoss(lossKind, pred[r], y);
-      if (labelKind == "binary" || labelKind == "real") {
-        scores.push_back(pred[r]);
-        labels.push_back(y);
-      }
+      if (labelKind == "binary" || labelKind == "real")
+        keep(pred[r], y);
     }
     examples += rows;
   }
@@ -552,14 +577,44 @@ void Trainer::requireFinite(const std::string &what, const std::string &hint) co
     throw std::runtime_error(what + " are not finite: " + *bad + ". " + hint);
 }
 
+namespace {
+
+/// A whole decimal count in [0, max]: the checkpoint's numbers are written
+/// with std::to_string, so a sign, a space, a fraction or an exponent means
+/// the header was edited (stoll would read "-1" or "12abc").
+uint64_t countField(const std::string &path, const std::string &key, const std::string &text,
+                    uint64_t max) {
+  uint64_t value = 0;
+  bool ok = !text.empty() && text.size() <= 20;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '9' &&
+         !__builtin_mul_overflow(value, uint64_t(10), &value) &&
+         !__builtin_add_overflow(value, uint64_t(c - '0'), &value);
+  }
+  if (!ok || value > max)
+    throw ckpt::CheckpointError(path + ": metadata '" + key + "' is '" + text +
+                                "', expected a whole number from 0 to " + std::to_string(max));
+  return value;
+}
+
+} // namespace
+
 void Trainer::resume() {
-  ckpt::SafetensorsFile file = ckpt::loadCheckpoint(options_.resumeDir);
+  const bool verify = options_.verifyCheckpoint;
+  ckpt::SafetensorsFile file =
+      ckpt::loadCheckpoint(options_.resumeDir, verify ? ckpt::Verify::Yes : ckpt::Verify::No);
+  const std::string path = ckpt::checkpointFilePath(options_.resumeDir);
+  if (!verify && rank_ == 0)
+    std::fprintf(stderr, "embrun: warning: --no-verify: %s is resumed without checking its "
+                         "checksum\n", path.c_str());
   auto meta = [&](const std::string &key) {
     auto it = file.metadata.find(key);
     if (it == file.metadata.end())
-      throw ckpt::CheckpointError(ckpt::checkpointFilePath(options_.resumeDir) +
-                                  ": metadata '" + key + "' is missing");
+      throw ckpt::CheckpointError(path + ": metadata '" + key + "' is missing");
     return it->second;
+  };
+  auto count = [&](const std::string &key, uint64_t max) {
+    return countField(path, key, meta(key), max);
   };
   if (meta("model") != plan_.model)
     throw ckpt::CheckpointError("checkpoint in '" + options_.resumeDir +
@@ -569,19 +624,26 @@ void Trainer::resume() {
     throw ckpt::CheckpointError(
         "checkpoint in '" + options_.resumeDir +
         "' was written by a plan with other parameters, tables or optimizers");
-  uint64_t seed = std::stoull(meta("seed"));
+  const uint64_t kInt64Max = uint64_t(std::numeric_limits<int64_t>::max());
+  uint64_t seed = count("seed", std::numeric_limits<uint64_t>::max());
   if (options_.seed && *options_.seed != seed)
     throw ckpt::CheckpointError(
         "the checkpoint was trained with seed " + std::to_string(seed) +
         "; --seed " + std::to_string(*options_.seed) +
         " would change the data order of the resumed run");
   seed_ = seed;
-  step_ = std::stoll(meta("step"));
-  position_ = std::stoull(meta("position"));
-  if (plan_.config.lossScaling.enabled)
-    executor_.setLossScale({std::stod(meta("loss_scale")),
-                            std::stoll(meta("loss_scale_good_steps")),
-                            std::stoll(meta("loss_scale_skipped_steps"))});
+  step_ = int64_t(count("step", kInt64Max));
+  position_ = count("position", kInt64Max);
+  if (plan_.config.lossScaling.enabled) {
+    const std::string scaleText = meta("loss_scale");
+    char *end = nullptr;
+    double scale = std::strtod(scaleText.c_str(), &end);
+    if (scaleText.empty() || *end != '\0' || !(scale > 0) || !std::isfinite(scale))
+      throw ckpt::CheckpointError(path + ": metadata 'loss_scale' is '" + scaleText +
+                                  "', expected a positive finite number");
+    executor_.setLossScale({scale, int64_t(count("loss_scale_good_steps", kInt64Max)),
+                            int64_t(count("loss_scale_skipped_steps", kInt64Max))});
+  }
   for (const CheckpointTensor &tensor : checkpointTensors(plan_)) {
     const Buffer &b = plan_.buffers[tensor.buffer];
     if (tensor.shardOf) {
@@ -735,6 +797,7 @@ TrainSummary Trainer::run() {
 
   TrainSummary summary;
   Outcomes interval;
+  interval.limit = Outcomes::kTrainingSample;
   std::map<std::string, double> lastTrain, lastEval;
   double trainSeconds = 0;
   int64_t examplesRun = 0;
@@ -885,6 +948,7 @@ TrainSummary Trainer::run() {
       if (!beside)
         publishReport(true);
       interval = Outcomes();
+      interval.limit = Outcomes::kTrainingSample;
       t0 = Clock::now();
     }
     if (evaluates && ((options_.evalEvery && step_ % options_.evalEvery == 0) ||

@@ -56,6 +56,37 @@ TEST(RunOptions, RejectsBadValues) {
   EXPECT_FALSE(parse({}).options) << "the plan is required";
 }
 
+// Each of these once meant something other than what was typed: -1 wrapped
+// to 2^64 - 1, 1e23 saturated, '' was synthetic data, --save-every without
+// --save saved nothing.
+TEST(RunOptions, RejectsWhatWouldBeMisread) {
+  for (const char *seed : {"-1", "1e23", "18446744073709551616", "", " 7", "0x10"}) {
+    ParseResult r = parse({"m.plan", "--seed", seed});
+    EXPECT_FALSE(r.options) << "--seed '" << seed << "'";
+    EXPECT_EQ(r.message, std::string("embrun: error: --seed: '") + seed +
+                             "' is not a whole number from 0 to 18446744073709551615\n");
+  }
+  ParseResult largest = parse({"m.plan", "--seed", "18446744073709551615"});
+  ASSERT_TRUE(largest.options) << largest.message;
+  EXPECT_EQ(*largest.options->seed, UINT64_MAX);
+  ParseResult empty = parse({"m.plan", "--data", ""});
+  EXPECT_FALSE(empty.options);
+  EXPECT_NE(empty.message.find("--data: unknown data kind ''"), std::string::npos)
+      << empty.message;
+  EXPECT_FALSE(parse({"m.plan", "--eval", ""}).options);
+  ParseResult saveEvery = parse({"m.plan", "--save-every", "10"});
+  EXPECT_FALSE(saveEvery.options);
+  EXPECT_NE(saveEvery.message.find("--save-every requires --save"), std::string::npos)
+      << saveEvery.message;
+  EXPECT_TRUE(parse({"m.plan", "--save-every", "10", "--save", "d"}).options);
+  EXPECT_FALSE(parse({"m.plan", "--threads", "5000"}).options);
+  EXPECT_FALSE(parse({"m.plan", "--no-verify"}).options) << "--no-verify needs --resume";
+  ParseResult unverified = parse({"m.plan", "--resume", "d", "--no-verify"});
+  ASSERT_TRUE(unverified.options) << unverified.message;
+  EXPECT_FALSE(unverified.options->verifyCheckpoint);
+  EXPECT_TRUE(parse({"m.plan", "--resume", "d"}).options->verifyCheckpoint);
+}
+
 TEST(RunOptions, TextFlagsNeedTextData) {
   ParseResult r = parse({"m.plan", "--data", "text:c.txt", "--text-window", "8",
                                    "--text-min-count", "5", "--text-sample", "1e-4"});

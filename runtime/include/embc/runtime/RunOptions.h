@@ -44,6 +44,8 @@ struct RunOptions {
   std::string logPath;
   std::string saveDir;
   std::string resumeDir;
+  /// --no-verify: resume from a checkpoint whose checksum is missing or wrong.
+  bool verifyCheckpoint = true;
   std::string exportEmbeddings;
   int threads = 0; ///< 0: all cores
   std::string device = "auto"; ///< auto or a backend's name (backends/Registry.h)

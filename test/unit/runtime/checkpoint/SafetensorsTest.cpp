@@ -96,7 +96,8 @@ TEST_F(SafetensorsTest, RoundTripsDtypesShapesAndMetadata) {
   for (const auto &[key, value] : metadata)
     EXPECT_EQ(read.metadata.at(key), value) << key;
   EXPECT_EQ(read.metadata.size(), metadata.size() + 1); // + the checksum
-  EXPECT_EQ(read.metadata.at(kChecksumKey).size(), 16u);
+  EXPECT_EQ(read.metadata.at(kChecksumKey).rfind("xxh64:", 0), 0u);
+  EXPECT_EQ(read.metadata.at(kChecksumKey).size(), 6u + 16u);
 }
 
 TEST_F(SafetensorsTest, ByteLayoutMatchesTheSpecification) {
@@ -105,13 +106,16 @@ TEST_F(SafetensorsTest, ByteLayoutMatchesTheSpecification) {
   writeSafetensors(file, {viewOf("w", "F32", {2}, values)}, {{"note", "hi"}});
 
   // Built by hand: length prefix, JSON header padded with spaces to a
-  // multiple of 8, then the little-endian floats.
+  // multiple of 8, then the little-endian floats. The checksum covers the
+  // header without itself, in canonical form (sorted keys), then the data.
   std::string data("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8);
+  std::string canonical = "{\"__metadata__\":{\"note\":\"hi\"},\"w\":{\"data_offsets\":[0,8],"
+                          "\"dtype\":\"F32\",\"shape\":[2]}}";
+  std::string covered = canonical + data;
   char checksum[17];
-  std::snprintf(
-      checksum, sizeof checksum, "%016llx",
-      static_cast<unsigned long long>(XXH64(data.data(), data.size(), 0)));
-  std::string header = std::string("{\"__metadata__\":{\"embc.xxh64\":\"") +
+  std::snprintf(checksum, sizeof checksum, "%016llx",
+                static_cast<unsigned long long>(XXH64(covered.data(), covered.size(), 0)));
+  std::string header = std::string("{\"__metadata__\":{\"embc.checksum\":\"xxh64:") +
                        checksum +
                        "\",\"note\":\"hi\"},\"w\":{\"dtype\":\"F32\","
                        "\"shape\":[2],\"data_offsets\":[0,8]}}";
@@ -124,13 +128,16 @@ TEST_F(SafetensorsTest, ByteLayoutMatchesTheSpecification) {
   EXPECT_EQ(headerLengthOf(actual), header.size());
 }
 
-TEST_F(SafetensorsTest, ChecksumIsXxh64InSixteenHexDigits) {
-  // XXH64 of no bytes with seed 0 is the published ef46db3751d8e999.
+TEST_F(SafetensorsTest, ChecksumIsXxh64OfTheHeaderThenTheData) {
   std::vector<float> none;
   std::string file = path("empty.safetensors");
   writeSafetensors(file, {viewOf("nothing", "F32", {0}, none)}, {});
-  EXPECT_EQ(readSafetensors(file).metadata.at(kChecksumKey),
-            "ef46db3751d8e999");
+  std::string canonical = R"({"__metadata__":{},"nothing":{"data_offsets":[0,0],)"
+                          R"("dtype":"F32","shape":[0]}})";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH64(canonical.data(), canonical.size(), 0)));
+  EXPECT_EQ(readSafetensors(file).metadata.at(kChecksumKey), std::string("xxh64:") + hex);
 }
 
 TEST_F(SafetensorsTest, ReplacesAStaleChecksumPassedInMetadata) {
@@ -158,7 +165,10 @@ TEST_F(SafetensorsTest, ASaveDoesNotWriteThroughALinkAtItsTempPath) {
   EXPECT_EQ(readSafetensors(file).tensors.size(), 1u);
 }
 
-TEST_F(SafetensorsTest, ReadsFilesFromOtherToolsWithoutChecksum) {
+// A file without the checksum cannot be told from one whose key was
+// deleted, so it is refused unless the caller (embrun --no-verify) accepts
+// it unverified; then files of other tools read as the format allows.
+TEST_F(SafetensorsTest, ReadsFilesWithoutChecksumOnlyUnverified) {
   // Header order differs from buffer order, no metadata, padding spaces:
   // all allowed by the format.
   std::vector<float> a = {1, 2};
@@ -169,10 +179,61 @@ TEST_F(SafetensorsTest, ReadsFilesFromOtherToolsWithoutChecksum) {
   std::string file = path("foreign.safetensors");
   writeBytes(file, rawSafetensors(header, bytesOf(a) + bytesOf(b)));
 
-  SafetensorsFile read = readSafetensors(file);
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "no 'embc.checksum' metadata, so its header and data cannot be verified "
+                  "(written by another tool, or the key was removed); --no-verify reads it "
+                  "unverified");
+  SafetensorsFile read = readSafetensors(file, Verify::No);
   EXPECT_TRUE(read.metadata.empty());
   EXPECT_EQ(valuesOf<float>(read.tensors.at("a")), a);
   EXPECT_EQ(valuesOf<int64_t>(read.tensors.at("b")), b);
+
+  // The data-only checksum of earlier embc versions is named as such.
+  writeBytes(file, rawSafetensors(R"({"__metadata__":{"embc.xxh64":"0123456789abcdef"},)"
+                                  R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                  bytesOf(a)));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "written by an older embc, whose checksum covered the data only");
+}
+
+// The checksum covers the header: swapping the data_offsets of two tensors
+// of the same shape leaves every data byte in place but is refused, and so
+// is an edited metadata value of the same length.
+TEST_F(SafetensorsTest, EditedHeaderFailsTheChecksum) {
+  std::vector<float> a = {1, 2}, b = {3, 4};
+  std::string file = path("edited.safetensors");
+  writeSafetensors(file, {viewOf("a", "F32", {2}, a), viewOf("b", "F32", {2}, b)},
+                   {{"step", "12"}});
+  const std::string whole = readBytes(file);
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string bytes = whole;
+    size_t at = bytes.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    bytes.replace(at, from.size(), to);
+    return bytes;
+  };
+  // Renaming a to b and b to a is swapping their data_offsets.
+  std::string swapped = edited(R"("a":{)", R"("t":{)");
+  swapped.replace(swapped.find(R"("b":{)"), 5, R"("a":{)");
+  swapped.replace(swapped.find(R"("t":{)"), 5, R"("b":{)");
+  writeBytes(file, swapped);
+  EXPECT_EQ(valuesOf<float>(readSafetensors(file, Verify::No).tensors.at("a")), b);
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "checksum mismatch: the file is corrupt");
+
+  writeBytes(file, edited(R"("step":"12")", R"("step":"99")"));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }),
+                  "checksum mismatch: the file is corrupt");
+}
+
+// nlohmann stops reading at a NUL: bytes after one would be ignored.
+TEST_F(SafetensorsTest, NulInTheHeaderIsRefused) {
+  std::string file = path("nul.safetensors");
+  std::vector<float> a = {1, 2};
+  std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  writeBytes(file, rawSafetensors(header + std::string(1, '\0') + "{\"x\":1}", bytesOf(a)));
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file, Verify::No); }),
+                  "NUL byte at offset " + std::to_string(header.size()) + " of the header");
 }
 
 TEST_F(SafetensorsTest, MissingFileNamesThePath) {

@@ -42,8 +42,9 @@ std::string checkpointFilePath(const std::string &dir);
 /// one is completely written and renamed over it.
 void saveCheckpoint(const std::string &dir, const CheckpointContent &content);
 
-/// Reads DIR/checkpoint.safetensors and checks it is an embc checkpoint.
-SafetensorsFile loadCheckpoint(const std::string &dir);
+/// Reads DIR/checkpoint.safetensors and checks it is an embc checkpoint
+/// (with Verify::No, also one whose checksum is missing or wrong).
+SafetensorsFile loadCheckpoint(const std::string &dir, Verify verify = Verify::Yes);
 
 /// Copies tensor `name` of `file` into `out` (`bytes` long), after checking
 /// it exists and has exactly `dtype` and `shape`. Errors name the tensor and

@@ -9,8 +9,9 @@
 //
 // Writes are atomic (temp file, fsync, rename) so a crash mid-save never
 // destroys the previous file. The writer also stores an XXH64 checksum of the
-// data buffer in the metadata ("embc.xxh64"); the reader verifies it when it
-// is present, and files written by other tools (no checksum) still load.
+// header and the data buffer in the metadata ("embc.checksum"); the reader
+// requires and verifies it unless told not to (Verify::No, embrun's
+// --no-verify), so an edited offset or step is caught like a flipped bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +28,17 @@
 
 namespace embc::runtime::checkpoint {
 
-/// Metadata key of the data-buffer checksum (16 lowercase hex digits of
-/// XXH64 with seed 0). writeSafetensors always sets it, replacing any value
-/// the caller passed, so re-saving loaded metadata never keeps a stale one.
-inline constexpr const char *kChecksumKey = "embc.xxh64";
+/// Metadata key of the checksum: "xxh64:" and 16 lowercase hex digits of
+/// XXH64 (seed 0) over the header without this key, written canonically
+/// (nlohmann's dump: sorted keys, no spaces), then the data buffer. Covering
+/// the header means swapped data_offsets or an edited step are refused.
+/// writeSafetensors always sets it, replacing any value the caller passed,
+/// so re-saving loaded metadata never keeps a stale one.
+inline constexpr const char *kChecksumKey = "embc.checksum";
+inline constexpr const char *kChecksumPrefix = "xxh64:";
+/// The key of the data-only checksum embc wrote before; such a file is
+/// refused as unverifiable unless Verify::No.
+inline constexpr const char *kLegacyChecksumKey = "embc.xxh64";
 
 /// Largest header the reader accepts; the official implementation uses the
 /// same bound. A larger length means the file is not safetensors.
@@ -78,10 +86,14 @@ void writeSafetensors(const std::string &path,
                       const std::vector<TensorView> &tensors,
                       const std::map<std::string, std::string> &metadata);
 
-/// Reads and fully validates `path`: header length, header JSON, dtypes,
-/// shapes against byte ranges, offsets (in range, contiguous, no overlaps or
-/// gaps), trailing bytes, duplicate names, and the checksum when present.
-SafetensorsFile readSafetensors(const std::string &path);
+/// Whether the reader requires and checks kChecksumKey.
+enum class Verify { Yes, No };
+
+/// Reads and fully validates `path`: header length, header JSON (no NUL
+/// byte), dtypes, shapes against byte ranges, offsets (in range, contiguous,
+/// no overlaps or gaps), trailing bytes, duplicate names, and (Verify::Yes)
+/// the checksum, which must be present.
+SafetensorsFile readSafetensors(const std::string &path, Verify verify = Verify::Yes);
 
 } // namespace embc::runtime::checkpoint
 
