@@ -968,6 +968,13 @@ std::string ModelError::format(std::string_view file) const {
 
 std::optional<Model> embc::frontend::parseModel(std::string_view text,
                                                 ModelError &error) {
+  // nlohmann stops at a NUL as at the end of the text: a second model after
+  // one would be ignored, unread.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    error = ModelError{"", "invalid JSON: a NUL byte (a model file is UTF-8 text)"};
+    lineColumn(text, nul, error.line, error.column);
+    return std::nullopt;
+  }
   try {
     Json root = parseJsonText(text);
     return ModelReader(JsonNode(root, "")).read();

@@ -336,8 +336,11 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
           consider(Choice{m, remat, chosen.level, chosen.quantized}, /*pick=*/true);
     }
   }
+  // The location names the model's knob (embc prints its JSON pointer).
+  Location budgetLoc = NameLoc::get(StringAttr::get(module.getContext(), "/plan/memory_budget"),
+                                    module.getLoc());
   if (!best)
-    return module.emitError("memory budget ")
+    return emitError(budgetLoc, "memory budget ")
            << mib(budget) << " (" << budget
            << " bytes) is too small: the smallest plan found needs "
            << mib(smallest ? smallest->second.peak : 0) << " ("

@@ -174,7 +174,9 @@ void PipelinePass::runOnOperation() {
   LLVM_DEBUG(llvm::dbgs() << "emb-pipeline: " << m << " micro-batches, " << p << " stages, "
                           << stringifyPipelineSchedule(kind) << "\n");
   if (batch % m != 0) {
-    module.emitError("-emb-pipeline: ")
+    emitError(NameLoc::get(StringAttr::get(module.getContext(), "/plan/micro_batches"),
+                           module.getLoc()),
+              "-emb-pipeline: ")
         << m << " micro-batches do not divide the batch of " << batch;
     return signalPassFailure();
   }

@@ -21,17 +21,25 @@
 #include "embc/passes/ToPlan.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
 
 #ifndef EMBC_VERSION
 #define EMBC_VERSION "unknown"
@@ -101,6 +109,94 @@ cl::opt<std::string> reportHtml(
     cl::value_desc("file"), cl::cat(embcCategory));
 } // namespace
 
+/// The most bytes a model file may hold; a model with 200k features is
+/// about 20 MB. Reading stops there, so /dev/zero is refused, not swallowed.
+constexpr size_t kMaxModelBytes = size_t(256) << 20;
+
+/// Reads the model file (or stdin for "-"; a pipe such as bash's <(...)
+/// works too) up to kMaxModelBytes.
+static bool readModelText(StringRef path, std::string &text, std::string &why) {
+  int fd = 0;
+  if (path != "-") {
+    if (std::error_code ec = sys::fs::openFileForRead(path, fd)) {
+      why = ec.message();
+      return false;
+    }
+  }
+  sys::fs::file_status status;
+  if (!sys::fs::status(fd, status) && status.type() == sys::fs::file_type::directory_file) {
+    why = "it is a directory";
+    if (fd != 0)
+      ::close(fd);
+    return false;
+  }
+  char chunk[1 << 16];
+  bool ok = true;
+  for (;;) {
+    ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      why = std::strerror(errno);
+      ok = false;
+      break;
+    }
+    if (got == 0)
+      break;
+    if (text.size() + size_t(got) > kMaxModelBytes) {
+      why = "larger than " + std::to_string(kMaxModelBytes >> 20) +
+            " MiB, which no model file is (is it the right file?)";
+      ok = false;
+      break;
+    }
+    text.append(chunk, size_t(got));
+  }
+  if (fd != 0)
+    ::close(fd);
+  return ok;
+}
+
+/// The JSON pointer a location carries: ModelImporter gives every op a
+/// NameLoc("/layers/2", file:1:1); passes may add detail (/plan/memory_budget).
+static std::optional<std::string> pointerOf(mlir::Location loc) {
+  if (auto name = dyn_cast<mlir::NameLoc>(loc)) {
+    StringRef text = name.getName().getValue();
+    return text.starts_with("/") ? std::optional(text.str()) : pointerOf(name.getChildLoc());
+  }
+  if (auto fused = dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location part : fused.getLocations())
+      if (std::optional<std::string> pointer = pointerOf(part))
+        return pointer;
+  if (auto site = dyn_cast<mlir::CallSiteLoc>(loc))
+    return pointerOf(site.getCallee());
+  return std::nullopt;
+}
+
+/// "model.json: error at /plan/memory_budget: ...", the format of model
+/// errors (frontend ModelError), with the diagnostic's notes below it.
+static void printModelDiagnostic(StringRef file, mlir::Diagnostic &diag) {
+  auto severity = [](mlir::DiagnosticSeverity s) {
+    switch (s) {
+    case mlir::DiagnosticSeverity::Error:
+      return "error";
+    case mlir::DiagnosticSeverity::Warning:
+      return "warning";
+    case mlir::DiagnosticSeverity::Note:
+      return "note";
+    case mlir::DiagnosticSeverity::Remark:
+      return "remark";
+    }
+    return "error";
+  };
+  std::optional<std::string> pointer = pointerOf(diag.getLocation());
+  errs() << file << ": " << severity(diag.getSeverity());
+  if (pointer && *pointer != "/")
+    errs() << " at " << *pointer;
+  errs() << ": " << diag.str() << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes())
+    errs() << file << ": note: " << note.str() << "\n";
+}
+
 /// Prints the model summary of `module` to `os` through -emb-print-summary.
 static LogicalResult printSummary(mlir::ModuleOp module, StringRef output) {
   mlir::PassManager pm(module.getContext());
@@ -136,16 +232,20 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (std::error_code ec = buffer.getError()) {
-    errs() << "embc: error: cannot read '" << inputFile << "': "
-           << ec.message() << "\n";
+  std::string text, why;
+  if (!readModelText(inputFile, text, why)) {
+    errs() << "embc: error: cannot read '" << inputFile << "': " << why << "\n";
     return 1;
   }
+  for (const std::string &out : {std::string(outputFile), std::string(reportHtml)})
+    if (!out.empty() && out != "-" && inputFile != "-" && sys::fs::equivalent(inputFile, out)) {
+      errs() << "embc: error: '" << out << "' is the model file itself; "
+             << "choose another output (-o FILE.plan)\n";
+      return 1;
+    }
 
   embc::frontend::ModelError error;
-  std::optional<embc::frontend::Model> model =
-      embc::frontend::parseModel((*buffer)->getBuffer(), error);
+  std::optional<embc::frontend::Model> model = embc::frontend::parseModel(text, error);
   if (!model) {
     errs() << error.format(inputFile) << "\n";
     return 1;
@@ -154,8 +254,13 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   embc::registerAllEmbDialects(registry);
   mlir::MLIRContext context(registry);
-  SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  // A pass's diagnostic names the model file and the JSON pointer its op
+  // came from, as a model error does; never the IR.
+  context.printOpOnDiagnostic(false);
+  mlir::ScopedDiagnosticHandler diagHandler(&context, [&](mlir::Diagnostic &diag) {
+    printModelDiagnostic(inputFile, diag);
+    return success();
+  });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       embc::frontend::importModel(*model, context, inputFile);
   if (!module) {

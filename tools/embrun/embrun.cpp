@@ -61,12 +61,19 @@ static std::unique_ptr<rt::Backend> chooseBackend(const rt::Plan &plan,
   return rt::createBackend(device, backend);
 }
 
-/// What every rank must agree on: the plan file's bytes and the arguments.
-static uint64_t runFingerprint(const std::string &planPath, const std::vector<std::string> &args) {
-  std::ifstream in(planPath, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const std::string &a : args)
+/// What every rank must agree on: the plan as read (not its path: each rank
+/// may read its own copy) and the other arguments.
+static uint64_t runFingerprint(const rt::Plan &plan, const std::string &planPath,
+                               const std::vector<std::string> &args) {
+  std::string text = rt::serializePlan(plan);
+  bool pathSkipped = false;
+  for (const std::string &a : args) {
+    if (!pathSkipped && a == planPath) {
+      pathSkipped = true;
+      continue;
+    }
     text += '\0' + a;
+  }
   return XXH64(text.data(), text.size(), 0);
 }
 
@@ -109,7 +116,7 @@ int main(int argc, char **argv) {
       mine.logPath.clear();
     }
     if (ranks && ranks->size() > 1)
-      comm::checkSameEverywhere(*ranks, runFingerprint(options.planPath, args),
+      comm::checkSameEverywhere(*ranks, runFingerprint(*plan, options.planPath, args),
                                 "the plan file and embrun's arguments");
     std::unique_ptr<rt::Backend> backend = chooseBackend(*plan, mine, ranks.get());
     rt::train(*plan, mine, std::move(backend), rank == 0 ? std::cout : quiet,

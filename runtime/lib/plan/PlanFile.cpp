@@ -113,6 +113,10 @@ std::string embc::runtime::serializePlan(const Plan &plan) {
 std::optional<Plan> embc::runtime::deserializePlan(const std::string &bytes, std::string &error) {
   try {
     std::string_view body = containerBody(bytes);
+    // nlohmann stops at a NUL as at the end of input: what follows would be
+    // covered by the checksum but never read.
+    if (size_t nul = body.find('\0'); nul != std::string_view::npos)
+      throw PlanFormatError("invalid JSON body: a NUL byte at offset " + std::to_string(nul));
     json parsed;
     try {
       parsed = json::parse(body.begin(), body.end());

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -53,6 +54,29 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
+}
+
+/// Names of parameters, tables, packs, batches and input features are the
+/// model file's identifiers (and names derived from them with '_'): they
+/// become checkpoint tensor names, log keys and CUDA symbols, so a name such
+/// as "../../etc/x" or one with control characters is an edited plan.
+void requireIdentifier(const std::string &name, const std::string &path) {
+  bool ok = !name.empty() && name.size() <= 256 &&
+            (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ok)
+    failAt(path, "'" + std::string(name.substr(0, 64)) + (name.size() > 64 ? "...'" : "'") +
+                     " is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+}
+
+/// Buffer names are free text for messages and profiles, but printable.
+void requirePrintable(const std::string &name, const std::string &path) {
+  if (name.empty())
+    failAt(path, "must not be empty");
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      failAt(path, "contains a control character");
 }
 
 /// Checks buffer references against the buffer list, naming both ends.
@@ -122,8 +146,7 @@ void validateConfig(const TrainingConfig &config) {
 }
 
 void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string &path) {
-  if (buffer.name.empty())
-    failAt(childPath(path, "name"), "must not be empty");
+  requirePrintable(buffer.name, childPath(path, "name"));
   if (buffer.dynamic && buffer.shape.empty())
     failAt(childPath(path, "dynamic"), "a scalar buffer has no leading dimension to fill");
   // An empty shape is a scalar: one element.
@@ -158,9 +181,78 @@ void validateBuffer(const Buffer &buffer, int64_t arenaBytes, const std::string 
                std::to_string(arenaBytes) + " bytes)");
 }
 
+/// The shortest text that reads back as `value` ("0.1", "1e+39").
+std::string formatDouble(double value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : std::string("?");
+}
+
+/// `value` lies in [low, high] (or (low, high] with `open`), a finite number.
+void requireRange(double value, double low, double high, bool open, const std::string &path,
+                  const char *what) {
+  bool ok = std::isfinite(value) && (open ? value > low : value >= low) && value <= high;
+  if (!ok)
+    failAt(path, std::string("must be ") + what + ", got " + formatDouble(value));
+}
+
+/// The model file's rules for an optimizer (frontend/lib/ModelParser.cpp),
+/// so a plan edited past them is refused before it trains.
+void validateHyperParameters(const Optimizer &opt, const std::string &path) {
+  const double inf = HUGE_VAL;
+  requireRange(opt.lr, 0, inf, true, childPath(path, "lr"), "a positive finite number");
+  requireRange(opt.momentum, 0, std::nextafter(1.0, 0.0), false, childPath(path, "momentum"),
+               "in [0, 1)");
+  requireRange(opt.beta1, 0, std::nextafter(1.0, 0.0), false, childPath(path, "beta1"),
+               "in [0, 1)");
+  requireRange(opt.beta2, 0, std::nextafter(1.0, 0.0), false, childPath(path, "beta2"),
+               "in [0, 1)");
+  requireRange(opt.eps, 0, inf, true, childPath(path, "eps"), "a positive finite number");
+  requireRange(opt.weightDecay, 0, inf, false, childPath(path, "weight_decay"),
+               "a finite number >= 0");
+  requireRange(opt.initialAccumulator, 0, inf, false, childPath(path, "initial_accumulator"),
+               "a finite number >= 0");
+}
+
+/// An initializer's numbers: finite, ordered, and within float32 (where
+/// every parameter and table is initialised), as the model file requires.
+void validateInitializer(const Initializer &init, const std::string &path) {
+  const double kFloatMax = 3.4028234663852886e38;
+  auto inFloat = [&](double v, const char *key) {
+    requireRange(v, -kFloatMax, kFloatMax, false, childPath(path, key),
+                 "a finite number within float32");
+  };
+  switch (init.kind) {
+  case InitKind::Zeros:
+    return;
+  case InitKind::Constant:
+    return inFloat(init.value, "value");
+  case InitKind::Uniform:
+    inFloat(init.low, "low");
+    inFloat(init.high, "high");
+    if (!(init.low < init.high) || !(init.high - init.low <= kFloatMax))
+      failAt(childPath(path, "high"), "needs low < high and high - low within float32, got low " +
+                                          formatDouble(init.low) + ", high " +
+                                          formatDouble(init.high));
+    return;
+  case InitKind::Normal:
+    inFloat(init.mean, "mean");
+    requireRange(init.std, 0, kFloatMax / 10, true, childPath(path, "std"),
+                 "positive, with mean + 10 std within float32");
+    inFloat(std::abs(init.mean) + 10 * init.std, "std");
+    return;
+  case InitKind::XavierUniform:
+  case InitKind::XavierNormal:
+    requireRange(init.gain, 0, kFloatMax, true, childPath(path, "gain"),
+                 "a positive finite number");
+    return;
+  }
+}
+
 void validateOptimizer(const Optimizer &opt, const std::vector<int32_t> &state,
                        const BufferRefs &refs, const std::string &path) {
   std::string optPath = childPath(path, "optimizer");
+  validateHyperParameters(opt, optPath);
   std::string statePath = childPath(path, "state");
   for (size_t i = 0; i < state.size(); ++i)
     refs.withRole(state[i], BufferRole::OptimizerState, childPath(statePath, i));
@@ -296,8 +388,7 @@ void requireViewAt(const Plan &plan, int32_t member, int32_t whole, int64_t rela
 
 void validatePack(const Plan &plan, const ParamPack &pack, const BufferRefs &refs,
                   std::vector<int> &packOf, size_t self, const std::string &path) {
-  if (pack.name.empty())
-    failAt(childPath(path, "name"), "must not be empty");
+  requireIdentifier(pack.name, childPath(path, "name"));
   const Buffer &values = refs.withRole(pack.buffer, BufferRole::Param, childPath(path, "buffer"));
   const Buffer &grad = refs.withRole(pack.grad, BufferRole::Grad, childPath(path, "grad"));
   if (values.parent >= 0 || grad.parent >= 0 || grad.shape != values.shape ||
@@ -375,8 +466,7 @@ void validateStorage(Storage storage, int32_t qparams, const Buffer &values, int
 
 void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferRefs &refs,
                         std::vector<int> &batchOf, size_t self, const std::string &path) {
-  if (batch.name.empty())
-    failAt(childPath(path, "name"), "must not be empty");
+  requireIdentifier(batch.name, childPath(path, "name"));
   const Buffer &values = refs.withRole(batch.buffer, BufferRole::Table, childPath(path, "buffer"));
   validateStorage(batch.storage, batch.qparams, values, batch.rows, batch.dim, refs, path);
   std::vector<int64_t> shape = storageShape(batch.storage, batch.rows, batch.dim);
@@ -433,8 +523,7 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
 /// Parameters and tables share one namespace: checkpoints store them by name.
 void requireUniqueName(const std::string &name, std::set<std::string> &names,
                        const std::string &path) {
-  if (name.empty())
-    failAt(path, "must not be empty");
+  requireIdentifier(name, path);
   if (!names.insert(name).second)
     failAt(path, "'" + name + "' names another parameter or table");
 }
@@ -449,6 +538,7 @@ void validateParam(const Param &param, const BufferRefs &refs, std::set<std::str
                                         dtypeName(grad.dtype) + shapeText(grad.shape) +
                                         " but the parameter is " + dtypeName(values.dtype) +
                                         shapeText(values.shape));
+  validateInitializer(param.init, childPath(path, "init"));
   validateOptimizer(param.optimizer, param.state, refs, path);
 }
 
@@ -500,12 +590,12 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
     failAt(valuesPath, "gradient values buffer '" + grads.name + "' must be f32" +
                            shapeText(gradShape) + " (rows capacity x dim), got " +
                            dtypeName(grads.dtype) + shapeText(grads.shape));
+  validateInitializer(table.init, childPath(path, "init"));
   validateOptimizer(table.optimizer, table.state, refs, path);
 }
 
 void validateInput(const Input &input, const BufferRefs &refs, const std::string &path) {
-  if (input.feature.empty())
-    failAt(childPath(path, "feature"), "must not be empty");
+  requireIdentifier(input.feature, childPath(path, "feature"));
   refs.withRole(input.buffer, BufferRole::Input, childPath(path, "buffer"));
   if (input.width < 0)
     failAt(childPath(path, "width"), "must be >= 0, got " + std::to_string(input.width));
@@ -673,6 +763,36 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
                        childPath("table_batches", i));
   for (size_t i = 0; i < plan.inputs.size(); ++i)
     validateInput(plan.inputs[i], refs, childPath("inputs", i));
+  // A plan that reads no data or updates nothing would "train" without
+  // learning: such a plan was edited, not written by embc.
+  if (plan.inputs.empty())
+    failAt("inputs", "a plan reads at least one input (its label)");
+  if (plan.step.empty())
+    failAt("step", "a plan runs at least one kernel per step");
+  // The kernels that write parameters or table rows: the update phase's,
+  // and the fused ones of the step (-emb-fuse: embedding_update, and the
+  // skip-gram kernel's per-example updates).
+  auto updates = [](const Kernel &k) {
+    const KernelSpec *spec = findKernel(k.op);
+    if (!spec)
+      return false;
+    switch (spec->op) {
+    case KernelOp::UpdateParam:
+    case KernelOp::UpdatePacked:
+    case KernelOp::UpdateTable:
+    case KernelOp::EmbeddingUpdate:
+    case KernelOp::SkipgramStep:
+      return true;
+    default:
+      return false;
+    }
+  };
+  const bool learns = std::any_of(plan.step.begin(), plan.step.end(), updates) ||
+                      std::any_of(plan.update.begin(), plan.update.end(), updates);
+  if (!learns && (!plan.params.empty() || !plan.tables.empty()))
+    failAt("update", "the plan has " + std::to_string(plan.params.size()) + " parameters and " +
+                         std::to_string(plan.tables.size()) +
+                         " tables but no kernel that updates them: nothing would learn");
   validateKernels(plan, plan.step, refs, /*update=*/false);
   validateKernels(plan, plan.update, refs, /*update=*/true);
   if (plan.forwardKernels < 0 || static_cast<uint64_t>(plan.forwardKernels) > plan.step.size())

@@ -157,6 +157,11 @@ rt::Plan chainPlan() {
                  makeKernel("clip_grad_norm", {g, scratch}, {w}, clip)};
   plan.forwardKernels = 4;
   plan.lossBuffer = plan.predictionBuffer = loss;
+  rt::Input input; // the reader refuses a plan that reads nothing
+  input.feature = "x";
+  input.buffer = x;
+  input.width = 2;
+  plan.inputs.push_back(input);
   return plan;
 }
 

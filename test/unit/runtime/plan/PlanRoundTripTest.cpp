@@ -155,7 +155,8 @@ TEST(PlanRoundTrip, HeaderLayoutIsLittleEndian) {
 }
 
 TEST(PlanRoundTrip, ADefaultPlanWithTheMinimumIsValid) {
-  // Only what validation requires: a config, one buffer for the loss.
+  // Only what validation requires: a config, a label input, the loss of
+  // the label against itself (a plan reads something and runs something).
   Plan plan;
   plan.config.batchSize = 1;
   plan.config.loss = embc::runtime::LossKind::Mse;
@@ -164,8 +165,25 @@ TEST(PlanRoundTrip, ADefaultPlanWithTheMinimumIsValid) {
   loss.shape = {1};
   loss.bytes = 4;
   plan.buffers.push_back(loss);
+  Buffer label = loss;
+  label.name = "label";
+  label.role = BufferRole::Input;
+  label.offset = 64;
+  plan.buffers.push_back(label);
+  Input input;
+  input.feature = "y";
+  input.role = InputRole::Label;
+  input.buffer = 1;
+  input.labelKind = LabelKind::Real;
+  plan.inputs.push_back(input);
+  Kernel k;
+  k.op = "loss";
+  k.inputs = {1, 1};
+  k.outputs = {0};
+  k.attrs = {{"kind", "mse"}};
+  plan.step.push_back(k);
   plan.lossBuffer = plan.predictionBuffer = 0;
-  plan.arenaBytes = 64;
+  plan.arenaBytes = 128;
   std::string error;
   std::optional<Plan> back = deserializePlan(serializePlan(plan), error);
   ASSERT_TRUE(back) << error;

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 using namespace embc::runtime;
@@ -240,7 +241,73 @@ TEST(PlanValidation, ParamAndTableNamesAreUnique) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].name = "fc_w"; }),
             "tables[0].name: 'fc_w' names another parameter or table");
   EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].name.clear(); }),
-            "params[0].name: must not be empty");
+            "params[0].name: '' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+}
+
+// A name becomes a checkpoint tensor name, a log key and a CUDA symbol: an
+// edited plan with a path or a control character in one is refused.
+TEST(PlanValidation, NamesAreIdentifiers) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].name = "../../etc/x"; }),
+            "tables[0].name: '../../etc/x' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].name = "9w"; }),
+            "params[0].name: '9w' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[1].feature = "a b"; }),
+            "inputs[1].feature: 'a b' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].name = std::string(257, 'w'); }),
+            "params[0].name: '" + std::string(64, 'w') + "...' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.buffers[kConcat].name = "con\ncat"; }),
+            "buffers[13].name: contains a control character");
+}
+
+// The model file's ranges hold for a plan too: a plan edited past them is
+// refused instead of training with, say, a negative learning rate.
+TEST(PlanValidation, OptimizerHyperParameters) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].optimizer.lr = -0.5; }),
+            "tables[0].optimizer.lr: must be a positive finite number, got -0.5");
+  // A plan file cannot hold inf or NaN (JSON has neither): the writer refuses.
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].optimizer.beta2 = 1; }),
+            "params[0].optimizer.beta2: must be in [0, 1), got 1");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].optimizer.eps = 0; }),
+            "params[0].optimizer.eps: must be a positive finite number, got 0");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].optimizer.weightDecay = -1; }),
+            "tables[0].optimizer.weight_decay: must be a finite number >= 0, got -1");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].optimizer.initialAccumulator = -1e-9; }),
+            "tables[0].optimizer.initial_accumulator: must be a finite number >= 0, got -1e-09");
+}
+
+TEST(PlanValidation, InitializerRanges) {
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.tables[0].init.kind = InitKind::Normal;
+              p.tables[0].init.std = -0.02;
+            }),
+            "tables[0].init.std: must be positive, with mean + 10 std within float32, got -0.02");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.tables[0].init.low = -1e308; }),
+            "tables[0].init.low: must be a finite number within float32, got -1e+308");
+  EXPECT_EQ(errorAfter([](Plan &p) { std::swap(p.tables[0].init.low, p.tables[0].init.high); }),
+            "tables[0].init.high: needs low < high and high - low within float32, got low "
+            "0.1, high -0.1");
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              p.params[0].init.kind = InitKind::Constant;
+              p.params[0].init.value = 1e39;
+            }),
+            "params[0].init.value: must be a finite number within float32, got 1e+39");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].init.gain = 0; }),
+            "params[0].init.gain: must be a positive finite number, got 0");
+}
+
+// A plan that reads nothing or updates nothing would run and learn nothing.
+TEST(PlanValidation, SomethingToReadAndToUpdate) {
+  EXPECT_EQ(errorAfter([](Plan &p) { p.update.clear(); }),
+            "update: the plan has 1 parameters and 1 tables but no kernel that updates them: "
+            "nothing would learn");
+  EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["inputs"] = json::array(); }),
+            "inputs: a plan reads at least one input (its label)");
+}
+
+TEST(PlanValidation, NulByteInTheBody) {
+  std::string body = planToJson(samplePlan()).dump();
+  EXPECT_EQ(errorFor(containerWith(body + std::string(1, '\0') + "{}")),
+            "invalid JSON body: a NUL byte at offset " + std::to_string(body.size()));
 }
 
 TEST(PlanValidation, Inputs) {
@@ -256,7 +323,8 @@ TEST(PlanValidation, Inputs) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[0].labelKind = LabelKind::Binary; }),
             "inputs[0].label_kind: only a label input has a label kind, this is a 'dense' input");
   EXPECT_EQ(errorAfter([](Plan &p) { p.inputs[2].feature.clear(); }),
-            "inputs[2].feature: must not be empty");
+            "inputs[2].feature: '' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 256 "
+            "characters)");
 }
 
 // --- Kernels and schedules --------------------------------------------------
