@@ -139,7 +139,8 @@ void Watchdog::run() {
 void Watchdog::fire(const Entry &entry, double waited) {
   std::ostringstream message;
   message.precision(1);
-  message << "embrun: rank " << rank_ << ": " << entry.what << " (" << formatBytes(entry.bytes)
+  message << "embrun: rank " << (rank_ >= 0 ? std::to_string(rank_) : std::string("?")) << ": "
+          << entry.what << " (" << formatBytes(entry.bytes)
           << ") waited " << std::fixed << waited
           << " s for its peers: a rank died or hangs; aborting the job";
   // abortJob prints the message and ends the job (the mutex stays held, so

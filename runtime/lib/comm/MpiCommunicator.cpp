@@ -75,6 +75,19 @@ void initMpiOnce() {
   });
 }
 
+/// This process's rank as the launcher set it (OpenMPI, PMIx, MPICH's PMI,
+/// Slurm), for messages before MPI knows it; -1 when none says.
+int launcherRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char *value = std::getenv(name)) {
+      char *end = nullptr;
+      long rank = std::strtol(value, &end, 10);
+      if (*value && *end == '\0' && rank >= 0 && rank < INT_MAX)
+        return int(rank);
+    }
+  return -1;
+}
+
 MPI_Datatype mpiType(DType type) {
   return byDType(type, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T);
 }
@@ -108,7 +121,15 @@ class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(const CommOptions &options) {
     double timeout = resolveTimeout(options);
-    initMpiOnce();
+    {
+      // MPI's init waits for every rank of the job: one that never starts
+      // (stopped, or stuck before it) would hold the others there forever.
+      // A watchdog started first ends this rank, and so the job, instead.
+      Watchdog startup(launcherRank(), timeout,
+                       [this](const std::string &why) { abort(why, 1); });
+      Watchdog::Scope watched(startup, "MPI_Init (every rank of the job must start)", 0);
+      initMpiOnce();
+    }
     EMB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
     EMB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
     watchdog_ = std::make_unique<Watchdog>(rank_, timeout,

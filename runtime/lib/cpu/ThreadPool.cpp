@@ -40,6 +40,8 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -143,10 +145,19 @@ public:
     // thread that has the work.
     if (size > availableCpus())
       spin = 0;
+    // Threads first, the size after: a region must never wait for a worker
+    // that could not be created (it would wait forever).
+    for (int t = int(workers_.size()) + 1; t < size; ++t) {
+      try {
+        workers_.emplace_back([this, t] { work(t); });
+      } catch (const std::system_error &e) {
+        throw std::runtime_error("cannot start CPU thread " + std::to_string(t + 1) + " of " +
+                                 std::to_string(size) + " (" + e.what() +
+                                 "): ask for fewer with --threads");
+      }
+    }
     spin_.store(spin, std::memory_order_relaxed);
     size_.store(size, std::memory_order_seq_cst);
-    for (int t = int(workers_.size()) + 1; t < size; ++t)
-      workers_.emplace_back([this, t] { work(t); });
     // Wake everyone, parked or waiting for a region, so each sees the new
     // size and spin.
     resized_.fetch_add(1, std::memory_order_seq_cst);

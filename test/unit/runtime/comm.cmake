@@ -60,11 +60,15 @@ if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
     add_executable(comm-failure-probe ${CMAKE_CURRENT_SOURCE_DIR}/comm/CommFailureProbe.cpp)
     target_link_libraries(comm-failure-probe PRIVATE EmbComm)
     set_property(GLOBAL APPEND PROPERTY EMB_UNIT_TESTS comm-failure-probe)
-    foreach(mode hang kill exit)
+    foreach(mode hang kill exit late)
       set(embc_expect)
       # A hung or departed rank is noticed by rank 0's watchdog; a killed one
-      # may be noticed by mpirun first, so only the exit code is checked.
-      if(NOT mode STREQUAL "kill")
+      # may be noticed by mpirun first, so only the exit code is checked. A
+      # rank that never starts leaves rank 0 in MPI's init (or its first
+      # handshake, by implementation), which the watchdog watches too.
+      if(mode STREQUAL "late")
+        set(embc_expect --expect "for its peers: a rank died or hangs" --expect "aborting the job")
+      elseif(NOT mode STREQUAL "kill")
         set(embc_expect --expect "embrun: rank 0: allReduce (4.0 MiB) waited"
                         --expect "for its peers: a rank died or hangs" --expect "aborting the job")
       endif()

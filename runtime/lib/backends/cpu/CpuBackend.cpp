@@ -577,6 +577,9 @@ public:
       : tuner_(threads > 0 ? threads : cpu::availableCpus(), tuningEnabled()) {
     // One team for every kernel (Parallel.h). The BLAS runs single-threaded
     // inside the team's GEMM blocks, so it must not start threads of its own.
+    // Every thread the tuner may use is created now (parked when unused): a
+    // --threads beyond what the system allows fails here, before any work.
+    cpu::setTeamSize(threads > 0 ? threads : cpu::availableCpus());
     cpu::setTeamSize(tuner_.current());
     openblas_set_num_threads(1);
   }
