@@ -919,24 +919,15 @@ private:
 //===----------------------------------------------------------------------===//
 
 const Feature *Model::findFeature(std::string_view name) const {
-  for (const Feature &f : features)
-    if (f.name == name)
-      return &f;
-  return nullptr;
+  return featureIndex.find(features, name);
 }
 
 const Table *Model::findTable(std::string_view name) const {
-  for (const Table &t : tables)
-    if (t.name == name)
-      return &t;
-  return nullptr;
+  return tableIndex.find(tables, name);
 }
 
 const Layer *Model::findLayer(std::string_view name) const {
-  for (const Layer &l : layers)
-    if (l.name == name)
-      return &l;
-  return nullptr;
+  return layerIndex.find(layers, name);
 }
 
 ValueShape Model::shapeOf(std::string_view name) const {

@@ -147,7 +147,8 @@ FailureOr<int32_t> PlanBuilder::activation(Operation *op, Value v, StringRef wha
 }
 
 StorageType PlanBuilder::storageOf(StringRef name) {
-  auto table = module.lookupSymbol<TableOp>(name);
+  // Through the collection's cached table: a module lookup is a linear walk.
+  auto table = symbols.lookupSymbolIn<TableOp>(module, StringAttr::get(module.getContext(), name));
   return table ? table.getStorage() : StorageType::f32;
 }
 

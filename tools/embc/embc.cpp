@@ -309,9 +309,9 @@ int main(int argc, char **argv) {
   if (failed(plan))
     return 1;
   // embrun will validate the plan; a plan it would refuse is a compiler bug.
-  std::string planError;
-  if (!embc::runtime::deserializePlan(embc::runtime::serializePlan(*plan),
-                                      planError)) {
+  // (Serialised once: the bytes checked are the bytes written.)
+  std::string planError, planBytes = embc::runtime::serializePlan(*plan);
+  if (!embc::runtime::deserializePlan(planBytes, planError)) {
     errs() << "embc: internal error: the plan built for '" << inputFile
            << "' is invalid: " << planError << "\n";
     return 2;
@@ -336,7 +336,7 @@ int main(int argc, char **argv) {
     out->os() << plan->cuda.source;
     break;
   default:
-    out->os() << embc::runtime::serializePlan(*plan);
+    out->os() << planBytes;
     // The report goes where it does not mix with a plan written to stdout.
     (outputFile == "-" ? errs() : outs())
         << "embc: wrote " << (outputFile == "-" ? std::string("<stdout>") : std::string(outputFile))

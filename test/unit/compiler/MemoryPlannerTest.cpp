@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 
 using namespace embc::memory;
@@ -68,6 +70,69 @@ TEST(MemoryPlanner, RandomIntervalsNeverOverlap) {
     EXPECT_LE(greedy.arenaBytes, sequential.arenaBytes) << "trial " << trial;
     if (HasFailure())
       return;
+  }
+}
+
+/// Greedy by size as first written: for each block, biggest first, the
+/// placed blocks it meets sorted by offset and walked to the first gap. The
+/// planner's chunked index must give exactly these offsets.
+Layout referenceGreedy(const std::vector<Block> &blocks) {
+  auto align = [](int64_t b) { return (b + kAlignment - 1) / kAlignment * kAlignment; };
+  auto meet = [](const Block &a, const Block &b) {
+    return (a.rank < 0 || b.rank < 0 || a.rank == b.rank) && a.first <= b.last &&
+           b.first <= a.last;
+  };
+  Layout layout;
+  layout.offsets.assign(blocks.size(), 0);
+  std::vector<size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Block &x = blocks[a], &y = blocks[b];
+    if (x.bytes != y.bytes)
+      return x.bytes > y.bytes;
+    if (x.first != y.first)
+      return x.first < y.first;
+    return x.last > y.last;
+  });
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    std::vector<size_t> met;
+    for (size_t j : placed)
+      if (meet(blocks[i], blocks[j]))
+        met.push_back(j);
+    std::sort(met.begin(), met.end(),
+              [&](size_t a, size_t b) { return layout.offsets[a] < layout.offsets[b]; });
+    int64_t offset = 0;
+    for (size_t j : met) {
+      if (offset + blocks[i].bytes <= layout.offsets[j])
+        break;
+      offset = std::max(offset, align(layout.offsets[j] + blocks[j].bytes));
+    }
+    layout.offsets[i] = offset;
+    layout.arenaBytes = std::max(layout.arenaBytes, align(offset + blocks[i].bytes));
+    placed.push_back(i);
+  }
+  return layout;
+}
+
+// Many blocks (past several chunks of the index), a few sizes so that equal
+// offsets and whole-run stacks are common, and some blocks of one rank.
+TEST(MemoryPlanner, GreedyEqualsTheReferenceOnLargeInputs) {
+  std::mt19937_64 rng(20261127);
+  for (int trial = 0; trial < 12; ++trial) {
+    int positions = 1 + trial * 37;
+    std::vector<Block> blocks = randomBlocks(rng, 300 + trial * 250, positions);
+    std::uniform_int_distribution<int> pick(0, 5);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (trial % 2)
+        blocks[i].bytes = int64_t(64) << pick(rng); // few distinct sizes
+      if (trial % 3 == 2 && pick(rng) == 0)
+        blocks[i].rank = pick(rng) % 3;
+    }
+    Layout fast = layoutBlocks(blocks, Strategy::GreedyBySize);
+    Layout reference = referenceGreedy(blocks);
+    ASSERT_EQ(fast.arenaBytes, reference.arenaBytes) << "trial " << trial;
+    ASSERT_EQ(fast.offsets, reference.offsets) << "trial " << trial;
   }
 }
 

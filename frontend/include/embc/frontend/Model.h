@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace embc::frontend {
@@ -111,6 +112,35 @@ struct ValueShape {
   int64_t count = 0; ///< 0 for a 2-D value
 };
 
+/// Finds an element of a vector by name without a linear search: an index
+/// extended as the vector grows (the parser appends while it looks names
+/// up). A hit is checked against the element and the index rebuilt if they
+/// disagree, so it never answers differently from a search from the front.
+template <class T> class NameIndex {
+public:
+  const T *find(const std::vector<T> &items, std::string_view name) const {
+    if (seen_ > items.size())
+      reset();
+    for (; seen_ < items.size(); ++seen_)
+      at_.emplace(items[seen_].name, seen_); // the first of equal names wins
+    auto it = at_.find(std::string(name));
+    if (it == at_.end())
+      return nullptr;
+    if (it->second < items.size() && items[it->second].name == name)
+      return &items[it->second];
+    reset(); // an element changed in place: index again
+    return find(items, name);
+  }
+
+private:
+  void reset() const {
+    at_.clear();
+    seen_ = 0;
+  }
+  mutable std::unordered_map<std::string, size_t> at_;
+  mutable size_t seen_ = 0;
+};
+
 struct Model {
   std::string name, description;
   std::vector<Feature> features;
@@ -126,6 +156,12 @@ struct Model {
   const Layer *findLayer(std::string_view name) const;
   /// Shape of the value named `name` (a feature or a layer).
   ValueShape shapeOf(std::string_view name) const;
+
+  /// The find* indexes (a model of 20k features made linear searches the
+  /// larger part of its compile time).
+  NameIndex<Feature> featureIndex;
+  NameIndex<Table> tableIndex;
+  NameIndex<Layer> layerIndex;
 };
 
 /// Where and what went wrong in a model file.
