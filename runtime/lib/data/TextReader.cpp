@@ -350,9 +350,12 @@ private:
         contextsBefore_[i] = static_cast<uint16_t>(i - lo); // <= window <= 65535
       }
     }
-    // blockCentre_[j]: the centre of pair j * 2^kPairBlockBits.
+    // blockCentre_[j]: the centre of pair j * 2^kPairBlockBits, for every
+    // block that holds a pair (with one more, the end of the pairs when their
+    // count is a multiple of the block, was a centre past the last token,
+    // and pairAt searched one entry past pairOffsets_: found by ASan).
     const uint64_t pairs = pairOffsets_.back();
-    blockCentre_.resize(size_t((pairs >> kPairBlockBits) + 1));
+    blockCentre_.resize(size_t((pairs + (uint64_t(1) << kPairBlockBits) - 1) >> kPairBlockBits));
     uint64_t i = 0;
     for (uint64_t j = 0; j < blockCentre_.size(); ++j) {
       const uint64_t k = j << kPairBlockBits;
@@ -368,8 +371,9 @@ private:
   void pairAt(uint64_t k, uint32_t &center, uint32_t &context) const {
     const uint64_t block = k >> kPairBlockBits;
     const uint64_t lo = blockCentre_[size_t(block)];
-    const uint64_t hi =
-        block + 1 < blockCentre_.size() ? blockCentre_[size_t(block + 1)] + 1 : tokens_.size();
+    const uint64_t hi = block + 1 < blockCentre_.size()
+                            ? std::min<uint64_t>(blockCentre_[size_t(block + 1)] + 1, tokens_.size())
+                            : tokens_.size();
     const uint64_t i =
         uint64_t(std::upper_bound(pairOffsets_.begin() + int64_t(lo) + 1,
                                   pairOffsets_.begin() + int64_t(hi) + 1, k) -

@@ -148,7 +148,8 @@ template <class F> void parallelForDynamic(int64_t n, int64_t grain, bool parall
 inline void parallelCopy(void *dst, const void *src, size_t bytes) {
   constexpr size_t kChunk = size_t(256) << 10; // per task: claiming costs ~1 us
   if (bytes < 2 * kChunk) {
-    std::memcpy(dst, src, bytes);
+    if (bytes > 0) // memcpy's pointers must be valid even for no bytes
+      std::memcpy(dst, src, bytes);
     return;
   }
   const int64_t chunks = int64_t((bytes + kChunk - 1) / kChunk);
