@@ -63,7 +63,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import floats, read_safetensors, run, tool_args
+from e2e_common import floats, read_safetensors, report, run, tool_args
 
 TOLERANCE = 1e-6
 # Tensors get a looser bound than losses. The dense gradients of N ranks are
@@ -343,6 +343,36 @@ def failure(args, how):
     return good
 
 
+def own_plan_copies(args):
+    """Each rank may read its own copy of the plan (a node-local path): the
+    ranks agree on the plan as read, not on its path; a copy that differs is
+    still refused."""
+    work = os.path.join(args.work, "copies")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    plan = compile_plan(args, work, "mf_movielens.json", 64, 2, {}, [])
+    for rank in (0, 1):
+        shutil.copy(plan, os.path.join(work, f"plan-rank{rank}.plan"))
+    per_rank = ["sh", "-c", 'exec "$1" "$2/plan-rank$OMPI_COMM_WORLD_RANK.plan" --steps 2 '
+                '--threads 1', "sh", args.embrun, work]
+    same = subprocess.run(mpirun_cmd(args, 2) + per_rank, capture_output=True, text=True)
+    ok = same.returncode == 0
+    report([] if ok else [(same.stdout + same.stderr)[-800:]],
+           "copies of one plan at two paths train")
+    spec = json.load(open(os.path.join(args.examples, "mf_movielens.json")))
+    spec["training"]["batch_size"] = 64
+    spec.setdefault("plan", {})["data_parallel"] = 2
+    spec["optimizer"]["embedding"]["lr"] *= 2
+    other = os.path.join(work, "other.json")
+    json.dump(spec, open(other, "w"))
+    run([args.embc, other, "-o", os.path.join(work, "plan-rank1.plan")])
+    differ = subprocess.run(mpirun_cmd(args, 2) + per_rank, capture_output=True, text=True)
+    refused = differ.returncode != 0 and "ranks disagree" in differ.stdout + differ.stderr
+    report([] if refused else [(differ.stdout + differ.stderr)[-800:]],
+           "a different plan on one rank is refused")
+    return ok and refused
+
+
 def main():
     p = tool_args(__doc__.splitlines()[0])
     p.add_argument("--mpirun", default=shutil.which("mpirun") or "")
@@ -360,6 +390,7 @@ def main():
     ok &= pipelines(args, DEVICE_PIPELINE_CASES, "emulated")
     ok &= pipelines(args)
     ok &= resharding(args)
+    ok &= own_plan_copies(args)
     for how in ("kill", "hang"):
         ok &= failure(args, how)
     sys.exit(0 if ok else 1)
