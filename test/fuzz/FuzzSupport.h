@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <unistd.h>
@@ -23,15 +24,16 @@ namespace embc::fuzz {
   std::abort();
 }
 
-/// A file of this process under /tmp, created once.
+/// A file of this process in the temporary directory ($TMPDIR), created once.
 inline const std::string &scratchPath() {
   static const std::string path = [] {
-    char name[] = "/tmp/embc-fuzz-input.XXXXXX";
-    int fd = mkstemp(name);
+    std::string name =
+        (std::filesystem::temp_directory_path() / "embc-fuzz-input.XXXXXX").string();
+    int fd = mkstemp(name.data());
     if (fd < 0)
       violated("fuzz", "cannot create a scratch file");
     close(fd);
-    return std::string(name);
+    return name;
   }();
   return path;
 }

@@ -6,12 +6,11 @@
 # TARGET (default model) is one of
 #   model       the model parser (frontend/lib), seeds examples/*.json
 #   plan        the plan reader and validator (runtime/lib/plan), seeds
-#               test/fuzz/corpus/plan and, with EMBC_BIN set, the plan JSON of
-#               every example
-#   checkpoint  the safetensors reader (runtime/lib/checkpoint), seeds
-#               test/fuzz/corpus/checkpoint
-#   data        the criteo, movielens and text readers (runtime/lib/data),
-#               seeds test/fuzz/corpus/data (first byte: the reader)
+#               docs/plan-format.md's example and, with EMBC_BIN set, the plan
+#               JSON of every example
+#   checkpoint  the safetensors reader (runtime/lib/checkpoint)
+#   data        the criteo, movielens and text readers (runtime/lib/data)
+# (seeds of the last three: test/fuzz/seeds.py)
 # Builds test/fuzz/<Target>Fuzz.cpp with the target's sources (no CMake, no
 # MLIR) using clang's libFuzzer + ASan + UBSan and fuzzes for SECONDS
 # (default 60). Everything is written to a temporary directory, never inside
@@ -56,19 +55,19 @@ case "$target" in
     sources=($(cd "$root" && echo runtime/lib/plan/*.cpp) test/fuzz/PlanFuzz.cpp)
     includes=(runtime/include runtime/lib/plan)
     libs=(-lxxhash)
-    seed_dirs=(test/fuzz/corpus/plan) ;;
+    seed_dirs=() ;;
   checkpoint)
     sources=(runtime/lib/checkpoint/SafetensorsReader.cpp runtime/lib/checkpoint/SafetensorsFormat.cpp
              test/fuzz/CheckpointFuzz.cpp)
     includes=(runtime/include runtime/lib/checkpoint)
     libs=(-lxxhash)
-    seed_dirs=(test/fuzz/corpus/checkpoint) ;;
+    seed_dirs=() ;;
   data)
     sources=($(cd "$root" && echo runtime/lib/data/*.cpp) runtime/lib/cpu/ThreadPool.cpp
              test/fuzz/DataFuzz.cpp)
     includes=(runtime/include runtime/lib/data)
     libs=(-lpthread)
-    seed_dirs=(test/fuzz/corpus/data) ;;
+    seed_dirs=() ;;
   *)
     echo "run-fuzz.sh: unknown TARGET '$target' (model, plan, checkpoint or data)" >&2
     exit 2 ;;
@@ -113,6 +112,9 @@ mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 for d in "${seed_dirs[@]}"; do
   cp "$root/$d"/* "$work/seeds/"
 done
+if [ "$target" != model ]; then
+  python3 "$root/test/fuzz/seeds.py" "$target" "$work/seeds" "$root"
+fi
 if [ "$target" = plan ] && [ -n "${EMBC_BIN:-}" ]; then
   for m in "$root"/examples/*.json; do
     "$EMBC_BIN" "$m" --emit=plan-json -o "$work/seeds/$(basename "$m" .json).plan.json" \

@@ -1,6 +1,7 @@
 //===- RunOptions.cpp - embrun command line -----------------------------===//
 
 #include "embc/runtime/RunOptions.h"
+#include "embc/runtime/WholeNumber.h"
 
 #include <CLI/CLI.hpp>
 
@@ -143,17 +144,13 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
     o.epochs = epochs;
   if (seedOpt->count()) {
     // Digits only: CLI11 would wrap "-1" and saturate "1e23".
-    uint64_t value = 0;
-    bool ok = !seed.empty();
-    for (char c : seed)
-      ok = ok && c >= '0' && c <= '9' && !__builtin_mul_overflow(value, uint64_t(10), &value) &&
-           !__builtin_add_overflow(value, uint64_t(c - '0'), &value);
-    if (!ok)
+    std::optional<uint64_t> value = parseWholeNumber(seed);
+    if (!value)
       return {std::nullopt,
               "embrun: error: --seed: '" + seed +
                   "' is not a whole number from 0 to 18446744073709551615\n",
               2};
-    o.seed = value;
+    o.seed = *value;
   }
   if (lossScaleOpt->count())
     o.lossScale = lossScale;

@@ -10,6 +10,7 @@
 #include "embc/runtime/exec/Trainer.h"
 #include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
+#include "embc/runtime/WholeNumber.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
@@ -581,20 +582,14 @@ namespace {
 
 /// A whole decimal count in [0, max]: the checkpoint's numbers are written
 /// with std::to_string, so a sign, a space, a fraction or an exponent means
-/// the header was edited (stoll would read "-1" or "12abc").
+/// the header was edited.
 uint64_t countField(const std::string &path, const std::string &key, const std::string &text,
                     uint64_t max) {
-  uint64_t value = 0;
-  bool ok = !text.empty() && text.size() <= 20;
-  for (char c : text) {
-    ok = ok && c >= '0' && c <= '9' &&
-         !__builtin_mul_overflow(value, uint64_t(10), &value) &&
-         !__builtin_add_overflow(value, uint64_t(c - '0'), &value);
-  }
-  if (!ok || value > max)
+  std::optional<uint64_t> value = parseWholeNumber(text);
+  if (!value || *value > max)
     throw ckpt::CheckpointError(path + ": metadata '" + key + "' is '" + text +
                                 "', expected a whole number from 0 to " + std::to_string(max));
-  return value;
+  return *value;
 }
 
 } // namespace
