@@ -395,8 +395,9 @@ inline void addScaled(T *__restrict acc, T s, const T *__restrict g, T *__restri
 
 /// The sort, the per-row sums and the optimizer step, with keys of type Key
 /// (uint64_t when row and contribution bits fit in 64, else 128 bits).
+/// Returns the first row left not finite (embeddingUpdate), or -1.
 template <class Key, class T>
-void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_t rows, int64_t D,
+int64_t sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_t rows, int64_t D,
                   const GradSource<T> *sources, size_t count, const int64_t *sourceStart, T *state0,
                   T *state1) {
   const int64_t N = sourceStart[count];
@@ -476,8 +477,15 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
   }
   const int64_t distinct = findSegments(sorted, N, idxBits, s);
   const int64_t *segment = s.segment.data();
+  // The table row of distinct row r (-1 stays -1).
+  auto rowOf = [&](int64_t r) {
+    return r < 0 ? r : int64_t(uint64_t(sorted[segment[r]] >> idxBits));
+  };
 
-  detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
+  const int64_t decayed = detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
+  if (decayed >= 0)
+    return decayed;
+  detail::LowestIndex bad; // the distinct row's index r: rows ascend with r
 
   // Where contribution c's gradient row starts, and its scale.
   auto gradientOf = [&](int64_t c, T &scale) -> const T * {
@@ -519,9 +527,10 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
           addScaled(acc, sc, g, tmp, D);
       }
       const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
-      detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1);
+      if (!detail::tableRowStep(p.kind, h, table, row, D, acc, state0, state1))
+        bad.report(r);
     });
-    return;
+    return rowOf(bad.get());
   }
 
   // Two passes over the distinct rows, each thread owning a range of them:
@@ -578,17 +587,19 @@ void sortedUpdate(const OptimizerParams &p, detail::Hyper<T> h, T *table, int64_
           prefetchRow(state1, D, ahead);
       }
       const int64_t row = int64_t(uint64_t(sorted[segment[r]] >> idxBits));
-      detail::tableRowStep(p.kind, h, table, row, D, sums + r * D, state0, state1);
+      if (!detail::tableRowStep(p.kind, h, table, row, D, sums + r * D, state0, state1))
+        bad.report(r);
     }
   });
+  return rowOf(bad.get());
 }
 
 } // namespace
 
 template <class T>
-void embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
-                     T *table, int64_t rows, int64_t D, const GradSource<T> *sources, size_t count,
-                     T *state0, T *state1) {
+int64_t embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
+                        T *table, int64_t rows, int64_t D, const GradSource<T> *sources,
+                        size_t count, T *state0, T *state1) {
   detail::Hyper<T> h = detail::makeHyper<T>(p, step, lrScale, gradScale, "embeddingUpdate");
   detail::checkStates(p, state0, state1, "embeddingUpdate");
   if (rows < 0 || D <= 0)
@@ -626,23 +637,21 @@ void embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale, dou
 
   const int64_t N = sourceStart[count];
   if (N == 0) { // no gradient: only the global decay, as sparseUpdate with no rows
-    detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
-    return;
+    return detail::applyGlobalDecay(p, h, table, rows, D, "embeddingUpdate");
   }
   const int bits = bitWidth(uint64_t(N - 1)) + bitWidth(uint64_t(std::max<int64_t>(rows, 1) - 1));
   if (bits <= 64)
-    sortedUpdate<uint64_t>(p, h, table, rows, D, sources, count, sourceStart.data(), state0,
+    return sortedUpdate<uint64_t>(p, h, table, rows, D, sources, count, sourceStart.data(), state0,
                            state1);
-  else
-    sortedUpdate<Key128>(p, h, table, rows, D, sources, count, sourceStart.data(), state0, state1);
+  return sortedUpdate<Key128>(p, h, table, rows, D, sources, count, sourceStart.data(), state0, state1);
 }
 
 // --- Explicit instantiations ------------------------------------------------
 
 #define EMBC_INSTANTIATE_FUSED_EMBEDDING(T)                                                        \
   template void fusedLookup<T>(const LookupMember<T> *, size_t);                                   \
-  template void embeddingUpdate<T>(const OptimizerParams &, int64_t, double, double, T *, int64_t, \
-                                   int64_t, const GradSource<T> *, size_t, T *, T *);
+  template int64_t embeddingUpdate<T>(const OptimizerParams &, int64_t, double, double, T *,      \
+                                      int64_t, int64_t, const GradSource<T> *, size_t, T *, T *);
 
 EMBC_INSTANTIATE_FUSED_EMBEDDING(float)
 EMBC_INSTANTIATE_FUSED_EMBEDDING(double)

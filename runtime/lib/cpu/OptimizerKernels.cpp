@@ -44,12 +44,38 @@ constexpr int64_t kUpdateChunk = 4096;
 
 // --- Dense update ---------------------------------------------------------------
 
+namespace {
+
+/// Reports the first index in [lo, lo + len) where w or a state is not
+/// finite, when the span holds one (checked first in bulk, while the span is
+/// in cache). rowLength > 0: state0 has one value per row of that length.
 template <class T>
-void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale, T *w,
-                 const T *g, T *state0, T *state1, int64_t n, int64_t rowLength) {
+void checkSpan(int64_t lo, int64_t len, const T *w, const T *s0, const T *s1, int64_t rowLength,
+               detail::LowestIndex &bad) {
+  using detail::allFinite;
+  const bool rowState = rowLength > 0;
+  const T *s0Span = s0 ? s0 + (rowState ? lo / rowLength : lo) : nullptr;
+  const int64_t s0Len = rowState ? (len + rowLength - 1) / rowLength : len;
+  if (allFinite(w + lo, len) && (!s0 || allFinite(s0Span, s0Len)) &&
+      (!s1 || allFinite(s1 + lo, len)))
+    return;
+  for (int64_t i = lo; i < lo + len; ++i)
+    if (!std::isfinite(w[i]) || (s0 && !std::isfinite(s0[rowState ? i / rowLength : i])) ||
+        (s1 && !std::isfinite(s1[i]))) {
+      bad.report(i);
+      return;
+    }
+}
+
+} // namespace
+
+template <class T>
+int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale, T *w,
+                    const T *g, T *state0, T *state1, int64_t n, int64_t rowLength) {
   const Hyper<T> h = makeHyper<T>(p, step, lrScale, gradScale, "denseUpdate");
   checkStates(p, state0, state1, "denseUpdate");
   const bool parallel = n > kParallelWork / 4;
+  detail::LowestIndex bad;
 
   if (p.kind == OptimizerKind::RowwiseAdagrad) {
     if (rowLength <= 0 || n % rowLength != 0)
@@ -58,10 +84,12 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
                                   std::to_string(n) + " values");
     const int64_t rows = n / rowLength;
     parallelFor(rows, parallel, [&](int64_t rBegin, int64_t rEnd) {
-      for (int64_t r = rBegin; r < rEnd; ++r)
+      for (int64_t r = rBegin; r < rEnd; ++r) {
         rowwiseAdagradRow(h, w + r * rowLength, g + r * rowLength, state0[r], rowLength);
+        checkSpan(r * rowLength, rowLength, w, state0, (const T *)nullptr, rowLength, bad);
+      }
     });
-    return;
+    return bad.get();
   }
 
   const int64_t chunks = (n + kUpdateChunk - 1) / kUpdateChunk;
@@ -93,9 +121,10 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
       for (int64_t c = cBegin; c < cEnd; ++c) {
         const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
         lambApplySpan(h, trust, w + lo, state0 + lo, state1 + lo, len);
+        checkSpan(lo, len, w, state0, state1, 0, bad);
       }
     });
-    return;
+    return bad.get();
   }
 
   parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
@@ -103,16 +132,19 @@ void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double 
       const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
       elementwiseSpan(p.kind, h, w + lo, g + lo, state0 ? state0 + lo : nullptr,
                       state1 ? state1 + lo : nullptr, len);
+      checkSpan(lo, len, w, state0, state1, 0, bad);
     }
   });
+  return bad.get();
 }
 
 // --- Sparse update ----------------------------------------------------------------
 
 template <class T>
-void sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
-                  T *table, int64_t rows, int64_t D, const int64_t *uniqueRows, const T *vals,
-                  int64_t nnz, T *state0, T *state1) {
+SparseNonFinite sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
+                             double gradScale, T *table, int64_t rows, int64_t D,
+                             const int64_t *uniqueRows, const T *vals, int64_t nnz, T *state0,
+                             T *state1) {
   Hyper<T> h = makeHyper<T>(p, step, lrScale, gradScale, "sparseUpdate");
   checkStates(p, state0, state1, "sparseUpdate");
   for (int64_t k = 0; k < nnz; ++k) {
@@ -128,12 +160,18 @@ void sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double
                                   " after row " + std::to_string(uniqueRows[k - 1]) + ")");
   }
 
-  detail::applyGlobalDecay(p, h, table, rows, D, "sparseUpdate");
+  const int64_t decayed = detail::applyGlobalDecay(p, h, table, rows, D, "sparseUpdate");
+  if (decayed >= 0)
+    return {decayed, -1};
 
+  detail::LowestIndex bad;
   parallelFor(nnz, nnz * D > kParallelWork / 4, [&](int64_t kBegin, int64_t kEnd) {
     for (int64_t k = kBegin; k < kEnd; ++k)
-      detail::tableRowStep(p.kind, h, table, uniqueRows[k], D, vals + k * D, state0, state1);
+      if (!detail::tableRowStep(p.kind, h, table, uniqueRows[k], D, vals + k * D, state0, state1))
+        bad.report(k);
   });
+  const int64_t k = bad.get();
+  return k < 0 ? SparseNonFinite{} : SparseNonFinite{uniqueRows[k], k};
 }
 
 // --- Norms -------------------------------------------------------------------------
@@ -151,10 +189,11 @@ template <class T> double sumSquares(const T *x, int64_t n) {
 // --- Explicit instantiations ------------------------------------------------
 
 #define EMBC_INSTANTIATE_OPTIMIZER(T)                                                              \
-  template void denseUpdate<T>(const OptimizerParams &, int64_t, double, double, T *, const T *,  \
-                               T *, T *, int64_t, int64_t);                                        \
-  template void sparseUpdate<T>(const OptimizerParams &, int64_t, double, double, T *, int64_t,   \
-                                int64_t, const int64_t *, const T *, int64_t, T *, T *);           \
+  template int64_t denseUpdate<T>(const OptimizerParams &, int64_t, double, double, T *,         \
+                                  const T *, T *, T *, int64_t, int64_t);                          \
+  template SparseNonFinite sparseUpdate<T>(const OptimizerParams &, int64_t, double, double, T *, \
+                                           int64_t, int64_t, const int64_t *, const T *, int64_t, \
+                                           T *, T *);                                             \
   template double sumSquares<T>(const T *, int64_t);
 
 EMBC_INSTANTIATE_OPTIMIZER(float)

@@ -19,10 +19,14 @@
 
 #include "KernelSupport.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace embc::runtime::cpu::detail {
 
@@ -110,6 +114,47 @@ inline void checkStates(const OptimizerParams &p, const void *state0, const void
     return;
   }
 }
+
+// --- The finite check of every update (Kernels.h, denseUpdate) ------------------
+
+/// Whether n values are all finite. Bits, not std::isfinite: an all-ones
+/// exponent is NaN or infinity, and the branch-free loop vectorises.
+template <class T> inline bool allFinite(const T *x, int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr Bits kExponent = sizeof(T) == 4 ? Bits(0x7f800000u) : Bits(0x7ff0000000000000ull);
+  Bits bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, x + i, sizeof b);
+    bad |= Bits((b & kExponent) == kExponent);
+  }
+  return bad == 0;
+}
+
+/// Whether w[i], s0[i] and s1[i] (those not null) are finite.
+template <class T> inline bool finiteAt(int64_t i, const T *w, const T *s0, const T *s1) {
+  return std::isfinite(w[i]) && (!s0 || std::isfinite(s0[i])) && (!s1 || std::isfinite(s1[i]));
+}
+
+/// The lowest index any thread reports: the first value an update left not
+/// finite, the same whatever the threads. Reports are rare (a run stops at
+/// the first), so the compare-and-swap costs nothing while training.
+class LowestIndex {
+public:
+  void report(int64_t i) {
+    int64_t seen = lowest_.load(std::memory_order_relaxed);
+    while (i < seen && !lowest_.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+    }
+  }
+  /// The lowest index reported, or -1 when none was.
+  int64_t get() const {
+    const int64_t v = lowest_.load(std::memory_order_relaxed);
+    return v == std::numeric_limits<int64_t>::max() ? -1 : v;
+  }
+
+private:
+  std::atomic<int64_t> lowest_{std::numeric_limits<int64_t>::max()};
+};
 
 // --- Span updates (w, g and states contiguous, len values) ----------------------
 
@@ -251,9 +296,11 @@ void elementwiseSpan(OptimizerKind kind, const Hyper<T> &h, T *w, const T *g, T 
 /// The step of table row r (D values) with its summed gradient g (D values):
 /// the body of sparseUpdate's row loop. state0 holds one value per row for
 /// rowwise_adagrad, D per row otherwise; states may be null when unused.
+/// Returns whether the row and its state are finite after the step (read
+/// back while they are in cache: the finite check of every update).
 template <class T>
-inline void tableRowStep(OptimizerKind kind, const Hyper<T> &h, T *table, int64_t r, int64_t D,
-                         const T *g, T *state0, T *state1) {
+[[nodiscard]] inline bool tableRowStep(OptimizerKind kind, const Hyper<T> &h, T *table, int64_t r,
+                                       int64_t D, const T *g, T *state0, T *state1) {
   const bool rowwise = kind == OptimizerKind::RowwiseAdagrad;
   T *w = table + r * D;
   T *s0 = state0 ? state0 + (rowwise ? r : r * D) : nullptr;
@@ -261,19 +308,20 @@ inline void tableRowStep(OptimizerKind kind, const Hyper<T> &h, T *table, int64_
   switch (kind) {
   case OptimizerKind::RowwiseAdagrad:
     rowwiseAdagradRow(h, w, g, *s0, D);
-    return;
+    break;
   case OptimizerKind::Lamb: {
     // Trust ratio per row.
     lambMomentsSpan(h, g, s0, s1, D);
     double w2 = 0, r2 = 0;
     lambNormsSpan(h, w, s0, s1, D, w2, r2);
     lambApplySpan(h, lambTrust<T>(w2, r2), w, s0, s1, D);
-    return;
+    break;
   }
   default:
     elementwiseSpan(kind, h, w, g, s0, s1, D);
-    return;
+    break;
   }
+  return allFinite(w, D) && (!s0 || allFinite(s0, rowwise ? 1 : D)) && (!s1 || allFinite(s1, D));
 }
 
 /// Global weight decay of a sparse table update (p.globalDecay and
@@ -286,11 +334,15 @@ inline void tableRowStep(OptimizerKind kind, const Hyper<T> &h, T *table, int64_
 /// (1 - lr wd) w - lr g) and adamw (decoupled). For the others the compiler
 /// refuses global decay on a table, so a plan asking for it here is an
 /// error, reported with std::invalid_argument naming `where`.
+///
+/// Returns the first row the decay left not finite, or -1. A factor in
+/// [-1, 1] (lr wd <= 2) cannot make a finite value infinite, so only a
+/// larger one pays for the scan.
 template <class T>
-inline void applyGlobalDecay(const OptimizerParams &p, Hyper<T> &h, T *table, int64_t rows,
+[[nodiscard]] inline int64_t applyGlobalDecay(const OptimizerParams &p, Hyper<T> &h, T *table, int64_t rows,
                              int64_t D, const char *where) {
   if (!(p.globalDecay && p.weightDecay > 0))
-    return;
+    return -1;
   const bool plainSgd = p.kind == OptimizerKind::Sgd && p.momentum == 0;
   if (!plainSgd && p.kind != OptimizerKind::AdamW)
     throw std::invalid_argument(std::string(where) + "(" + optimizerName(p.kind) +
@@ -306,6 +358,17 @@ inline void applyGlobalDecay(const OptimizerParams &p, Hyper<T> &h, T *table, in
   });
   h.coupled = false;
   h.decoupled = false;
+  if (std::abs(double(scale)) <= 1.0)
+    return -1;
+  LowestIndex bad;
+  parallelFor(rows, n > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r)
+      if (!allFinite(table + r * D, D)) {
+        bad.report(r);
+        return;
+      }
+  });
+  return bad.get();
 }
 
 } // namespace embc::runtime::cpu::detail

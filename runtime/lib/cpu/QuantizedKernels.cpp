@@ -130,8 +130,8 @@ void quantizedLookupGrad(const QuantizedTable &t, const int64_t *ids, const int6
 
 // --- Update --------------------------------------------------------------------
 
-void quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
-                           double gradScale, QuantizedTable &t, const int64_t *uniqueRows,
+SparseNonFinite quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
+                                      double gradScale, QuantizedTable &t, const int64_t *uniqueRows,
                            const float *vals, int64_t nnz, float *state0, float *state1,
                            uint64_t seed, const std::vector<RowSegment> &segments) {
   detail::Hyper<float> h =
@@ -153,6 +153,7 @@ void quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScal
   }
   const bool rowwise = p.kind == OptimizerKind::RowwiseAdagrad;
   const int64_t D = t.D;
+  detail::LowestIndex bad;
   parallelFor(nnz, nnz * D > kParallelWork / 4, [&](int64_t kBegin, int64_t kEnd) {
     for (int64_t k = kBegin; k < kEnd; ++k) {
       const int64_t r = uniqueRows[k];
@@ -162,13 +163,21 @@ void quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScal
       float *row = scratch(size_t(D));
       dequantizeRow(t, r, row);
       // Row index 0 of a one-row "table" whose state starts at row r.
-      detail::tableRowStep(p.kind, h, row, 0, D, vals + k * D,
-                           state0 ? state0 + (rowwise ? r : r * D) : nullptr,
-                           state1 ? state1 + r * D : nullptr);
-      quantizeRow(t, r, row, /*nearest=*/false,
-                  rowKey(seed, seg->tableKey, r - seg->firstRow, step));
+      // A row left not finite is not stored: no storage but f32 could hold
+      // it, and the run stops at it.
+      if (!detail::tableRowStep(p.kind, h, row, 0, D, vals + k * D,
+                                state0 ? state0 + (rowwise ? r : r * D) : nullptr,
+                                state1 ? state1 + r * D : nullptr)) {
+        bad.report(k);
+        continue;
+      }
+      if (!quantizeRow(t, r, row, /*nearest=*/false,
+                       rowKey(seed, seg->tableKey, r - seg->firstRow, step)))
+        bad.report(k);
     }
   });
+  const int64_t k = bad.get();
+  return k < 0 ? SparseNonFinite{} : SparseNonFinite{uniqueRows[k], k};
 }
 
 } // namespace embc::runtime::cpu

@@ -16,6 +16,7 @@
 #include "OptimizerRow.h"
 
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -170,8 +171,8 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
     for (int64_t d = 0; d < D; ++d)
       g[d] = gp * c[d];
     for (int64_t i = x0; i < x1; ++i)
-      detail::tableRowStep(kind, h, table, s.context.rowOffset + s.contextIds[i], D, g, s.state0,
-                           s.state1);
+      (void)detail::tableRowStep(kind, h, table, s.context.rowOffset + s.contextIds[i], D, g,
+                                 s.state0, s.state1); // checked per example below
   }
   // When every target row is a different row, no step changes a row that a
   // later target reads: all scores can be taken first, side by side, instead
@@ -200,18 +201,41 @@ double runExample(const SkipgramStep &s, const detail::Hyper<float> &h, bool pla
       detail::axpy(gj, row, dc, D);
       for (int64_t d = 0; d < D; ++d)
         g[d] = gj * c[d];
-      detail::tableRowStep(kind, h, table, s.negative.rowOffset + negatives[j], D, g, s.state0,
-                           s.state1);
+      (void)detail::tableRowStep(kind, h, table, s.negative.rowOffset + negatives[j], D, g,
+                                 s.state0, s.state1); // checked per example below
     }
   }
   for (int64_t i = c0; i < c1; ++i) {
     if (plainSgd)
       detail::axpy(-lr, dc, table + (s.center.rowOffset + s.centerIds[i]) * D, D);
     else
-      detail::tableRowStep(kind, h, table, s.center.rowOffset + s.centerIds[i], D, dc, s.state0,
-                           s.state1);
+      (void)detail::tableRowStep(kind, h, table, s.center.rowOffset + s.centerIds[i], D, dc,
+                                 s.state0, s.state1); // checked per example below
   }
   return loss.value();
+}
+
+/// The first row of example b (its centre rows, context rows, then its
+/// negatives) that is not finite, or -1: the finite check of the rows an
+/// example stepped, read back while they are in cache.
+int64_t firstNonFiniteRow(const SkipgramStep &s, int64_t b) {
+  const bool rowwise = s.optimizer.kind == OptimizerKind::RowwiseAdagrad;
+  auto bad = [&](int64_t row) {
+    return !detail::allFinite(s.table + row * s.D, s.D) ||
+           (s.state0 && !detail::allFinite(s.state0 + (rowwise ? row : row * s.D),
+                                           rowwise ? 1 : s.D)) ||
+           (s.state1 && !detail::allFinite(s.state1 + row * s.D, s.D));
+  };
+  for (int64_t i = s.centerOffsets[b]; i < s.centerOffsets[b + 1]; ++i)
+    if (bad(s.center.rowOffset + s.centerIds[i]))
+      return s.center.rowOffset + s.centerIds[i];
+  for (int64_t i = s.contextOffsets[b]; i < s.contextOffsets[b + 1]; ++i)
+    if (bad(s.context.rowOffset + s.contextIds[i]))
+      return s.context.rowOffset + s.contextIds[i];
+  for (int64_t j = 0; j < s.K; ++j)
+    if (bad(s.negative.rowOffset + s.negatives[b * s.K + j]))
+      return s.negative.rowOffset + s.negatives[b * s.K + j];
+  return -1;
 }
 
 void checkBags(const int64_t *offsets, int64_t B, int64_t count, const char *what) {
@@ -233,7 +257,7 @@ void checkIds(const int64_t *ids, int64_t n, int64_t rows, size_t operand) {
 
 } // namespace
 
-void skipgramStep(const SkipgramStep &s) {
+int64_t skipgramStep(const SkipgramStep &s) {
   if (s.B < 1 || s.K < 0 || s.D < 1)
     throw std::invalid_argument("skipgram_step: B " + std::to_string(s.B) + ", K " +
                                 std::to_string(s.K) + ", D " + std::to_string(s.D));
@@ -260,21 +284,36 @@ void skipgramStep(const SkipgramStep &s) {
   const bool plainSgd = s.optimizer.kind == OptimizerKind::Sgd && s.optimizer.momentum == 0 &&
                         s.optimizer.weightDecay == 0;
   std::vector<double> losses(size_t(s.B));
+  // The first example (lowest b) whose rows a step left not finite, and
+  // that row; found rarely (the run stops), so a lock is cheap enough.
+  std::mutex badLock;
+  int64_t badExample = s.B, badRow = -1;
+  auto example = [&](int64_t b, Scratch &w) {
+    losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
+    if (!s.update)
+      return;
+    if (const int64_t row = firstNonFiniteRow(s, b); row >= 0) {
+      std::lock_guard<std::mutex> hold(badLock);
+      if (b < badExample)
+        badExample = b, badRow = row;
+    }
+  };
   if (s.update && s.mode == SkipgramMode::PerExample) {
     Scratch w(s.D, s.K);
     for (int64_t b = 0; b < s.B; ++b)
-      losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
+      example(b, w);
   } else {
     parallelFor(s.B, true, [&](int64_t b0, int64_t b1) {
       Scratch w(s.D, s.K);
       for (int64_t b = b0; b < b1; ++b)
-        losses[size_t(b)] = runExample(s, h, plainSgd, b, w);
+        example(b, w);
     });
   }
   double total = 0;
   for (double l : losses)
     total += l;
   *s.loss = float(total / double(s.B));
+  return badRow;
 }
 
 } // namespace embc::runtime::cpu

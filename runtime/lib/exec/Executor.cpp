@@ -276,6 +276,7 @@ void Executor::copyStateFrom(const Executor &other) {
   std::memcpy(state_.arena, other.state_.arena, size_t(plan_.arenaBytes));
   state_.length = other.state_.length;
   state_.optimizerStep = other.state_.optimizerStep;
+  state_.step = other.state_.step;
   state_.lrScale = other.state_.lrScale;
   state_.lossScale = other.state_.lossScale;
   state_.seed = other.state_.seed;
@@ -376,6 +377,7 @@ float Executor::forward() {
 void Executor::beginStep(int64_t step, double lrScale) {
   settleUpdate();
   state_.optimizerStep = step - state_.lossScale.skippedSteps;
+  state_.step = step;
   state_.lrScale = lrScale;
 }
 
@@ -411,6 +413,7 @@ bool Executor::update(int64_t step, double lrScale) {
 void Executor::queueUpdate(int64_t step, double lrScale) {
   settleUpdate();
   state_.optimizerStep = step - state_.lossScale.skippedSteps;
+  state_.step = step;
   state_.lrScale = lrScale;
   state_.skipUpdate = false;
   state_.inUpdate = true;

@@ -163,28 +163,45 @@ void dequantizeRow(const QuantizedTable &t, int64_t r, float *out) {
   }
 }
 
-void quantizeRow(QuantizedTable &t, int64_t r, const float *v, bool nearest, uint64_t key) {
+namespace {
+
+/// Whether no 16-bit value of the row has the all-ones exponent `exponent`
+/// (NaN or infinity in fp16: 0x7c00, in bf16: 0x7f80).
+bool finite16(const uint16_t *row, int64_t D, uint16_t exponent) {
+  uint16_t bad = 0;
+  for (int64_t j = 0; j < D; ++j)
+    bad |= uint16_t((row[j] & exponent) == exponent);
+  return bad == 0;
+}
+
+} // namespace
+
+bool quantizeRow(QuantizedTable &t, int64_t r, const float *v, bool nearest, uint64_t key) {
   const int64_t D = t.D;
   switch (t.storage) {
-  case Storage::F32:
+  case Storage::F32: {
     std::memcpy(static_cast<float *>(t.data) + r * D, v, sizeof(float) * size_t(D));
-    return;
+    bool finite = true;
+    for (int64_t j = 0; j < D; ++j)
+      finite = finite && std::isfinite(v[j]);
+    return finite;
+  }
   case Storage::F16: {
     uint16_t *row = static_cast<uint16_t *>(t.data) + r * D;
     for (int64_t j = 0; j < D; ++j)
       row[j] = nearest ? floatToHalf(v[j]) : floatToHalfStochastic(v[j], elementBits(key, j));
-    return;
+    return finite16(row, D, 0x7c00);
   }
   case Storage::BF16: {
     uint16_t *row = static_cast<uint16_t *>(t.data) + r * D;
     for (int64_t j = 0; j < D; ++j)
       row[j] = nearest ? floatToBf16(v[j]) : floatToBf16Stochastic(v[j], elementBits(key, j));
-    return;
+    return finite16(row, D, 0x7f80);
   }
   case Storage::Int8:
   case Storage::Int4: {
     if (D == 0)
-      return;
+      return true;
     float lo = v[0], hi = v[0];
     bool finite = true;
     for (int64_t j = 0; j < D; ++j) {
@@ -210,14 +227,15 @@ void quantizeRow(QuantizedTable &t, int64_t r, const float *v, bool nearest, uin
       uint8_t *row = static_cast<uint8_t *>(t.data) + r * D;
       for (int64_t j = 0; j < D; ++j)
         row[j] = code(j);
-      return;
+      return true;
     }
     uint8_t *row = static_cast<uint8_t *>(t.data) + r * (D / 2);
     for (int64_t k = 0; k < D / 2; ++k)
       row[k] = uint8_t(code(2 * k) | (code(2 * k + 1) << 4));
-    return;
+    return true;
   }
   }
+  return false;
 }
 
 } // namespace embc::runtime::storage

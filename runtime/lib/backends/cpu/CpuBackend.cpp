@@ -10,6 +10,7 @@
 
 #include "CommBindings.h"
 #include "CpuBinder.h"
+#include "NonFinite.h"
 #include "TeamTuner.h"
 
 #include "embc/runtime/backends/CpuBackend.h"
@@ -493,13 +494,17 @@ BoundKernel bindUpdateParam(const Binder &b) {
   double gradScale = b.real("grad_scale");
   int32_t g = k.inputs[0], scale = clipped ? k.inputs[1] : -1;
   std::vector<int32_t> out = k.outputs;
+  const std::string what = "parameter '" + p.name + "'";
   return [=](ExecState &s) {
     double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
-    cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor,
-                     s.data<float>(out[0]), s.data<float>(g),
-                     out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                     out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
-                     rowLength);
+    const int64_t bad = cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor,
+                                         s.data<float>(out[0]), s.data<float>(g),
+                                         out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                                         out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
+                                         rowLength);
+    if (bad >= 0)
+      throwNonFinite(s, "update_param", what, elementSpans(s, out, bad, rowLength),
+                     elementSpans(s, {g}, bad, rowLength).front());
   };
 }
 
@@ -518,15 +523,18 @@ BoundKernel bindUpdateTable(const Binder &b) {
   int32_t rows = k.inputs[0], values = k.inputs[1];
   int32_t scale = clipped ? k.inputs[2] : -1;
   std::vector<int32_t> out = k.outputs;
+  const std::string name = t.name;
   return [=](ExecState &s) {
     double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
     int64_t rowsCount = sharded ? sharded->rowsOn(s.rank()) : allRows;
-    cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor,
-                      s.data<float>(out[0]), rowsCount, D,
-                      s.data<int64_t>(rows), s.data<float>(values),
-                      s.length[rows],
-                      out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                      out.size() > 2 ? s.data<float>(out[2]) : nullptr);
+    const cpu::SparseNonFinite bad =
+        cpu::sparseUpdate(opt, s.optimizerStep, s.lrScale, factor, s.data<float>(out[0]),
+                          rowsCount, D, s.data<int64_t>(rows), s.data<float>(values),
+                          s.length[rows], out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                          out.size() > 2 ? s.data<float>(out[2]) : nullptr);
+    if (bad)
+      throwNonFinite(s, "update_table", tableRow(*s.plan, name, bad.row),
+                     rowSpans(s, out, bad.row, D), gradientRow(s, values, bad.entry, D));
   };
 }
 

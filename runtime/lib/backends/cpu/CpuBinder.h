@@ -87,6 +87,7 @@ public:
   /// table batch named by "batch" (-emb-pack-params), which is one table of
   /// all its members' rows with one sparse gradient.
   struct SparseTarget {
+    const std::string &name;
     int64_t rows, dim;
     const std::vector<int32_t> &state;
     const Optimizer &optimizer;
@@ -94,13 +95,13 @@ public:
   SparseTarget sparseTarget() const {
     if (!k.attrs.contains("batch")) {
       const Table &t = table();
-      return {t.rows, t.dim, t.state, t.optimizer};
+      return {t.name, t.rows, t.dim, t.state, t.optimizer};
     }
     int64_t i = integer("batch");
     if (i < 0 || i >= int64_t(p.tableBatches.size()))
       fail("table batch index " + std::to_string(i) + " out of range");
     const TableBatch &t = p.tableBatches[i];
-    return {t.rows, t.dim, t.state, t.optimizer};
+    return {t.name, t.rows, t.dim, t.state, t.optimizer};
   }
   const Param &param() const {
     int64_t i = integer("param");

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBinder.h"
+#include "NonFinite.h"
 
 #include "embc/runtime/cpu/FusedEmbeddingKernels.h"
 
@@ -361,14 +362,18 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
         gs.values = s.data<float>(src.values);
       }
     }
+    int64_t bad = -1;
     try {
-      cpu::embeddingUpdate(opt, s.optimizerStep, s.lrScale, gradScale, s.data<float>(out[0]), rows,
-                           D, grads.data(), grads.size(),
-                           out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                           out.size() > 2 ? s.data<float>(out[2]) : nullptr);
+      bad = cpu::embeddingUpdate(opt, s.optimizerStep, s.lrScale, gradScale,
+                                 s.data<float>(out[0]), rows, D, grads.data(), grads.size(),
+                                 out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+                                 out.size() > 2 ? s.data<float>(out[2]) : nullptr);
     } catch (const cpu::IdOutOfRange &e) {
       throwBadId(e, names[e.operand]);
     }
+    if (bad >= 0)
+      throwNonFinite(s, "embedding_update", tableRow(*s.plan, name, bad),
+                     rowSpans(s, out, bad, D));
   };
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBinder.h"
+#include "NonFinite.h"
 
 using namespace embc::runtime;
 
@@ -29,6 +30,7 @@ struct Segment {
   int64_t n;          ///< values
   int64_t rowLength;  ///< last dimension (rowwise_adagrad's row)
   int64_t stateOffset; ///< rowwise_adagrad: first accumulator of the member
+  std::string name;    ///< the member parameter's
 };
 
 BoundKernel bindUpdatePacked(const Binder &b) {
@@ -49,7 +51,7 @@ BoundKernel bindUpdatePacked(const Binder &b) {
     const Param &param = b.p.params.at(m);
     const Buffer &values = b.p.buffers.at(param.buffer);
     Segment s{(values.offset - whole.offset) / int64_t(sizeof(float)), Binder::numel(values),
-              values.shape.back(), 0};
+              values.shape.back(), 0, param.name};
     if (opt.kind == cpu::OptimizerKind::RowwiseAdagrad)
       s.stateOffset = (b.p.buffers.at(param.state.at(0)).offset -
                        b.p.buffers.at(pack.state.at(0)).offset) /
@@ -58,6 +60,25 @@ BoundKernel bindUpdatePacked(const Binder &b) {
   }
   int32_t g = k.inputs[0], scale = clipped ? k.inputs[1] : -1;
   std::vector<int32_t> out = k.outputs;
+  const bool rowwise = opt.kind == cpu::OptimizerKind::RowwiseAdagrad;
+  // Stops the run at element `at` of the pack that an update left not
+  // finite, naming the member it belongs to.
+  auto nonFinite = [=](const ExecState &s, int64_t at) {
+    const Segment *m = &segments.front();
+    for (const Segment &seg : segments)
+      if (seg.offset <= at && at < seg.offset + seg.n)
+        m = &seg;
+    const int64_t stateAt = rowwise ? m->stateOffset + (at - m->offset) / m->rowLength : at;
+    std::vector<ValueSpan> written;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const int64_t i = j == 1 ? stateAt : at;
+      written.push_back({s.buffer(out[j]).name, s.data<float>(out[j]) + i, 1, i});
+    }
+    throwNonFinite(s, "update_packed",
+                   "element " + std::to_string(at - m->offset) + " of parameter '" + m->name +
+                       "' (pack '" + s.buffer(out[0]).name + "')",
+                   written, {s.buffer(g).name, s.data<float>(g) + at, 1, at});
+  };
   return [=](ExecState &s) {
     double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
     float *w = s.data<float>(out[0]);
@@ -65,14 +86,19 @@ BoundKernel bindUpdatePacked(const Binder &b) {
     float *s0 = out.size() > 1 ? s.data<float>(out[1]) : nullptr;
     float *s1 = out.size() > 2 ? s.data<float>(out[2]) : nullptr;
     if (!perMember) {
-      cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor, w, grad, s0, s1, size, 1);
+      if (const int64_t bad =
+              cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor, w, grad, s0, s1, size, 1);
+          bad >= 0)
+        nonFinite(s, bad);
       return;
     }
     for (const Segment &m : segments) {
-      bool rowwise = opt.kind == cpu::OptimizerKind::RowwiseAdagrad;
-      cpu::denseUpdate(opt, s.optimizerStep, s.lrScale, factor, w + m.offset,
-                       grad + m.offset, s0 ? s0 + (rowwise ? m.stateOffset : m.offset) : nullptr,
-                       s1 ? s1 + m.offset : nullptr, m.n, m.rowLength);
+      const int64_t bad = cpu::denseUpdate(
+          opt, s.optimizerStep, s.lrScale, factor, w + m.offset, grad + m.offset,
+          s0 ? s0 + (rowwise ? m.stateOffset : m.offset) : nullptr, s1 ? s1 + m.offset : nullptr,
+          m.n, m.rowLength);
+      if (bad >= 0)
+        nonFinite(s, m.offset + bad);
     }
   };
 }

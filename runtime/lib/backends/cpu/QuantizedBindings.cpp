@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBinder.h"
+#include "NonFinite.h"
 
 #include "embc/runtime/cpu/QuantizedKernels.h"
 #include "embc/runtime/data/CounterRandom.h"
@@ -44,6 +45,24 @@ struct Target {
             qparams >= 0 ? s.data<uint16_t>(qparams) : nullptr, rows, dim};
   }
 };
+
+/// Stops the run: an update left row `row` of the quantised table `t` not
+/// finite. Its f32 row was not stored (quantizedSparseUpdate), so the
+/// message names the optimizer state's value, if one is not finite, and
+/// the storage that could not hold the row otherwise.
+[[noreturn]] void throwQuantizedNonFinite(const ExecState &s, const char *op, const Target &t,
+                                          const std::vector<int32_t> &out, int64_t row,
+                                          const ValueSpan &gradient) {
+  std::vector<ValueSpan> written;
+  for (size_t j = 1; j < out.size(); ++j) {
+    const Buffer &b = s.buffer(out[j]);
+    const int64_t perRow = t.rows > 0 ? Binder::numel(b) / t.rows : 0;
+    written.push_back({b.name, s.data<float>(out[j]) + row * perRow, perRow, row * perRow, perRow});
+  }
+  throwNonFinite(s, op, tableRow(*s.plan, t.name, row), written, gradient,
+                 "its step went beyond the range of its " + std::string(enumName(t.storage)) +
+                     " storage; the row keeps its old values");
+}
 
 Target tableTarget(const Table &t) {
   return {t.name, t.storage, t.buffer, t.qparams, t.rows, t.dim, t.state, &t.optimizer,
@@ -134,11 +153,13 @@ BoundKernel bindUpdateTable(const Binder &b, const Target &t) {
   return [=](ExecState &s) {
     double factor = gradScale * (scale >= 0 ? *s.data<float>(scale) : 1.0);
     cpu::QuantizedTable q = t.view(s);
-    cpu::quantizedSparseUpdate(opt, s.optimizerStep, s.lrScale, factor, q,
-                               s.data<int64_t>(rows), s.data<float>(values), s.length[rows],
-                               out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                               out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed,
-                               t.segments);
+    const cpu::SparseNonFinite bad = cpu::quantizedSparseUpdate(
+        opt, s.optimizerStep, s.lrScale, factor, q, s.data<int64_t>(rows), s.data<float>(values),
+        s.length[rows], out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+        out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed, t.segments);
+    if (bad)
+      throwQuantizedNonFinite(s, "update_table", t, out, bad.row,
+                              gradientRow(s, values, bad.entry, t.dim));
   };
 }
 
@@ -219,11 +240,15 @@ BoundKernel bindEmbeddingUpdate(const Binder &b, const Target &t) {
     }
     int64_t distinct = cpu::coalesceRows(rows.data(), values.data(), total, D);
     cpu::QuantizedTable q = t.view(s);
-    cpu::quantizedSparseUpdate(opt, s.optimizerStep, s.lrScale, gradScale, q, rows.data(),
-                               values.data(), distinct,
-                               out.size() > 1 ? s.data<float>(out[1]) : nullptr,
-                               out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed,
-                               t.segments);
+    const cpu::SparseNonFinite bad = cpu::quantizedSparseUpdate(
+        opt, s.optimizerStep, s.lrScale, gradScale, q, rows.data(), values.data(), distinct,
+        out.size() > 1 ? s.data<float>(out[1]) : nullptr,
+        out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed, t.segments);
+    if (bad) // the summed gradient rows are this binding's scratch, not a plan buffer
+      throwQuantizedNonFinite(
+          s, "embedding_update", t, out, bad.row,
+          {"the summed gradient of '" + t.name + "'", values.data() + bad.entry * t.dim, t.dim,
+           bad.entry * t.dim, t.dim});
   };
 }
 

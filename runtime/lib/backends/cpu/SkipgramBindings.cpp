@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBinder.h"
+#include "NonFinite.h"
 
 #include "embc/runtime/cpu/SkipgramKernel.h"
 
@@ -22,6 +23,7 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
   const int32_t values = k.attrs.contains("batch")
                              ? b.p.tableBatches[size_t(b.integer("batch"))].buffer
                              : b.table().buffer;
+  const std::string targetName = target.name;
   const cpu::OptimizerParams opt = optimizerOf(b, target.optimizer);
   const size_t states = target.optimizer.stateBuffers();
   if (target.state.size() != states)
@@ -113,11 +115,20 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
     step.update = s.training;
     step.loss = s.data<float>(loss);
     step.scores = s.data<float>(scores);
+    int64_t bad = -1;
     try {
-      cpu::skipgramStep(step);
+      bad = cpu::skipgramStep(step);
     } catch (const cpu::IdOutOfRange &e) {
       throw data::DataError("id " + std::to_string(e.id) + " is outside table '" +
                             names[e.operand] + "' (rows 0.." + std::to_string(e.rows - 1) + ")");
+    }
+    if (bad >= 0) {
+      std::vector<int32_t> written{values};
+      for (int32_t st : {state0, state1})
+        if (st >= 0)
+          written.push_back(st);
+      throwNonFinite(s, "skipgram_step", tableRow(*s.plan, targetName, bad),
+                     rowSpans(s, written, bad, D));
     }
   };
 }

@@ -166,7 +166,7 @@ TEST(CpuDeterminism, ReductionsIgnoreTheThreadCount) {
     p.weightDecay = 0.01;
     r.lamb = x;
     FVec m(n, 0.0f), v(n, 0.0f);
-    denseUpdate(p, 1, 1.0, 1.0, r.lamb.data(), dy.data(), m.data(), v.data(), n, n);
+    EXPECT_EQ(denseUpdate(p, 1, 1.0, 1.0, r.lamb.data(), dy.data(), m.data(), v.data(), n, n), -1);
     return r;
   };
   const int defaultThreads = teamSize();

@@ -160,7 +160,7 @@ TEST(OptimizerFormula, FirstStepsAreTheDocumentedFormulaInFloat64) {
       for (int64_t i = 0; i < kN; ++i)
         bound[size_t(i)] += 2.5e-7 * (std::abs(ref.w[size_t(i)]) +
                                       std::abs(ref.w[size_t(i)] - before[size_t(i)]));
-      denseUpdate<float>(c.p, t, 1.0, 1.0, w.data(), g.data(), s0.data(), s1.data(), kN, kDim);
+      EXPECT_EQ(denseUpdate<float>(c.p, t, 1.0, 1.0, w.data(), g.data(), s0.data(), s1.data(), kN, kDim), -1);
       for (int64_t i = 0; i < kN; ++i) {
         const double want = ref.w[size_t(i)];
         ASSERT_NEAR(double(w[size_t(i)]), want, bound[size_t(i)])

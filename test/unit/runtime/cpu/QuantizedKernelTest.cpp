@@ -73,16 +73,20 @@ TEST(QuantizedKernels, HalfAndBf16RoundTrip) {
   for (uint32_t b = 0; b < 0x10000u; ++b) {
     uint16_t h = uint16_t(b);
     float f = halfToFloat(h);
-    if (std::isfinite(f))
+    if (std::isfinite(f)) {
       ASSERT_EQ(floatToHalf(f), h) << std::hex << b;
+    }
     float g = bf16ToFloat(h);
-    if (std::isfinite(g))
+    if (std::isfinite(g)) {
       ASSERT_EQ(floatToBf16(g), h) << std::hex << b;
+    }
     // Stochastic rounding of a representable value is the value.
-    if (std::isfinite(f))
+    if (std::isfinite(f)) {
       ASSERT_EQ(halfToFloat(floatToHalfStochastic(f, b * 7919u)), f);
-    if (std::isfinite(g))
+    }
+    if (std::isfinite(g)) {
       ASSERT_EQ(bf16ToFloat(floatToBf16Stochastic(g, b * 104729u)), g);
+    }
   }
   EXPECT_EQ(halfToFloat(floatToHalf(1.0f / 3.0f)), 0.333251953125f);
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f / 3.0f)), 0.333984375f);
@@ -274,11 +278,11 @@ TEST(QuantizedKernels, UpdateEqualsF32UpdateThenQuantisation) {
       std::vector<float> s0(stateLen, 0.1f), s1(rows * D, 0.0f);
       std::vector<float> q0 = s0, q1 = s1;
       bool two = kind == OptimizerKind::Adam;
-      sparseUpdate(p, 1, 1.0, 1.0, f32.data(), rows, D, touched.data(), grads.data(),
-                   int64_t(touched.size()), s0.data(), two ? s1.data() : nullptr);
-      quantizedSparseUpdate(p, 1, 1.0, 1.0, q.table, touched.data(), grads.data(),
+      EXPECT_FALSE(sparseUpdate(p, 1, 1.0, 1.0, f32.data(), rows, D, touched.data(), grads.data(),
+                   int64_t(touched.size()), s0.data(), two ? s1.data() : nullptr));
+      EXPECT_FALSE(quantizedSparseUpdate(p, 1, 1.0, 1.0, q.table, touched.data(), grads.data(),
                             int64_t(touched.size()), q0.data(), two ? q1.data() : nullptr, 42,
-                            {{0, 1234}});
+                            {{0, 1234}}));
       EXPECT_EQ(q0, s0); // the optimizer state is the f32 update's
       std::vector<float> got = q.dequantized();
       for (int64_t r = 0; r < rows; ++r)
@@ -307,8 +311,8 @@ TEST(QuantizedKernels, UpdateIsIndependentOfThreadsAndSegments) {
     std::vector<float> state(rows * D, 0.0f);
     int before = teamSize();
     setTeamSize(threads);
-    quantizedSparseUpdate(p, 3, 1.0, 1.0, q.table, touched.data(), grads.data(),
-                          int64_t(touched.size()), state.data(), nullptr, 7, segments);
+    EXPECT_FALSE(quantizedSparseUpdate(p, 3, 1.0, 1.0, q.table, touched.data(), grads.data(),
+                          int64_t(touched.size()), state.data(), nullptr, 7, segments));
     setTeamSize(before);
     return q.bytes;
   };

@@ -82,7 +82,7 @@ Outcome run(const Batch &batch, OptimizerKind kind, SkipgramMode mode, bool upda
   s.update = update;
   s.loss = &r.loss;
   s.scores = r.scores.data();
-  skipgramStep(s);
+  EXPECT_EQ(skipgramStep(s), -1);
   return r;
 }
 
@@ -211,7 +211,7 @@ TEST(SkipgramStep, GradientMatchesFiniteDifferences) {
   s.table = updated.data(), s.targetRows = kRows;
   s.optimizer.kind = OptimizerKind::Sgd, s.optimizer.lr = 1e-3;
   s.loss = &loss, s.scores = scores.data();
-  skipgramStep(s);
+  EXPECT_EQ(skipgramStep(s), -1);
   const std::vector<double> w0(table.begin(), table.end());
   // The centre row and the context row (the negatives' rows differ from it
   // here, and each negative row once).

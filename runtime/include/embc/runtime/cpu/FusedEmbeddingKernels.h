@@ -100,11 +100,13 @@ template <class T> struct GradSource {
 /// do not cover the ids, a source outside the table, a missing state), in
 /// both cases before anything is written. Rows are updated in parallel,
 /// never shared between threads, so the result does not depend on the
-/// thread count.
+/// thread count. Returns the lowest updated row left not finite (the finite
+/// check of every update, as sparseUpdate), or -1.
 template <class T>
-void embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
-                     T *table, int64_t rows, int64_t D, const GradSource<T> *sources, size_t count,
-                     T *state0, T *state1);
+[[nodiscard]] int64_t embeddingUpdate(const OptimizerParams &p, int64_t step, double lrScale,
+                                      double gradScale, T *table, int64_t rows, int64_t D,
+                                      const GradSource<T> *sources, size_t count, T *state0,
+                                      T *state1);
 
 } // namespace embc::runtime::cpu
 

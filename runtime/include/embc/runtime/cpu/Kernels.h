@@ -169,18 +169,34 @@ struct OptimizerParams {
 /// Dense update of n values; `rowLength` is the row length for
 /// rowwise_adagrad (state0 then has n / rowLength entries). state0/state1
 /// may be null when the optimizer needs fewer states.
+///
+/// Every update checks what it wrote (docs/training.md, "Non-finite
+/// values"): returns the lowest index whose value or state is NaN or
+/// infinite after the step, or -1 when all are finite. The whole update is
+/// applied either way; the caller stops the run.
 template <class T>
-void denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale, T *w,
-                 const T *g, T *state0, T *state1, int64_t n, int64_t rowLength);
+[[nodiscard]] int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
+                                  double gradScale, T *w, const T *g, T *state0, T *state1,
+                                  int64_t n, int64_t rowLength);
+
+/// The first table row an update left not finite: the row, and its entry in
+/// the update's (rows, vals) when it had one (-1 when the global decay did
+/// it). row -1: every updated row is finite.
+struct SparseNonFinite {
+  int64_t row = -1, entry = -1;
+  explicit operator bool() const { return row >= 0; }
+};
 
 /// Sparse update of a table (rows x D) from coalesced (rows, vals), nnz
 /// distinct rows. Lazy: only those rows and their state change. With
 /// globalDecay and weightDecay > 0 (sgd without momentum, adamw), every row
-/// is first scaled by (1 - lr wd). rowwise_adagrad's state0 has `rows` entries.
+/// is first scaled by (1 - lr wd). rowwise_adagrad's state0 has `rows`
+/// entries. Returns the first updated row (lowest entry) left not finite.
 template <class T>
-void sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale, double gradScale,
-                  T *table, int64_t rows, int64_t D, const int64_t *uniqueRows, const T *vals,
-                  int64_t nnz, T *state0, T *state1);
+[[nodiscard]] SparseNonFinite sparseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
+                                           double gradScale, T *table, int64_t rows, int64_t D,
+                                           const int64_t *uniqueRows, const T *vals, int64_t nnz,
+                                           T *state0, T *state1);
 
 /// Sum of squares of n values (for clipping by the global norm).
 template <class T> double sumSquares(const T *x, int64_t n);

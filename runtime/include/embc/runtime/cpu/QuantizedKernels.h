@@ -81,11 +81,15 @@ struct RowSegment {
 /// (seed, segment's table, row in the table, step, element). Throws
 /// std::invalid_argument for global weight decay (it would requantise every
 /// row every step; the compiler refuses it) and like sparseUpdate for bad
-/// rows.
-void quantizedSparseUpdate(const OptimizerParams &p, int64_t step, double lrScale,
-                           double gradScale, QuantizedTable &t, const int64_t *uniqueRows,
-                           const float *vals, int64_t nnz, float *state0, float *state1,
-                           uint64_t seed, const std::vector<RowSegment> &segments);
+/// rows. Returns the first updated row left not finite (as sparseUpdate:
+/// its f32 values or state, or an fp16/bf16 row that overflowed its
+/// storage); such a row keeps its old stored values.
+[[nodiscard]] SparseNonFinite quantizedSparseUpdate(const OptimizerParams &p, int64_t step,
+                                                    double lrScale, double gradScale,
+                                                    QuantizedTable &t, const int64_t *uniqueRows,
+                                                    const float *vals, int64_t nnz, float *state0,
+                                                    float *state1, uint64_t seed,
+                                                    const std::vector<RowSegment> &segments);
 
 } // namespace embc::runtime::cpu
 

@@ -63,7 +63,9 @@ struct SkipgramStep {
 
 /// Throws IdOutOfRange (operand 0: centre ids, 2: context ids, 4:
 /// negatives) before changing anything, std::invalid_argument for bad bags.
-void skipgramStep(const SkipgramStep &s);
+/// With s.update, returns the first target row a step left not finite (of
+/// the lowest such example), or -1: the finite check of every update.
+[[nodiscard]] int64_t skipgramStep(const SkipgramStep &s);
 
 } // namespace embc::runtime::cpu
 

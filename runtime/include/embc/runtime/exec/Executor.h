@@ -34,6 +34,15 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// A value training wrote became NaN or infinite: every update checks the
+/// parameters, tables and optimizer state it wrote (docs/training.md,
+/// "Non-finite values"). The message names the step, the kernel, the tensor
+/// and the element, and whether the gradient was already not finite.
+class NonFiniteError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Wall time spent in one kernel of a schedule while profiling is on.
 struct KernelTiming {
   int64_t launches = 0;
@@ -47,6 +56,9 @@ struct ExecState {
   std::byte *arena = nullptr;
   std::vector<int64_t> length; ///< leading-dimension fill per buffer
   int64_t optimizerStep = 0;   ///< 1-based step of the update being run
+  /// The training step (1-based) being run, for messages: optimizerStep
+  /// leaves out the updates loss scaling skipped.
+  int64_t step = 0;
   double lrScale = 1.0;        ///< learning-rate schedule factor
   /// fp16 dynamic loss scaling (config.lossScaling): the scale the loss
   /// gradient is multiplied by, and the counts behind its policy.

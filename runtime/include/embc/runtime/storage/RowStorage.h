@@ -78,7 +78,10 @@ void dequantizeRow(const QuantizedTable &t, int64_t r, float *out);
 /// rounding keyed by `key`. Int8 / Int4 first set the row's fp16 scale and
 /// bias from its min and max (rowwiseParams; scale ~ (max - min) / 255 or
 /// / 15). Throws std::domain_error for a non-finite value in a row-wise row.
-void quantizeRow(QuantizedTable &t, int64_t r, const float *v, bool nearest, uint64_t key);
+/// Returns whether the stored row is finite: false when an f32 value is
+/// not, or an fp16 / bf16 value overflowed its storage. Row-wise rows
+/// saturate at fp16's range instead, so they are always finite.
+bool quantizeRow(QuantizedTable &t, int64_t r, const float *v, bool nearest, uint64_t key);
 
 } // namespace embc::runtime::storage
 
