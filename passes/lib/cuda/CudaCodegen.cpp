@@ -49,6 +49,13 @@ int CudaEmitter::errorCode(const std::string &message) {
   return int(errors_.size());
 }
 
+int CudaEmitter::nonFiniteCode(const std::string &message) {
+  const int code = errorCode(message);
+  if (std::find(nonFinite_.begin(), nonFinite_.end(), code) == nonFinite_.end())
+    nonFinite_.push_back(code);
+  return code;
+}
+
 rt::CudaLaunch CudaEmitter::kernelLaunch(const std::string &entry,
                                          std::vector<rt::CudaArg> args, int64_t gridX,
                                          int64_t block, int64_t shared) {
@@ -220,6 +227,7 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
   }
   program.scratchBytes = em.scratchBytes();
   program.errors = em.errors();
+  program.nonFiniteErrors = em.nonFiniteErrors();
   plan.cuda = std::move(program);
   return true;
 }

@@ -620,6 +620,21 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
                          "$LWD * w[t]);");
   }
 
+  // The finite check of every update (OptimizerRow.h's spans): a lane whose
+  // values or state the step left NaN or infinite reports the row; the CPU
+  // stops at such a row too (docs/training.md, "Non-finite values").
+  const int nonFinite = em.nonFiniteCode(
+      "an update of table '" + t.name +
+      "' left row {} not finite (NaN or infinity in its values or optimizer state)");
+  std::string finite = "stepFinite = stepFinite && isfinite(w[t])";
+  if (o.states >= 1 && !rowwise)
+    finite += " && isfinite(s0[t])";
+  if (o.states >= 2)
+    finite += " && isfinite(s1[t])";
+  code += std::string("  bool stepFinite = ") + (rowwise ? "isfinite(acc0)" : "true") + ";\n";
+  code += forValues(l, finite + ";");
+  code += "  if (!stepFinite) emb_set_error(a.step, " + std::to_string(nonFinite) + ", r);\n";
+
   // State first: the CPU updates it in place before it requantises the row
   // (a non-finite row then fails with its state written, as there).
   code += stateRows(storeF32, "  if (lane == 0) S0[r] = acc0;\n");
@@ -639,15 +654,24 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
   code += "  const emb_u64 rkey = emb_row_key((emb_u64)a.step->seed, tableKey, r - firstRow, "
           "a.step->optimizerStep);\n";
   if (t.storage.kind == rt::Storage::F16 || t.storage.kind == rt::Storage::BF16) {
-    code += forValues(l, "TBL[r * $D + j] = emb_stochastic16(w[t], emb_mix64(rkey + (emb_u64)j), " +
-                             std::string(t.storage.kind == rt::Storage::BF16 ? "true" : "false") + ");");
+    // A finite f32 value past the storage's range rounds to infinity: the
+    // finite check counts the row as stored (storage::quantizeRow).
+    const bool bf16 = t.storage.kind == rt::Storage::BF16;
+    const int overflow = em.nonFiniteCode(
+        "an update of table '" + t.name + "' left row {} not finite (a value went beyond the "
+        "range of its " + std::string(bf16 ? "bf16" : "f16") + " storage)");
+    code += forValues(l, std::string("{ const emb_u16 q = emb_stochastic16(w[t], emb_mix64(rkey + "
+                                     "(emb_u64)j), ") +
+                             (bf16 ? "true" : "false") + "); TBL[r * $D + j] = q; if ((q & " +
+                             (bf16 ? "0x7f80" : "0x7c00") + ") == " + (bf16 ? "0x7f80" : "0x7c00") +
+                             ") emb_set_error(a.step, " + std::to_string(overflow) + ", r); }");
     return subst(code, v);
   }
   // int8 / int4: min, max and finiteness in row order (ties keep the first
   // value, as std::min/max do), the fp16 scale and bias, then the codes.
   const bool int4 = t.storage.kind == rt::Storage::Int4;
-  const int code_ = em.errorCode("table '" + t.name + "': an updated row holds a non-finite value; " +
-                                 t.storage.name() + " storage cannot represent it (row)");
+  const int code_ = em.nonFiniteCode("an update of table '" + t.name + "' left row {} not "
+                                     "finite; " + t.storage.name() + " storage cannot hold it");
   code += "  float lo = __shfl_sync(emb_gm, w[0], 0, " + std::to_string(l.L) +
           "), hi = lo;\n  bool finite = true;\n";
   code += orderedLoop(l, "float", "w",

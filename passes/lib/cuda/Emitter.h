@@ -76,6 +76,9 @@ public:
   /// The code of a device error message (1-based; the same message gets the
   /// same code).
   int errorCode(const std::string &message);
+  /// The code of the finite check of an update (CudaProgram::nonFiniteErrors):
+  /// `message` has "{}" where the value set with it (a row, an element) goes.
+  int nonFiniteCode(const std::string &message);
 
   /// Arg helpers.
   static runtime::CudaArg buf(int32_t buffer) {
@@ -115,6 +118,7 @@ public:
   int64_t scratchBytes() const { return scratchMax_; }
   std::string source() const { return source_.str(); }
   const std::vector<std::string> &errors() const { return errors_; }
+  const std::vector<int64_t> &nonFiniteErrors() const { return nonFinite_; }
 
 private:
   const runtime::Plan &plan_;
@@ -122,6 +126,7 @@ private:
   std::set<std::string> once_;
   std::map<std::string, int64_t> minBlocks_;
   std::vector<std::string> errors_;
+  std::vector<int64_t> nonFinite_;
   int next_ = 0;
   int64_t scratchUsed_ = 0, scratchMax_ = 0;
 };

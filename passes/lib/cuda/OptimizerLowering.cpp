@@ -106,6 +106,12 @@ Vars constants(const Opt &o) {
 
 int outArg(const Update &u, int i) { return (u.clipped ? 2 : 1) + i; }
 
+/// The finite check's error of update `u` (CudaEmitter::nonFiniteCode).
+int nonFiniteCode(CudaEmitter &em, const Update &u) {
+  return em.nonFiniteCode("an update of '" + u.name + "' left element {} not finite (NaN or "
+                          "infinity in its values or optimizer state)");
+}
+
 // --- Elementwise optimizers --------------------------------------------------------
 
 void emitElementwise(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
@@ -143,6 +149,15 @@ void emitElementwise(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
            << ", LR, GS, DS, IB1, IB2);\n";
   else
     loop << "    " << name << "_e(w, g, m, v, LR, GS, DS, IB1, IB2);\n";
+  // The finite check of every update: the first value (of a vector) that the
+  // step left NaN or infinite, in the values or the state, reports its index.
+  const std::string code = std::to_string(nonFiniteCode(em, u));
+  for (int c = 0; c < (vec ? 4 : 1); ++c) {
+    const std::string at = vec ? std::string(".") + "xyzw"[c] : "";
+    loop << "    if (!(isfinite(w" << at << ")" << (o.states >= 1 ? " && isfinite(m" + at + ")" : "")
+         << (o.states >= 2 ? " && isfinite(v" + at + ")" : "") << ")) emb_set_error(a.step, "
+         << code << ", " << (vec ? "4 * i + " + std::to_string(c) : "i") << ");\n";
+  }
   if (o.states >= 1)
     loop << "    M[i] = m;\n";
   if (o.states >= 2)
@@ -224,6 +239,7 @@ void emitLamb(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
   v["TRUST"] = std::to_string(trustArg);
   v["WHAT"] = u.name;
   v["MEMBERS"] = lit(int64_t(u.members.size()));
+  v["NONFINITE"] = std::to_string(nonFiniteCode(em, u));
   const std::string decl = R"CUDA(  const float *G = (const float *)a.p[0];
   float *W = (float *)a.p[$WARG], *M = (float *)a.p[$MARG], *V = (float *)a.p[$VARG];
   double *PART = (double *)a.p[$PART];
@@ -245,6 +261,7 @@ $HYPER$DECL$CHAIN  double w2 = 0.0, r2 = 0.0;
     const float gi = GS * G[i];
     M[i] = $B1 * M[i] + $OMB1 * gi;
     V[i] = $B2 * V[i] + $OMB2 * gi * gi;
+    if (!(isfinite(M[i]) && isfinite(V[i]))) emb_set_error(a.step, $NONFINITE, i);
     const double rr = (double)($R);
     w2 += (double)W[i] * (double)W[i];
     r2 += rr * rr;
@@ -291,8 +308,10 @@ $RANGE  double w2 = 0.0, r2 = 0.0;
 // $NAME: lamb step of '$WHAT': w -= lr trust r.
 extern "C" __global__ void $NAME(EmbArgs a) {
 $HYPER$DECL$CHAIN  const float step = LR * TRUST[mi];
-  for (emb_i64 i = off + bb * blockDim.x + threadIdx.x; i < off + n; i += nb * blockDim.x)
+  for (emb_i64 i = off + bb * blockDim.x + threadIdx.x; i < off + n; i += nb * blockDim.x) {
     W[i] -= step * ($R);
+    if (!isfinite(W[i])) emb_set_error(a.step, $NONFINITE, i);
+  }
 }
 )CUDA",
                   v));
@@ -325,6 +344,7 @@ void emitRowwiseAdagrad(CudaEmitter &em, const Update &u, rt::CudaKernel &out) {
   v["ROWS"] = lit(rows);
   v["WARG"] = std::to_string(outArg(u, 0));
   v["AARG"] = std::to_string(outArg(u, 1));
+  v["NONFINITE"] = std::to_string(nonFiniteCode(em, u));
   em.append(subst(R"CUDA(
 // $NAME: row-wise adagrad of '$WHAT', one warp per row.
 extern "C" __global__ void $NAME(EmbArgs a) {
@@ -344,8 +364,10 @@ $CHAIN    // Every lane reads the accumulator before the warp sum (a warp-wide
     sq = emb_warp_sum_f64(sq);
     const float acc = acc0 + (float)(sq / (double)len);
     const float rowStep = LR / (sqrtf(acc) + $EPS);
-    for (emb_i64 e = lane; e < len; e += 32)
+    for (emb_i64 e = lane; e < len; e += 32) {
       W[base + e] -= rowStep * (GS * G[base + e] + $WD * W[base + e]);
+      if (!(isfinite(W[base + e]) && isfinite(acc))) emb_set_error(a.step, $NONFINITE, base + e);
+    }
     if (lane == 0) A[at] = acc;
   }
 }

@@ -47,18 +47,12 @@ constexpr int64_t kUpdateChunk = 4096;
 namespace {
 
 /// Reports the first index in [lo, lo + len) where w or a state is not
-/// finite, when the span holds one (checked first in bulk, while the span is
-/// in cache). rowLength > 0: state0 has one value per row of that length.
+/// finite: a span update found one (rare, the run stops). rowLength > 0:
+/// state0 has one value per row of that length.
 template <class T>
-void checkSpan(int64_t lo, int64_t len, const T *w, const T *s0, const T *s1, int64_t rowLength,
-               detail::LowestIndex &bad) {
-  using detail::allFinite;
+void reportFirst(int64_t lo, int64_t len, const T *w, const T *s0, const T *s1, int64_t rowLength,
+                 detail::LowestIndex &bad) {
   const bool rowState = rowLength > 0;
-  const T *s0Span = s0 ? s0 + (rowState ? lo / rowLength : lo) : nullptr;
-  const int64_t s0Len = rowState ? (len + rowLength - 1) / rowLength : len;
-  if (allFinite(w + lo, len) && (!s0 || allFinite(s0Span, s0Len)) &&
-      (!s1 || allFinite(s1 + lo, len)))
-    return;
   for (int64_t i = lo; i < lo + len; ++i)
     if (!std::isfinite(w[i]) || (s0 && !std::isfinite(s0[rowState ? i / rowLength : i])) ||
         (s1 && !std::isfinite(s1[i]))) {
@@ -84,10 +78,9 @@ int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, doub
                                   std::to_string(n) + " values");
     const int64_t rows = n / rowLength;
     parallelFor(rows, parallel, [&](int64_t rBegin, int64_t rEnd) {
-      for (int64_t r = rBegin; r < rEnd; ++r) {
-        rowwiseAdagradRow(h, w + r * rowLength, g + r * rowLength, state0[r], rowLength);
-        checkSpan(r * rowLength, rowLength, w, state0, (const T *)nullptr, rowLength, bad);
-      }
+      for (int64_t r = rBegin; r < rEnd; ++r)
+        if (!rowwiseAdagradRow(h, w + r * rowLength, g + r * rowLength, state0[r], rowLength))
+          reportFirst(r * rowLength, rowLength, w, state0, (const T *)nullptr, rowLength, bad);
     });
     return bad.get();
   }
@@ -99,7 +92,8 @@ int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, doub
     parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
       for (int64_t c = cBegin; c < cEnd; ++c) {
         const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-        lambMomentsSpan(h, g + lo, state0 + lo, state1 + lo, len);
+        if (!lambMomentsSpan(h, g + lo, state0 + lo, state1 + lo, len))
+          reportFirst(lo, len, w, state0, state1, 0, bad);
       }
     });
     const double w2 = detail::chunkedSum(n, 4, [&](int64_t lo, int64_t hi) {
@@ -120,8 +114,8 @@ int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, doub
     parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
       for (int64_t c = cBegin; c < cEnd; ++c) {
         const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-        lambApplySpan(h, trust, w + lo, state0 + lo, state1 + lo, len);
-        checkSpan(lo, len, w, state0, state1, 0, bad);
+        if (!lambApplySpan(h, trust, w + lo, state0 + lo, state1 + lo, len))
+          reportFirst(lo, len, w, state0, state1, 0, bad);
       }
     });
     return bad.get();
@@ -130,9 +124,9 @@ int64_t denseUpdate(const OptimizerParams &p, int64_t step, double lrScale, doub
   parallelFor(chunks, parallel, [&](int64_t cBegin, int64_t cEnd) {
     for (int64_t c = cBegin; c < cEnd; ++c) {
       const int64_t lo = c * kUpdateChunk, len = std::min(kUpdateChunk, n - lo);
-      elementwiseSpan(p.kind, h, w + lo, g + lo, state0 ? state0 + lo : nullptr,
-                      state1 ? state1 + lo : nullptr, len);
-      checkSpan(lo, len, w, state0, state1, 0, bad);
+      if (!elementwiseSpan(p.kind, h, w + lo, g + lo, state0 ? state0 + lo : nullptr,
+                           state1 ? state1 + lo : nullptr, len))
+        reportFirst(lo, len, w, state0, state1, 0, bad);
     }
   });
   return bad.get();

@@ -117,17 +117,23 @@ inline void checkStates(const OptimizerParams &p, const void *state0, const void
 
 // --- The finite check of every update (Kernels.h, denseUpdate) ------------------
 
-/// Whether n values are all finite. Bits, not std::isfinite: an all-ones
-/// exponent is NaN or infinity, and the branch-free loop vectorises.
-template <class T> inline bool allFinite(const T *x, int64_t n) {
+/// 1 when x is NaN or infinite (an all-ones exponent), else 0. Bits, not
+/// std::isfinite, so the loops that OR it into a flag stay branch-free and
+/// vectorise: each span update below keeps such a flag of the values it
+/// writes, in registers, and returns whether they are all finite.
+template <class T> inline unsigned nonFiniteBit(T x) {
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   constexpr Bits kExponent = sizeof(T) == 4 ? Bits(0x7f800000u) : Bits(0x7ff0000000000000ull);
-  Bits bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    Bits b;
-    std::memcpy(&b, x + i, sizeof b);
-    bad |= Bits((b & kExponent) == kExponent);
-  }
+  Bits b;
+  std::memcpy(&b, &x, sizeof b);
+  return unsigned((b & kExponent) == kExponent);
+}
+
+/// Whether n values are all finite.
+template <class T> inline bool allFinite(const T *x, int64_t n) {
+  unsigned bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    bad |= nonFiniteBit(x[i]);
   return bad == 0;
 }
 
@@ -158,38 +164,48 @@ private:
 
 // --- Span updates (w, g and states contiguous, len values) ----------------------
 
+// Each returns whether the values and state it wrote are all finite.
+
 template <class T>
-void sgdSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g, T *__restrict m,
-             int64_t len) {
+[[nodiscard]] bool sgdSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g,
+                           T *__restrict m, int64_t len) {
   const T wd = h.coupled ? h.wd : T(0);
+  unsigned bad = 0;
   if (h.momentum == T(0)) {
-    for (int64_t i = 0; i < len; ++i)
+    for (int64_t i = 0; i < len; ++i) {
       w[i] -= h.lr * (h.gradScale * g[i] + wd * w[i]);
-    return;
+      bad |= nonFiniteBit(w[i]);
+    }
+    return bad == 0;
   }
   for (int64_t i = 0; i < len; ++i) {
     m[i] = h.momentum * m[i] + (h.gradScale * g[i] + wd * w[i]);
     w[i] -= h.lr * m[i];
+    bad |= nonFiniteBit(w[i]); // a non-finite m makes w so (0 x inf is NaN)
   }
+  return bad == 0;
 }
 
 template <class T>
-void adagradSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g, T *__restrict a,
-                 int64_t len) {
+[[nodiscard]] bool adagradSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g,
+                               T *__restrict a, int64_t len) {
   const T wd = h.coupled ? h.wd : T(0);
+  unsigned bad = 0;
   for (int64_t i = 0; i < len; ++i) {
     const T gi = h.gradScale * g[i] + wd * w[i];
     a[i] += gi * gi;
     w[i] -= h.lr * gi / (std::sqrt(a[i]) + h.eps);
+    bad |= nonFiniteBit(a[i]) | nonFiniteBit(w[i]);
   }
+  return bad == 0;
 }
 
 /// One row: its single accumulator grows by the mean squared gradient.
 template <class T>
-void rowwiseAdagradRow(const Hyper<T> &h, T *__restrict w, const T *__restrict g, T &accumulator,
-                       int64_t len) {
+[[nodiscard]] bool rowwiseAdagradRow(const Hyper<T> &h, T *__restrict w, const T *__restrict g,
+                                     T &accumulator, int64_t len) {
   if (len == 0)
-    return;
+    return true;
   const T wd = h.coupled ? h.wd : T(0);
   // The sum of squares in kLanes independent double accumulators, added in a
   // fixed order at the end: the same bits on every machine and thread count,
@@ -211,34 +227,45 @@ void rowwiseAdagradRow(const Hyper<T> &h, T *__restrict w, const T *__restrict g
                        ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   accumulator += T(sumSq / double(len));
   const T step = h.lr / (std::sqrt(accumulator) + h.eps);
-  for (int64_t i = 0; i < len; ++i)
+  unsigned bad = nonFiniteBit(accumulator);
+  for (int64_t i = 0; i < len; ++i) {
     w[i] -= step * (h.gradScale * g[i] + wd * w[i]);
+    bad |= nonFiniteBit(w[i]);
+  }
+  return bad == 0;
 }
 
 /// Adam's moments and step (adam with coupled decay, adamw with decoupled).
 template <class T>
-void adamSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g, T *__restrict m,
-              T *__restrict v, int64_t len) {
+[[nodiscard]] bool adamSpan(const Hyper<T> &h, T *__restrict w, const T *__restrict g,
+                            T *__restrict m, T *__restrict v, int64_t len) {
   const T wd = h.coupled ? h.wd : T(0);
   const T scale = h.decoupled ? h.decayScale : T(1);
+  unsigned bad = 0;
   for (int64_t i = 0; i < len; ++i) {
     const T gi = h.gradScale * g[i] + wd * w[i];
     m[i] = h.beta1 * m[i] + h.oneMinusBeta1 * gi;
     v[i] = h.beta2 * v[i] + h.oneMinusBeta2 * gi * gi;
     const T mh = m[i] * h.invBias1, vh = v[i] * h.invBias2;
     w[i] = scale * w[i] - h.lr * mh / (std::sqrt(vh) + h.eps);
+    // A non-finite m makes w so; an infinite v alone leaves w finite.
+    bad |= nonFiniteBit(v[i]) | nonFiniteBit(w[i]);
   }
+  return bad == 0;
 }
 
 /// Lamb, pass 1: the moments (as Adam's, no coupled decay).
 template <class T>
-void lambMomentsSpan(const Hyper<T> &h, const T *__restrict g, T *__restrict m, T *__restrict v,
-                     int64_t len) {
+[[nodiscard]] bool lambMomentsSpan(const Hyper<T> &h, const T *__restrict g, T *__restrict m,
+                                   T *__restrict v, int64_t len) {
+  unsigned bad = 0;
   for (int64_t i = 0; i < len; ++i) {
     const T gi = h.gradScale * g[i];
     m[i] = h.beta1 * m[i] + h.oneMinusBeta1 * gi;
     v[i] = h.beta2 * v[i] + h.oneMinusBeta2 * gi * gi;
+    bad |= nonFiniteBit(m[i]) | nonFiniteBit(v[i]);
   }
+  return bad == 0;
 }
 
 /// Lamb's update direction r = mh / (sqrt(vh) + eps) + wd w of one value.
@@ -263,28 +290,29 @@ template <class T> T lambTrust(double w2, double r2) {
 
 /// Lamb, pass 3: w -= lr trust r.
 template <class T>
-void lambApplySpan(const Hyper<T> &h, T trust, T *__restrict w, const T *__restrict m,
-                   const T *__restrict v, int64_t len) {
+[[nodiscard]] bool lambApplySpan(const Hyper<T> &h, T trust, T *__restrict w,
+                                 const T *__restrict m, const T *__restrict v, int64_t len) {
   const T step = h.lr * trust;
-  for (int64_t i = 0; i < len; ++i)
+  unsigned bad = 0;
+  for (int64_t i = 0; i < len; ++i) {
     w[i] -= step * lambDirection(h, w[i], m[i], v[i]);
+    bad |= nonFiniteBit(w[i]);
+  }
+  return bad == 0;
 }
 
 /// Elementwise optimizers (sgd, adagrad, adam, adamw) over one span.
 template <class T>
-void elementwiseSpan(OptimizerKind kind, const Hyper<T> &h, T *w, const T *g, T *s0, T *s1,
-                     int64_t len) {
+[[nodiscard]] bool elementwiseSpan(OptimizerKind kind, const Hyper<T> &h, T *w, const T *g, T *s0,
+                                   T *s1, int64_t len) {
   switch (kind) {
   case OptimizerKind::Sgd:
-    sgdSpan(h, w, g, s0, len);
-    return;
+    return sgdSpan(h, w, g, s0, len);
   case OptimizerKind::Adagrad:
-    adagradSpan(h, w, g, s0, len);
-    return;
+    return adagradSpan(h, w, g, s0, len);
   case OptimizerKind::Adam:
   case OptimizerKind::AdamW:
-    adamSpan(h, w, g, s0, s1, len);
-    return;
+    return adamSpan(h, w, g, s0, s1, len);
   case OptimizerKind::RowwiseAdagrad:
   case OptimizerKind::Lamb:
     break;
@@ -296,8 +324,8 @@ void elementwiseSpan(OptimizerKind kind, const Hyper<T> &h, T *w, const T *g, T 
 /// The step of table row r (D values) with its summed gradient g (D values):
 /// the body of sparseUpdate's row loop. state0 holds one value per row for
 /// rowwise_adagrad, D per row otherwise; states may be null when unused.
-/// Returns whether the row and its state are finite after the step (read
-/// back while they are in cache: the finite check of every update).
+/// Returns whether the row and its state are finite after the step (the
+/// finite check of every update, kept by the spans as they write).
 template <class T>
 [[nodiscard]] inline bool tableRowStep(OptimizerKind kind, const Hyper<T> &h, T *table, int64_t r,
                                        int64_t D, const T *g, T *state0, T *state1) {
@@ -307,21 +335,17 @@ template <class T>
   T *s1 = state1 ? state1 + r * D : nullptr;
   switch (kind) {
   case OptimizerKind::RowwiseAdagrad:
-    rowwiseAdagradRow(h, w, g, *s0, D);
-    break;
+    return rowwiseAdagradRow(h, w, g, *s0, D);
   case OptimizerKind::Lamb: {
     // Trust ratio per row.
-    lambMomentsSpan(h, g, s0, s1, D);
+    const bool moments = lambMomentsSpan(h, g, s0, s1, D);
     double w2 = 0, r2 = 0;
     lambNormsSpan(h, w, s0, s1, D, w2, r2);
-    lambApplySpan(h, lambTrust<T>(w2, r2), w, s0, s1, D);
-    break;
+    return lambApplySpan(h, lambTrust<T>(w2, r2), w, s0, s1, D) && moments;
   }
   default:
-    elementwiseSpan(kind, h, w, g, s0, s1, D);
-    break;
+    return elementwiseSpan(kind, h, w, g, s0, s1, D);
   }
-  return allFinite(w, D) && (!s0 || allFinite(s0, rowwise ? 1 : D)) && (!s1 || allFinite(s1, D));
 }
 
 /// Global weight decay of a sparse table update (p.globalDecay and

@@ -163,8 +163,8 @@ SparseNonFinite quantizedSparseUpdate(const OptimizerParams &p, int64_t step, do
       float *row = scratch(size_t(D));
       dequantizeRow(t, r, row);
       // Row index 0 of a one-row "table" whose state starts at row r.
-      // A row left not finite is not stored: no storage but f32 could hold
-      // it, and the run stops at it.
+      // A row whose step is not finite is not stored (int8/int4 could not
+      // hold it), and the run stops at it.
       if (!detail::tableRowStep(p.kind, h, row, 0, D, vals + k * D,
                                 state0 ? state0 + (rowwise ? r : r * D) : nullptr,
                                 state1 ? state1 + r * D : nullptr)) {

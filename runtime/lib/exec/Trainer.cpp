@@ -99,30 +99,9 @@ std::optional<double> exampleLoss(LossKind loss, float z, float y) {
 struct Outcomes {
   static constexpr size_t kTrainingSample = size_t(1) << 20;
 
-  std::vector<float> scores, labels;
+  ReservoirSample sample;
   double lossSum = 0;
   int64_t examples = 0;
-  size_t limit = 0;      ///< 0: keep all
-  uint64_t offered = 0;  ///< examples offered to the sample
-  uint64_t random = 0x9E3779B97F4A7C15ull; ///< splitmix64 state: same run, same sample
-
-  void keep(float score, float label) {
-    ++offered;
-    if (limit == 0 || scores.size() < limit) {
-      scores.push_back(score);
-      labels.push_back(label);
-      return;
-    }
-    uint64_t z = (random += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    uint64_t slot = z % offered;
-    if (slot < limit) {
-      scores[slot] = score;
-      labels[slot] = label;
-    }
-  }
 
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
@@ -138,7 +117,7 @@ struct Outcomes {
       if (perExample)
         lossSum += *exampleLoss(lossKind, pred[r], y);
       if (labelKind == "binary" || labelKind == "real")
-        keep(pred[r], y);
+        sample.offer(pred[r], y);
     }
     examples += rows;
   }
@@ -148,10 +127,10 @@ struct Outcomes {
                                         const std::string &prefix) const {
     std::map<std::string, double> m;
     m[prefix + "loss"] = examples ? lossSum / double(examples) : NAN;
-    if (!scores.empty() && labelKind == "binary")
-      m[prefix + "auc"] = computeAuc(scores, labels);
-    if (!scores.empty() && labelKind == "real")
-      m[prefix + "rmse"] = computeRmse(scores, labels);
+    if (!sample.empty() && labelKind == "binary")
+      m[prefix + "auc"] = computeAuc(sample.scores(), sample.labels());
+    if (!sample.empty() && labelKind == "real")
+      m[prefix + "rmse"] = computeRmse(sample.scores(), sample.labels());
     return m;
   }
 };
@@ -476,7 +455,7 @@ void Trainer::gather(Outcomes &outcomes) {
     // Every rank reports at the same steps, so these collectives match.
     comm_->allReduce(&outcomes.lossSum, 1, comm::DType::F64, comm::ReduceOp::Sum);
     comm_->allReduce(&outcomes.examples, 1, comm::DType::I64, comm::ReduceOp::Sum);
-    int64_t mine = int64_t(outcomes.scores.size());
+    int64_t mine = int64_t(outcomes.sample.scores().size());
     std::vector<int64_t> counts(static_cast<size_t>(ranks_));
     comm_->allGather(&mine, counts.data(), 1, comm::DType::I64);
     std::vector<size_t> sizes(counts.begin(), counts.end());
@@ -484,10 +463,9 @@ void Trainer::gather(Outcomes &outcomes) {
     for (size_t c : sizes)
       total += c;
     std::vector<float> scores(total), labels(total);
-    comm_->allGatherV(outcomes.scores.data(), scores.data(), sizes, comm::DType::F32);
-    comm_->allGatherV(outcomes.labels.data(), labels.data(), sizes, comm::DType::F32);
-    outcomes.scores = std::move(scores);
-    outcomes.labels = std::move(labels);
+    comm_->allGatherV(outcomes.sample.scores().data(), scores.data(), sizes, comm::DType::F32);
+    comm_->allGatherV(outcomes.sample.labels().data(), labels.data(), sizes, comm::DType::F32);
+    outcomes.sample = ReservoirSample::of(std::move(scores), std::move(labels));
   }
 }
 
@@ -792,7 +770,7 @@ TrainSummary Trainer::run() {
 
   TrainSummary summary;
   Outcomes interval;
-  interval.limit = Outcomes::kTrainingSample;
+  interval.sample = ReservoirSample(Outcomes::kTrainingSample);
   std::map<std::string, double> lastTrain, lastEval;
   double trainSeconds = 0;
   int64_t examplesRun = 0;
@@ -943,7 +921,7 @@ TrainSummary Trainer::run() {
       if (!beside)
         publishReport(true);
       interval = Outcomes();
-      interval.limit = Outcomes::kTrainingSample;
+      interval.sample = ReservoirSample(Outcomes::kTrainingSample);
       t0 = Clock::now();
     }
     if (evaluates && ((options_.evalEvery && step_ % options_.evalEvery == 0) ||

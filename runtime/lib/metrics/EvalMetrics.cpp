@@ -134,3 +134,21 @@ double embc::runtime::computeAccuracy(const std::vector<float> &logits,
     correct += (logits[i] > 0.0f) == (labels[i] == 1.0f);
   return static_cast<double>(correct) / static_cast<double>(logits.size());
 }
+
+void embc::runtime::ReservoirSample::offer(float score, float label) {
+  ++offered_;
+  if (limit_ == 0 || scores_.size() < limit_) {
+    scores_.push_back(score);
+    labels_.push_back(label);
+    return;
+  }
+  uint64_t z = (random_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const uint64_t slot = z % offered_;
+  if (slot < limit_) {
+    scores_[slot] = score;
+    labels_[slot] = label;
+  }
+}

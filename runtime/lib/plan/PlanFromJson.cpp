@@ -431,6 +431,16 @@ CudaProgram readCuda(const json &value) {
       field("scratch_bytes", &P::scratchBytes),
       [](ObjectReader &r, P &cuda) {
         cuda.errors = r.stringList("errors");
+        if (r.has("non_finite_errors")) {
+          cuda.nonFiniteErrors = r.integerList("non_finite_errors");
+          for (size_t i = 0; i < cuda.nonFiniteErrors.size(); ++i)
+            if (cuda.nonFiniteErrors[i] < 1 ||
+                cuda.nonFiniteErrors[i] > int64_t(cuda.errors.size()))
+              failAt(childPath(r.where("non_finite_errors"), i),
+                     "error code " + std::to_string(cuda.nonFiniteErrors[i]) +
+                         " is not one of the " + std::to_string(cuda.errors.size()) +
+                         " errors");
+        }
         cuda.step = readCudaKernels(r.field("step"), r.where("step"));
         cuda.update = readCudaKernels(r.field("update"), r.where("update"));
       });

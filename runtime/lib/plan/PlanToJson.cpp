@@ -220,12 +220,15 @@ json cudaKernelsJson(const std::vector<CudaKernel> &kernels) {
 
 /// Absent when the plan has no CUDA program (embc --target=cpu).
 json cudaJson(const CudaProgram &cuda) {
-  return {{"arch", cuda.arch},
-          {"source", cuda.source},
-          {"scratch_bytes", cuda.scratchBytes},
-          {"errors", cuda.errors},
-          {"step", cudaKernelsJson(cuda.step)},
-          {"update", cudaKernelsJson(cuda.update)}};
+  json out = {{"arch", cuda.arch},
+              {"source", cuda.source},
+              {"scratch_bytes", cuda.scratchBytes},
+              {"errors", cuda.errors},
+              {"step", cudaKernelsJson(cuda.step)},
+              {"update", cudaKernelsJson(cuda.update)}};
+  if (!cuda.nonFiniteErrors.empty())
+    out["non_finite_errors"] = cuda.nonFiniteErrors;
+  return out;
 }
 
 } // namespace

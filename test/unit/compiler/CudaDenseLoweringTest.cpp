@@ -406,7 +406,45 @@ TEST(CudaEmbeddingLowering, UpdateGroupsAreAsWideAsTheRow) {
     // A group a row: 32 rows of `lanes` threads.
     const rt::CudaLaunch &l = launches.back();
     EXPECT_EQ(l.grid[0] * l.block, std::max<int64_t>(32 * lanes, l.block));
+    // The finite check of every update: the row's values and accumulator,
+    // reported under an error the plan marks as non-finite.
+    EXPECT_NE(src.find("bool stepFinite = isfinite(acc0);"), std::string::npos);
+    ASSERT_EQ(p.plan.cuda.nonFiniteErrors.size(), 1u);
+    const int64_t code = p.plan.cuda.nonFiniteErrors[0];
+    EXPECT_EQ(p.plan.cuda.errors.at(size_t(code - 1)),
+              "an update of table 't' left row {} not finite (NaN or infinity in its values or "
+              "optimizer state)");
+    EXPECT_NE(src.find("if (!stepFinite) emb_set_error(a.step, " + std::to_string(code) + ", r);"),
+              std::string::npos);
   }
+}
+
+TEST(CudaOptimizerLowering, DenseUpdatesCheckWhatTheyWrite) {
+  // Adam on a parameter of 64 values (16-byte vectors): each component of
+  // w, m and v is checked and reports its own element.
+  PlanBuilder p;
+  int32_t w = p.buffer("w", {8, 8}), g = p.buffer("dw", {8, 8});
+  int32_t m = p.buffer("m", {8, 8}), v = p.buffer("v", {8, 8});
+  rt::Param param;
+  param.name = "w";
+  param.buffer = w;
+  param.grad = g;
+  param.state = {m, v};
+  param.optimizer.kind = embc::runtime::OptimizerKind::Adam;
+  p.plan.params.push_back(param);
+  p.plan.update.push_back(rt::testing::makeKernel("update_param", {g}, {w, m, v},
+                                                  {{"param", 0}, {"grad_scale", 1.0}}));
+  std::string error;
+  ASSERT_TRUE(codegen::generateCuda(p.plan, error)) << error;
+  ASSERT_EQ(p.plan.cuda.nonFiniteErrors.size(), 1u);
+  const std::string code = std::to_string(p.plan.cuda.nonFiniteErrors[0]);
+  EXPECT_EQ(p.plan.cuda.errors.at(size_t(p.plan.cuda.nonFiniteErrors[0] - 1)),
+            "an update of 'w' left element {} not finite (NaN or infinity in its values or "
+            "optimizer state)");
+  p.expectInSource({"if (!(isfinite(w.x) && isfinite(m.x) && isfinite(v.x)))",
+                    "emb_set_error(a.step, ", "4 * i + 3);"});
+  EXPECT_NE(p.plan.cuda.source.find("emb_set_error(a.step, " + code + ", 4 * i + 0);"),
+            std::string::npos);
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace embc::runtime {
@@ -39,6 +40,36 @@ double computeRmse(const std::vector<float> &pred,
 /// std::invalid_argument on size mismatch or a label other than 0/1.
 double computeAccuracy(const std::vector<float> &logits,
                        const std::vector<float> &labels);
+
+/// (score, label) pairs for a metric over an unbounded stream: every pair
+/// while there are at most `limit` (0: no limit), then a uniform sample of
+/// `limit` of them (reservoir sampling, algorithm R): after n offers each
+/// pair is kept with probability limit / n. The draws come from a fixed
+/// splitmix64 stream, so the same run keeps the same sample.
+class ReservoirSample {
+public:
+  explicit ReservoirSample(size_t limit = 0) : limit_(limit) {}
+  /// Every pair of `scores` and `labels`, with no limit (the samples of
+  /// several ranks gathered).
+  static ReservoirSample of(std::vector<float> scores, std::vector<float> labels) {
+    ReservoirSample all;
+    all.scores_ = std::move(scores);
+    all.labels_ = std::move(labels);
+    all.offered_ = all.scores_.size();
+    return all;
+  }
+  void offer(float score, float label);
+  const std::vector<float> &scores() const { return scores_; }
+  const std::vector<float> &labels() const { return labels_; }
+  uint64_t offered() const { return offered_; }
+  bool empty() const { return scores_.empty(); }
+
+private:
+  std::vector<float> scores_, labels_;
+  size_t limit_;
+  uint64_t offered_ = 0;
+  uint64_t random_ = 0x9E3779B97F4A7C15ull; ///< splitmix64 state
+};
 
 /// Peak resident set size of this process so far, in bytes.
 size_t peakResidentBytes();

@@ -30,7 +30,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 8;
+inline constexpr uint32_t kPlanVersion = 9;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -355,6 +355,10 @@ struct CudaProgram {
   /// Device error codes 1..n (EmbStep::error): what went wrong; the offending
   /// value (EmbStep::errorValue) is appended to the message.
   std::vector<std::string> errors;
+  /// The codes among them that are the finite check of an update (a value
+  /// it wrote is NaN or infinite: NonFiniteError, not a data error); their
+  /// message has "{}" where the value (a row or an element) goes.
+  std::vector<int64_t> nonFiniteErrors;
 };
 
 struct Plan {

@@ -61,7 +61,7 @@ struct Target {
   }
   throwNonFinite(s, op, tableRow(*s.plan, t.name, row), written, gradient,
                  "its step went beyond the range of its " + std::string(enumName(t.storage)) +
-                     " storage; the row keeps its old values");
+                     " storage");
 }
 
 Target tableTarget(const Table &t) {

@@ -34,6 +34,7 @@
 #include "embc/runtime/exec/LossScale.h"
 #include "embc/runtime/data/Data.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -256,6 +257,15 @@ public:
       size_t code = size_t(step.error);
       std::string what = code <= plan_->cuda.errors.size() ? plan_->cuda.errors[code - 1]
                                                            : "device error " + std::to_string(code);
+      const std::vector<int64_t> &nonFinite = plan_->cuda.nonFiniteErrors;
+      if (std::find(nonFinite.begin(), nonFinite.end(), int64_t(code)) != nonFinite.end()) {
+        const size_t at = what.find("{}");
+        if (at != std::string::npos)
+          what.replace(at, 2, std::to_string(step.errorValue));
+        throw NonFiniteError("step " + std::to_string(state.step) + ": " + what +
+                             ". Training diverged: lower the learning rate or clip gradients "
+                             "(training.grad_clip_norm)");
+      }
       throw data::DataError(what + " (value " + std::to_string(step.errorValue) + ")");
     }
     if (state.inUpdate && plan_->config.lossScaling.enabled) {

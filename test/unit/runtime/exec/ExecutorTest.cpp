@@ -100,6 +100,32 @@ TEST(Executor, SgdStepMatchesClosedForm) {
   EXPECT_FLOAT_EQ(w[1], 0.5f - 0.1f * 15.0f);
 }
 
+TEST(Executor, AnUpdateThatOverflowsStopsNamingTheStepAndTheValue) {
+  // lr 1e38: w = 0.5 - 1e38 x 11 is beyond float's range.
+  Plan p = denseMsePlan();
+  p.params[0].optimizer.lr = 1e38;
+  Executor ex(p, oneThreadCpu());
+  ex.initialize(7);
+  data::Batch batch;
+  batch.size = batch.valid = 2;
+  batch.features.resize(2);
+  batch.features[0].dense = {1, 2, 3, 4};
+  batch.features[1].label = {1, 0};
+  ex.loadBatch(batch);
+  ex.zeroGradients();
+  ex.beginStep(1, 1.0);
+  ex.forwardBackward();
+  try {
+    ex.update(1, 1.0);
+    FAIL() << "an update to -inf passed";
+  } catch (const NonFiniteError &e) {
+    EXPECT_STREQ(e.what(), "step 1: update_param left parameter 'w' not finite (w[0] = -inf). "
+                           "Its gradient was finite: the optimizer step overflowed. Training "
+                           "diverged: lower the learning rate or clip gradients "
+                           "(training.grad_clip_norm)");
+  }
+}
+
 TEST(Executor, RefusesUnknownKernelBeforeRunning) {
   Plan p = denseMsePlan();
   p.step[3].op = "frobnicate";

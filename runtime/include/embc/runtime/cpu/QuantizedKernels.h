@@ -81,9 +81,9 @@ struct RowSegment {
 /// (seed, segment's table, row in the table, step, element). Throws
 /// std::invalid_argument for global weight decay (it would requantise every
 /// row every step; the compiler refuses it) and like sparseUpdate for bad
-/// rows. Returns the first updated row left not finite (as sparseUpdate:
-/// its f32 values or state, or an fp16/bf16 row that overflowed its
-/// storage); such a row keeps its old stored values.
+/// rows. Returns the first updated row left not finite (as sparseUpdate):
+/// its f32 values or state (the row then keeps its old stored values), or
+/// an fp16/bf16 row that overflowed its storage (stored as infinity).
 [[nodiscard]] SparseNonFinite quantizedSparseUpdate(const OptimizerParams &p, int64_t step,
                                                     double lrScale, double gradScale,
                                                     QuantizedTable &t, const int64_t *uniqueRows,
