@@ -2,6 +2,8 @@
 
 #include "NonFinite.h"
 
+#include "CpuBinder.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -24,13 +26,6 @@ std::string firstBad(const ValueSpan &span) {
       return o.str();
     }
   return "";
-}
-
-int64_t numel(const Buffer &b) {
-  int64_t n = 1;
-  for (int64_t d : b.shape)
-    n *= d;
-  return n;
 }
 
 } // namespace
@@ -81,10 +76,10 @@ std::vector<ValueSpan> rowSpans(const ExecState &s, const std::vector<int32_t> &
   std::vector<ValueSpan> spans;
   if (buffers.empty() || D <= 0)
     return spans;
-  const int64_t rows = numel(s.buffer(buffers[0])) / D;
+  const int64_t rows = Binder::numel(s.buffer(buffers[0])) / D;
   for (int32_t id : buffers) {
     const Buffer &b = s.buffer(id);
-    const int64_t perRow = rows > 0 ? numel(b) / rows : 0;
+    const int64_t perRow = rows > 0 ? Binder::numel(b) / rows : 0;
     spans.push_back({b.name, s.data<float>(id) + row * perRow, perRow, row * perRow, perRow});
   }
   return spans;
@@ -95,11 +90,11 @@ std::vector<ValueSpan> elementSpans(const ExecState &s, const std::vector<int32_
   std::vector<ValueSpan> spans;
   if (buffers.empty())
     return spans;
-  const int64_t n = numel(s.buffer(buffers[0]));
+  const int64_t n = Binder::numel(s.buffer(buffers[0]));
   for (int32_t id : buffers) {
     const Buffer &b = s.buffer(id);
-    const int64_t at = numel(b) == n || rowLength <= 0 ? index : index / rowLength;
-    const int64_t width = numel(b) == n && b.shape.size() >= 2 ? b.shape.back() : 1;
+    const int64_t at = Binder::numel(b) == n || rowLength <= 0 ? index : index / rowLength;
+    const int64_t width = Binder::numel(b) == n && b.shape.size() >= 2 ? b.shape.back() : 1;
     spans.push_back({b.name, s.data<float>(id) + at, 1, at, width});
   }
   return spans;

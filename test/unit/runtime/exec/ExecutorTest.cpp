@@ -79,10 +79,9 @@ Plan denseMsePlan() {
   return p;
 }
 
-} // namespace
-
-TEST(Executor, SgdStepMatchesClosedForm) {
-  Executor ex(denseMsePlan(), oneThreadCpu());
+/// Initialises `ex` (denseMsePlan) and loads its batch: x = [[1, 2], [3, 4]],
+/// labels [1, 0].
+void startTwoExamples(Executor &ex) {
   ex.initialize(7);
   data::Batch batch;
   batch.size = batch.valid = 2;
@@ -91,6 +90,13 @@ TEST(Executor, SgdStepMatchesClosedForm) {
   batch.features[1].label = {1, 0};
   ex.loadBatch(batch);
   ex.zeroGradients();
+}
+
+} // namespace
+
+TEST(Executor, SgdStepMatchesClosedForm) {
+  Executor ex(denseMsePlan(), oneThreadCpu());
+  startTwoExamples(ex);
   // y = [1.5, 3.5]; loss = ((0.5)^2 + (3.5)^2) / 2 = 6.25
   EXPECT_FLOAT_EQ(ex.forwardBackward(), 6.25f);
   ex.update(1, 1.0);
@@ -105,14 +111,7 @@ TEST(Executor, AnUpdateThatOverflowsStopsNamingTheStepAndTheValue) {
   Plan p = denseMsePlan();
   p.params[0].optimizer.lr = 1e38;
   Executor ex(p, oneThreadCpu());
-  ex.initialize(7);
-  data::Batch batch;
-  batch.size = batch.valid = 2;
-  batch.features.resize(2);
-  batch.features[0].dense = {1, 2, 3, 4};
-  batch.features[1].label = {1, 0};
-  ex.loadBatch(batch);
-  ex.zeroGradients();
+  startTwoExamples(ex);
   ex.beginStep(1, 1.0);
   ex.forwardBackward();
   try {
