@@ -4,7 +4,9 @@
 // this says what they must be, for the kernels whose backends derive loop
 // bounds from one operand's shape and then index the others with them (the
 // dense family, activations, concat and slice, dot, losses, layer norm,
-// gradient accumulation). A plan that breaks these is refused when it is
+// gradient accumulation, table lookups) or that write a parameter, a table
+// and their optimizer state (the updates: their operands must be those very
+// buffers). A plan that breaks these is refused when it is
 // read, with the JSON path of the operand, instead of reading or writing
 // past a buffer at run time: a valid checksum says the file is the one
 // written, not that its writer was right.
@@ -75,6 +77,36 @@ public:
     if (ok() && b.shape != like.shape)
       fail(input, i, "must be " + shapeText(like) + " (as '" + like.name + "'), got " +
                          shapeText(b));
+  }
+  /// Input (or output) `i` holds i64 values (ids, offsets, rows).
+  void i64(bool input, size_t i) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (ok() && b.dtype != DType::I64)
+      fail(input, i, "must be i64, got " + std::string(dtypeName(b.dtype)));
+  }
+  /// Input (or output) `i` is the plan's buffer `buffer` (`what` names it).
+  void is(bool input, size_t i, int32_t buffer, const std::string &what) {
+    const int32_t got = input ? k.inputs[i] : k.outputs[i];
+    if (ok() && got != buffer)
+      fail(input, i, "must be " + what + " (buffer " + std::to_string(buffer) + "), got buffer " +
+                         std::to_string(got));
+  }
+  /// The outputs are `values` then `state`, one result each.
+  void writes(int32_t values, const std::vector<int32_t> &state, const std::string &owner) {
+    if (ok() && k.outputs.size() != 1 + state.size())
+      problem = std::string(at) + ".outputs: the '" + k.op + "' kernel of " + owner + " writes " +
+                std::to_string(1 + state.size()) + " buffers (its values and optimizer state), got " +
+                std::to_string(k.outputs.size());
+    is(false, 0, values, "the values of " + owner);
+    for (size_t j = 0; j < state.size(); ++j)
+      is(false, 1 + j, state[j], "state " + std::to_string(j) + " of " + owner);
+  }
+  /// Input `i`, when there, is the one-value clip scale.
+  void clipScale(size_t i) {
+    if (k.inputs.size() > i) {
+      f32(in(i), "inputs", i);
+      count(true, i, 1);
+    }
   }
   void fail(bool input, size_t i, const std::string &why) {
     if (problem.empty())
@@ -225,6 +257,59 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.allF32();
     o.count(true, 0, numel(o.out(0)));
     break;
+  case KernelOp::Lookup: { // ids (n), offsets (B + 1), [weights (n)] -> B x D
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    o.i64(true, 0);
+    o.i64(true, 1);
+    auto [B, D] = o.matrix(false, 0, -1, t.dim);
+    (void)D;
+    o.count(true, 1, B + 1);
+    if (ins == 3)
+      o.count(true, 2, numel(o.in(0)));
+    break;
+  }
+  case KernelOp::Gather: { // ids (n) -> n x D
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    o.i64(true, 0);
+    o.count(false, 0, numel(o.in(0)) * t.dim);
+    break;
+  }
+  case KernelOp::UpdateParam: { // grad, [scale] -> values, state...
+    const Param &param = plan.params[size_t(kernel.attrs.at("param").get<int64_t>())];
+    const std::string owner = "parameter '" + param.name + "'";
+    o.writes(param.buffer, param.state, owner);
+    o.is(true, 0, param.grad, "the gradient of " + owner);
+    o.clipScale(1);
+    break;
+  }
+  case KernelOp::UpdatePacked: { // the pack's grad, [scale] -> its values, state...
+    const ParamPack &pack = plan.packs[size_t(kernel.attrs.at("pack").get<int64_t>())];
+    const std::string owner = "pack '" + pack.name + "'";
+    o.writes(pack.buffer, pack.state, owner);
+    o.is(true, 0, pack.grad, "the gradient of " + owner);
+    o.clipScale(1);
+    break;
+  }
+  case KernelOp::UpdateTable: { // rows (n), values (n x D), [scale] -> values, state...
+    const bool batch = kernel.attrs.contains("batch");
+    const int64_t index = kernel.attrs.at(batch ? "batch" : "table").get<int64_t>();
+    const std::string owner =
+        batch ? "table batch '" + plan.tableBatches[size_t(index)].name + "'"
+              : "table '" + plan.tables[size_t(index)].name + "'";
+    const int32_t values =
+        batch ? plan.tableBatches[size_t(index)].buffer : plan.tables[size_t(index)].buffer;
+    const std::vector<int32_t> &state =
+        batch ? plan.tableBatches[size_t(index)].state : plan.tables[size_t(index)].state;
+    const int64_t D = batch ? plan.tableBatches[size_t(index)].dim : plan.tables[size_t(index)].dim;
+    o.writes(values, state, owner);
+    o.i64(true, 0);
+    if (o.ok() && o.in(0).shape.size() != 1)
+      o.fail(true, 0, "must be a vector of rows, got " + shapeText(o.in(0)));
+    if (o.ok())
+      o.count(true, 1, numel(o.in(0)) * D);
+    o.clipScale(2);
+    break;
+  }
   default: // the other kernels' bindings check their operands themselves
     break;
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanTestUtil.h"
+#include "../PlanBuffers.h"
 
 #include "embc/runtime/plan/KernelCatalogue.h"
 
@@ -408,6 +409,40 @@ TEST(PlanValidation, KernelOperandShapesAndDtypes) {
   // loss_grad: d input has the input's shape.
   refusedAt([](Plan &p) { p.step[4].outputs[0] = kConcat; }, "step[4].outputs[0]: ",
             "of the 'loss_grad' kernel must be");
+}
+
+// The updates write the very buffers of what they update, and read rows and
+// values of matching sizes; a lookup's result is B x the table's dim.
+TEST(PlanValidation, UpdateAndLookupOperands) {
+  refusedAt([](Plan &p) { p.update[0].outputs[1] = kWeightMoment2; }, "update[0].outputs[1]: ",
+            "of the 'update_param' kernel must be state 0 of parameter");
+  refusedAt([](Plan &p) { p.update[0].inputs[0] = kWeightMoment1; }, "update[0].inputs[0]: ",
+            "must be the gradient of parameter");
+  refusedAt([](Plan &p) { p.update[0].outputs.pop_back(); }, "update[0].outputs: ",
+            "writes 3 buffers (its values and optimizer state), got 2");
+  refusedAt([](Plan &p) { p.update[1].outputs[0] = kWeight; }, "update[1].outputs[0]: ",
+            "must be the values of table 'emb'");
+  refusedAt([](Plan &p) { p.update[1].inputs[0] = kDenseInput; }, "update[1].inputs[0]: ",
+            "must be i64, got f32");
+  refusedAt([](Plan &p) { p.update[1].inputs[1] = kConcat; }, "update[1].inputs[1]: ",
+            "of the 'update_table' kernel must hold");
+  auto lookup = [](Plan &p) {
+    p.step[0] = makeKernel("lookup", {kIdsInput, kOffsetsInput}, {kPooled},
+                           {{"table", 0}, {"pooling", "sum"}});
+  };
+  EXPECT_EQ(errorAfter(lookup), "<accepted>");
+  refusedAt(
+      [&](Plan &p) {
+        lookup(p);
+        p.step[0].outputs[0] = kConcat;
+      },
+      "step[0].outputs[0]: ", "of the 'lookup' kernel must be any x 8");
+  refusedAt(
+      [&](Plan &p) {
+        lookup(p);
+        p.step[0].inputs[1] = kLabelInput;
+      },
+      "step[0].inputs[1]: ", "must be i64, got f32");
 }
 
 TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
