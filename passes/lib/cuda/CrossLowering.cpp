@@ -100,7 +100,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {dx0, B, D}, {w, D, D, Dp}});
   runtime::cuda::GemmSpec gw = makeGemm(D, D, B, true, false, abType);
   if (abType == "f32") {
-    gw.epilogue = "bgradb";
+    gw.epilogue = runtime::GemmEpilogue::BGradB;
     emitGemm(out, gw, r[0], r[1], dw, db);
   } else {
     emitGemm(out, gw, r[0], r[1], dw);

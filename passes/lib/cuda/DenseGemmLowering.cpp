@@ -30,7 +30,7 @@ namespace {
 /// y (B x N) = x (B x K) w (K x N) with `epilogue` (none, bias, relu,
 /// relu_bias), operands rounded first for a bf16/fp16 compute type.
 void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType, Arg x, Arg w,
-                 Arg y, int64_t B, int64_t K, int64_t N, const std::string &epilogue,
+                 Arg y, int64_t B, int64_t K, int64_t N, rt::GemmEpilogue epilogue,
                  std::optional<Arg> bias) {
   // A 16-bit GEMM reduces over K padded to 8: x's pad columns and w's pad
   // rows are zeros (the 479 inputs of the MLPerf top MLP: cuBLASLt's
@@ -64,7 +64,8 @@ void lowerDense(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   if (bias)
     b = biasArg(em, k.inputs[2], N);
   forwardGemm(em, out, computeTypeOf(k), CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
-              CudaEmitter::buf(k.outputs[0]), B, K, N, bias ? "bias" : "none", b);
+              CudaEmitter::buf(k.outputs[0]), B, K, N,
+              bias ? rt::GemmEpilogue::Bias : rt::GemmEpilogue::None, b);
 }
 
 // dense_act: y = f(x w + b), [z = x w + b]. relu (and none) finish in the
@@ -91,7 +92,7 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const std::string abType = computeTypeOf(k);
   const Arg x = CudaEmitter::buf(k.inputs[0]), w = CudaEmitter::buf(k.inputs[1]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
-  const std::string biasEpilogue = bias ? "bias" : "none";
+  const rt::GemmEpilogue biasEpilogue = bias ? rt::GemmEpilogue::Bias : rt::GemmEpilogue::None;
 
   if (keepZ) {
     const Arg z = CudaEmitter::buf(k.outputs[1]);
@@ -106,13 +107,15 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     return;
   }
   if (f == rt::Activation::None || f == rt::Activation::Relu) {
-    const std::string epilogue = f == rt::Activation::None ? biasEpilogue : (bias ? "relu_bias" : "relu");
+    const rt::GemmEpilogue epilogue =
+        f == rt::Activation::None ? biasEpilogue
+                                  : (bias ? rt::GemmEpilogue::ReluBias : rt::GemmEpilogue::Relu);
     forwardGemm(em, out, abType, x, w, y, B, K, N, epilogue, b);
     return;
   }
   // sigmoid / tanh / gelu: the GEMM writes x w, one kernel adds the bias and
   // applies f in place.
-  forwardGemm(em, out, abType, x, w, y, B, K, N, "none", std::nullopt);
+  forwardGemm(em, out, abType, x, w, y, B, K, N, rt::GemmEpilogue::None, std::nullopt);
   Elementwise e;
   e.hint = "dense_act_" + kind;
   e.n = B * N;

@@ -248,10 +248,9 @@ void dense::emitGemm(rt::CudaKernel &out, cu::GemmSpec spec, GemmOperand a, Gemm
     spec.lda = a.ld;
   if (b.ld)
     spec.ldb = b.ld;
-  const bool wantsBias =
-      spec.epilogue == "bias" || spec.epilogue == "relu_bias" || spec.epilogue == "bgradb";
+  const bool wantsBias = rt::hasBias(spec.epilogue);
   if (wantsBias != bias.has_value())
-    throw CodegenError("gemm epilogue '" + spec.epilogue + "' " +
+    throw CodegenError("gemm epilogue '" + rt::enumString(spec.epilogue) + "' " +
                        (wantsBias ? "needs" : "takes no") + " bias argument");
   rt::CudaLaunch l;
   l.kind = "gemm";

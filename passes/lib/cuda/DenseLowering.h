@@ -109,7 +109,11 @@ inline runtime::cuda::GemmSpec makeGemm(int64_t m, int64_t n, int64_t k, bool tr
   g.lda = transA ? m : k;
   g.ldb = transB ? k : n;
   g.ldc = n;
-  g.abType = abType;
+  const std::optional<runtime::DType> type = runtime::parseEnum<runtime::DType>(abType);
+  if (!type || (*type != runtime::DType::F32 && *type != runtime::DType::BF16 &&
+                *type != runtime::DType::F16))
+    throw CodegenError("a GEMM's operands are f32, bf16 or f16, not '" + abType + "'");
+  g.abType = *type;
   return g;
 }
 

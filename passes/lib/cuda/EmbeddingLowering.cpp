@@ -659,7 +659,7 @@ std::string emb::rowUpdateCode(CudaEmitter &em, const Target &t, const OptSpec &
     const bool bf16 = t.storage.kind == rt::Storage::BF16;
     const int overflow = em.nonFiniteCode(
         "an update of table '" + t.name + "' left row {} not finite (a value went beyond the "
-        "range of its " + std::string(bf16 ? "bf16" : "f16") + " storage)");
+        "range of its " + rt::enumString(t.storage.kind) + " storage)");
     code += forValues(l, std::string("{ const emb_u16 q = emb_stochastic16(w[t], emb_mix64(rkey + "
                                      "(emb_u64)j), ") +
                              (bf16 ? "true" : "false") + "); TBL[r * $D + j] = q; if ((q & " +

@@ -32,18 +32,25 @@ using namespace embc::runtime::cuda;
 
 namespace {
 
-cudaDataType_t abDataType(const std::string &t) {
-  if (t == "f32")
+using embc::runtime::DType;
+using embc::runtime::GemmEpilogue;
+
+cudaDataType_t abDataType(DType t) {
+  switch (t) {
+  case DType::F32:
     return CUDA_R_32F;
-  if (t == "bf16")
+  case DType::BF16:
     return CUDA_R_16BF;
-  if (t == "f16")
+  case DType::F16:
     return CUDA_R_16F;
-  throw DeviceError("gemm: unknown ab_type '" + t + "'");
+  default:
+    throw DeviceError("gemm: ab_type " + embc::runtime::enumString(t) +
+                      " is not f32, bf16 or f16");
+  }
 }
 
-lib::AbType abKind(const std::string &t) {
-  return t == "f32" ? lib::AbType::F32 : t == "bf16" ? lib::AbType::BF16 : lib::AbType::F16;
+lib::AbType abKind(DType t) {
+  return t == DType::F32 ? lib::AbType::F32 : t == DType::BF16 ? lib::AbType::BF16 : lib::AbType::F16;
 }
 
 /// The largest power of two <= 16 dividing `v` (16 for 0).
@@ -76,22 +83,30 @@ LtGemm::LtGemm(cublasLtHandle_t lt, const GemmSpec &spec, void *workspace, size_
     : lt_(lt), spec_(spec), workspace_(workspace), workspaceBytes_(workspaceBytes) {
   const std::string what = "preparing " + describe();
   const cudaDataType_t ab = abDataType(spec.abType);
-  abBytes_ = spec.abType == "f32" ? 4 : 2;
-  hasBias_ = spec.epilogue == "bias" || spec.epilogue == "relu_bias" || spec.epilogue == "bgradb";
-  if (spec.epilogue == "bgradb" && spec.transB)
+  abBytes_ = spec.abType == DType::F32 ? 4 : 2;
+  hasBias_ = hasBias(spec.epilogue);
+  if (spec.epilogue == GemmEpilogue::BGradB && spec.transB)
     throw DeviceError(describe() + ": bgradb sums the rows of B, which must not be transposed");
-  if (spec.epilogue == "bgradb" && spec.batch > 1)
+  if (spec.epilogue == GemmEpilogue::BGradB && spec.batch > 1)
     throw DeviceError(describe() + ": bgradb is defined for one GEMM, not a batch");
   if (spec.batch > INT32_MAX)
     throw DeviceError(describe() + ": too many matrices in the batch");
-  if (spec.epilogue == "bias")
+  switch (spec.epilogue) {
+  case GemmEpilogue::None:
+    break;
+  case GemmEpilogue::Bias:
     epilogue_ = CUBLASLT_EPILOGUE_BIAS;
-  else if (spec.epilogue == "relu")
+    break;
+  case GemmEpilogue::Relu:
     epilogue_ = CUBLASLT_EPILOGUE_RELU;
-  else if (spec.epilogue == "relu_bias")
+    break;
+  case GemmEpilogue::ReluBias:
     epilogue_ = CUBLASLT_EPILOGUE_RELU_BIAS;
-  else if (spec.epilogue == "bgradb")
+    break;
+  case GemmEpilogue::BGradB:
     epilogue_ = CUBLASLT_EPILOGUE_BGRADA; // the spec's B is cuBLASLt's A (see the top)
+    break;
+  }
 
   // A constructor that throws runs no destructor: release what was made.
   struct Guard {
@@ -189,7 +204,7 @@ std::string LtGemm::describe() const {
   if (spec_.batch > 1)
     s += " (batch " + std::to_string(spec_.batch) + ")";
   s += std::string(" ") + (spec_.transA ? "T" : "N") + (spec_.transB ? "T" : "N") + " " +
-       spec_.abType + " " + spec_.epilogue;
+       embc::runtime::enumString(spec_.abType) + " " + embc::runtime::enumString(spec_.epilogue);
   return s;
 }
 
@@ -234,7 +249,7 @@ LtGemm::Choice &LtGemm::choose(bool plain, unsigned alignment, void *bias) {
   c.found = !c.algos.empty();
   // Without an algorithm for the epilogue the plain GEMM runs and a library
   // kernel applies it; the plain GEMM itself must have one.
-  if (!c.found && (plain || spec_.epilogue == "none"))
+  if (!c.found && (plain || spec_.epilogue == GemmEpilogue::None))
     throw DeviceError("cuBLASLt has no algorithm for " + describe() + " with operands aligned to " +
                       std::to_string(alignment) + " bytes");
   c.known = true;
@@ -286,7 +301,7 @@ void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
     if (matmul(fused, desc_, a, b, c, stream, failures))
       return;
     fused.found = false; // every candidate refused: the epilogue runs apart from now on
-    if (spec_.epilogue == "none")
+    if (spec_.epilogue == GemmEpilogue::None)
       throw DeviceError("cuBLASLt could run no algorithm for " + describe() + " in '" + name +
                         "' (operands aligned to " + std::to_string(align) + " bytes: " + failures +
                         ")");
@@ -299,10 +314,10 @@ void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
                  "embrun: note: cuBLASLt has no algorithm with the %s epilogue for %s in '%s' "
                  "(operands aligned to %u bytes%s%s); it runs without it, then a kernel applies "
                  "the epilogue\n",
-                 spec_.epilogue.c_str(), describe().c_str(), name, align,
+                 embc::runtime::enumString(spec_.epilogue).c_str(), describe().c_str(), name, align,
                  failures.empty() ? "" : ": ", failures.c_str());
   }
-  const bool bgradb = spec_.epilogue == "bgradb";
+  const bool bgradb = spec_.epilogue == GemmEpilogue::BGradB;
   if (bgradb)
     EMB_CUDA_CHECK(lib::columnSums(abKind(spec_.abType), b, spec_.k, spec_.n, spec_.ldb,
                                    static_cast<float *>(bias), stream),
@@ -315,9 +330,9 @@ void LtGemm::run(void *const *args, cudaStream_t stream, const char *name) {
   if (!bgradb)
     EMB_CUDA_CHECK(lib::biasActivation(static_cast<float *>(c), spec_.m, spec_.n, spec_.ldc,
                                        std::max<int64_t>(spec_.batch, 1), spec_.strideC,
-                                       spec_.epilogue == "relu" ? nullptr
-                                                                : static_cast<float *>(bias),
-                                       spec_.epilogue != "bias", stream),
-                   "applying the " + spec_.epilogue + " epilogue of " + describe() + " for '" +
-                       name + "'");
+                                       hasBias(spec_.epilogue) ? static_cast<float *>(bias)
+                                                               : nullptr,
+                                       hasRelu(spec_.epilogue), stream),
+                   "applying the " + embc::runtime::enumString(spec_.epilogue) + " epilogue of " +
+                       describe() + " for '" + name + "'");
 }

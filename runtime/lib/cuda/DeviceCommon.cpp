@@ -52,12 +52,12 @@ GemmSpec embc::runtime::cuda::gemmFromJson(const json &p) {
       throw DeviceError(std::string("gemm: parameter '") + key + "' is not a number");
     return v.get<float>();
   };
-  auto word = [&](const char *key, std::initializer_list<const char *> words) {
+  // A word of enum E's spellings (plan/Enums.h, Plan.h).
+  auto word = [&](const char *key, auto parsed) {
     const json &v = need(key);
     if (v.is_string())
-      for (const char *w : words)
-        if (v.get<std::string>() == w)
-          return v.get<std::string>();
+      if (auto e = parseEnum<decltype(parsed)>(v.get<std::string>()))
+        return *e;
     throw DeviceError(std::string("gemm: parameter '") + key + "' is " + v.dump() +
                       ", not a known value");
   };
@@ -66,8 +66,11 @@ GemmSpec embc::runtime::cuda::gemmFromJson(const json &p) {
   g.transA = boolean("trans_a"), g.transB = boolean("trans_b");
   g.lda = integer("lda"), g.ldb = integer("ldb"), g.ldc = integer("ldc");
   g.alpha = number("alpha"), g.beta = number("beta");
-  g.epilogue = word("epilogue", {"none", "bias", "relu", "relu_bias", "bgradb"});
-  g.abType = word("ab_type", {"f32", "bf16", "f16"});
+  g.epilogue = word("epilogue", GemmEpilogue{});
+  g.abType = word("ab_type", DType{});
+  if (g.abType != DType::F32 && g.abType != DType::BF16 && g.abType != DType::F16)
+    throw DeviceError("gemm: parameter 'ab_type' is \"" + enumString(g.abType) +
+                      "\", not f32, bf16 or f16");
   g.batch = integer("batch");
   g.strideA = integer("stride_a"), g.strideB = integer("stride_b"), g.strideC = integer("stride_c");
   if (g.m < 1 || g.n < 1 || g.k < 1 || g.batch < 1)

@@ -20,20 +20,20 @@ using nlohmann::json;
 
 void embc::runtime::cuda::emu::checkGemm(const GemmSpec &g) {
   gemmFromJson(gemmToJson(g)); // the same checks as a spec read from a plan
-  if (g.epilogue == "bgradb" && (g.transB || g.batch != 1))
+  if (g.epilogue == GemmEpilogue::BGradB && (g.transB || g.batch != 1))
     throw DeviceError("gemm: the bgradb epilogue sums the rows of an untransposed B of a single "
                       "GEMM (trans_b false, batch 1)");
 }
 
 bool embc::runtime::cuda::emu::gemmHasBias(const GemmSpec &g) {
-  return g.epilogue == "bias" || g.epilogue == "relu_bias" || g.epilogue == "bgradb";
+  return hasBias(g.epilogue);
 }
 
 namespace {
 /// rows x cols of 16-bit operand bits (row stride ld) as a dense f32 matrix.
-void widen(const std::string &type, const uint16_t *src, int64_t rows, int64_t cols, int64_t ld,
+void widen(embc::runtime::DType type, const uint16_t *src, int64_t rows, int64_t cols, int64_t ld,
            float *dst) {
-  const bool bf16 = type == "bf16";
+  const bool bf16 = type == embc::runtime::DType::BF16;
   for (int64_t r = 0; r < rows; ++r) {
     const uint16_t *s = src + r * ld;
     float *d = dst + r * cols;
@@ -45,7 +45,7 @@ void widen(const std::string &type, const uint16_t *src, int64_t rows, int64_t c
 
 void embc::runtime::cuda::emu::runGemm(const GemmSpec &g, void *const *args,
                                        std::vector<float> &scratch) {
-  const bool f32 = g.abType == "f32";
+  const bool f32 = g.abType == DType::F32;
   const int64_t rowsA = g.transA ? g.k : g.m, colsA = g.transA ? g.m : g.k;
   const int64_t rowsB = g.transB ? g.n : g.k, colsB = g.transB ? g.k : g.n;
   if (!f32)
@@ -73,8 +73,8 @@ void embc::runtime::cuda::emu::runGemm(const GemmSpec &g, void *const *args,
                 g.transB ? CblasTrans : CblasNoTrans, blasint(g.m), blasint(g.n), blasint(g.k),
                 g.alpha, a, blasint(lda), bm, blasint(ldb), g.beta, c, blasint(g.ldc));
 
-    const bool addBias = g.epilogue == "bias" || g.epilogue == "relu_bias";
-    const bool relu = g.epilogue == "relu" || g.epilogue == "relu_bias";
+    const bool addBias = g.epilogue == GemmEpilogue::Bias || g.epilogue == GemmEpilogue::ReluBias;
+    const bool relu = hasRelu(g.epilogue);
     if (addBias || relu)
       for (int64_t i = 0; i < g.m; ++i) {
         float *row = c + i * g.ldc;
@@ -83,7 +83,7 @@ void embc::runtime::cuda::emu::runGemm(const GemmSpec &g, void *const *args,
           row[j] = relu ? embc::runtime::ActivationMath<float>::relu(v) : v; // the CPU's relu
         }
       }
-    if (g.epilogue == "bgradb") {
+    if (g.epilogue == GemmEpilogue::BGradB) {
       // bias[j] = sum over the k rows of B, in row order (B is k x n here).
       std::fill(bias, bias + g.n, 0.0f);
       for (int64_t i = 0; i < g.k; ++i) {

@@ -21,10 +21,10 @@
 
 namespace embc::runtime {
 
-// The JSON spellings of the two enums Plan.h declares outside plan/Enums.h,
-// so that the plan library reads and writes them with enumName() /
-// parseEnum() / enumChoices() like every other enum of the plan.
-EMBC_PLAN_ENUM(DType, U8, "dtype", "f32", "f64", "i64", "f16", "bf16", "u8");
+// The JSON spellings of BufferRole, which Plan.h declares outside
+// plan/Enums.h, so that the plan library reads and writes it with enumName()
+// / parseEnum() / enumChoices() like every other enum of the plan (DType's
+// are beside it in Plan.h: the CUDA GEMM specs read them too).
 EMBC_PLAN_ENUM(BufferRole, Workspace, "role", "table", "param", "grad", "optimizer_state", "input",
                "activation", "workspace");
 

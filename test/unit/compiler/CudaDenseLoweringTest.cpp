@@ -105,9 +105,9 @@ TEST(CudaDenseLowering, DenseActReluIsOneGemmWithReluBias) {
   const auto &launches = p.lower();
   ASSERT_EQ(launches.size(), 1u);
   cu::GemmSpec g = gemmOf(launches[0]);
-  EXPECT_EQ(g.epilogue, "relu_bias");
+  EXPECT_EQ(g.epilogue, rt::GemmEpilogue::ReluBias);
   expectGemm(g, 64, 16, 32, false, false, 0.0f);
-  EXPECT_EQ(g.abType, "f32");
+  EXPECT_EQ(g.abType, rt::DType::F32);
   ASSERT_EQ(launches[0].args.size(), 4u);
   EXPECT_EQ(launches[0].args[0].buffer, x);
   EXPECT_EQ(launches[0].args[1].buffer, w);
@@ -121,7 +121,7 @@ TEST(CudaDenseLowering, DenseWithoutBiasOperandHasNoEpilogue) {
   p.kernel("dense", {x, w}, {y}, {{"bias", false}});
   const auto &launches = p.lower();
   ASSERT_EQ(launches.size(), 1u);
-  EXPECT_EQ(gemmOf(launches[0]).epilogue, "none");
+  EXPECT_EQ(gemmOf(launches[0]).epilogue, rt::GemmEpilogue::None);
   EXPECT_EQ(launches[0].args.size(), 3u);
 }
 
@@ -132,7 +132,7 @@ TEST(CudaDenseLowering, SigmoidLayerKeepsPreActivationAndAppliesItInAKernel) {
   p.kernel("dense_act", {x, w, b}, {y, z}, {{"kind", "sigmoid"}, {"bias", true}});
   const auto &launches = p.lower();
   ASSERT_EQ(launches.size(), 2u);
-  EXPECT_EQ(gemmOf(launches[0]).epilogue, "bias");
+  EXPECT_EQ(gemmOf(launches[0]).epilogue, rt::GemmEpilogue::Bias);
   EXPECT_EQ(launches[0].args[2].buffer, z);
   EXPECT_EQ(launches[1].kind, "kernel");
   EXPECT_NE(p.plan.cuda.source.find("emb_sigmoid(x0)"), std::string::npos);
@@ -148,7 +148,7 @@ TEST(CudaDenseLowering, Bf16DenseRoundsOperandsIntoScratch) {
   EXPECT_EQ(launches[0].kind, "kernel");
   ASSERT_EQ(launches[0].args.size(), 4u); // x -> scratch, w -> scratch
   cu::GemmSpec g = gemmOf(launches[1]);
-  EXPECT_EQ(g.abType, "bf16");
+  EXPECT_EQ(g.abType, rt::DType::BF16);
   EXPECT_GE(launches[1].args[0].scratch, 0);
   EXPECT_GE(launches[1].args[1].scratch, 0);
   EXPECT_NE(launches[1].args[0].scratch, launches[1].args[1].scratch);
@@ -222,7 +222,7 @@ TEST(CudaDenseLowering, CrossGradUsesBgradbInF32) {
   const auto &launches = p.lower();
   ASSERT_EQ(launches.size(), 5u);
   cu::GemmSpec gw = gemmOf(launches[1]);
-  EXPECT_EQ(gw.epilogue, "bgradb");
+  EXPECT_EQ(gw.epilogue, rt::GemmEpilogue::BGradB);
   EXPECT_EQ(launches[1].args[3].buffer, db);
   EXPECT_EQ(launches[1].args[1].buffer, dx0); // du
   EXPECT_EQ(gemmOf(launches[2]).beta, 0.0f);
@@ -325,7 +325,7 @@ TEST(CudaDenseLowering, SixteenBitOperandsGetRowsPaddedToEightValues) {
   ASSERT_EQ(launches.size(), 2u); // the rounding kernel, the GEMM
   EXPECT_EQ(launches[0].kind, "kernel");
   const cu::GemmSpec g = gemmOf(launches[1]);
-  EXPECT_EQ(g.abType, "bf16");
+  EXPECT_EQ(g.abType, rt::DType::BF16);
   EXPECT_EQ(g.k, 16);
   EXPECT_EQ(g.lda, 16); // x: 13 values a row and 3 zeros
   EXPECT_EQ(g.ldb, 16); // w: 16 values a row already, 13 rows and 3 of zeros

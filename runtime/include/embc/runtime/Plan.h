@@ -36,6 +36,7 @@ inline constexpr uint32_t kPlanVersion = 9;
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
 /// F16 scale and bias (Table::qparams).
 enum class DType { F32, F64, I64, F16, BF16, U8 };
+EMBC_PLAN_ENUM(DType, U8, "dtype", "f32", "f64", "i64", "f16", "bf16", "u8");
 const char *dtypeName(DType type);
 int64_t dtypeBytes(DType type);
 

@@ -484,6 +484,7 @@ BoundKernel bindClipGradNorm(const Binder &b) {
 }
 
 BoundKernel bindUpdateParam(const Binder &b) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   const Param &p = b.param();
   bool clipped = k.inputs.size() == 2;
@@ -503,12 +504,13 @@ BoundKernel bindUpdateParam(const Binder &b) {
                                          out.size() > 2 ? s.data<float>(out[2]) : nullptr, n,
                                          rowLength);
     if (bad >= 0)
-      throwNonFinite(s, "update_param", what, elementSpans(s, out, bad, rowLength),
+      throwNonFinite(s, kernelOp, what, elementSpans(s, out, bad, rowLength),
                      elementSpans(s, {g}, bad, rowLength).front());
   };
 }
 
 BoundKernel bindUpdateTable(const Binder &b) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   Binder::SparseTarget t = b.sparseTarget();
   bool clipped = k.inputs.size() == 3;
@@ -533,7 +535,7 @@ BoundKernel bindUpdateTable(const Binder &b) {
                           s.length[rows], out.size() > 1 ? s.data<float>(out[1]) : nullptr,
                           out.size() > 2 ? s.data<float>(out[2]) : nullptr);
     if (bad)
-      throwNonFinite(s, "update_table", tableRow(*s.plan, name, bad.row),
+      throwNonFinite(s, kernelOp, tableRow(*s.plan, name, bad.row),
                      rowSpans(s, out, bad.row, D), gradientRow(s, values, bad.entry, D));
   };
 }

@@ -189,6 +189,7 @@ BoundKernel bindFusedLookup(const Binder &b) {
 // --- embedding_update ---------------------------------------------------------------
 
 BoundKernel bindEmbeddingUpdate(const Binder &b) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   const bool isBatch = k.attrs.contains("batch");
   if (isBatch == k.attrs.contains("table"))
@@ -372,7 +373,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b) {
       throwBadId(e, names[e.operand]);
     }
     if (bad >= 0)
-      throwNonFinite(s, "embedding_update", tableRow(*s.plan, name, bad),
+      throwNonFinite(s, kernelOp, tableRow(*s.plan, name, bad),
                      rowSpans(s, out, bad, D));
   };
 }

@@ -34,6 +34,7 @@ struct Segment {
 };
 
 BoundKernel bindUpdatePacked(const Binder &b) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   const ParamPack &pack = packOf(b);
   bool clipped = k.inputs.size() == 2;
@@ -74,7 +75,7 @@ BoundKernel bindUpdatePacked(const Binder &b) {
       const int64_t i = j == 1 ? stateAt : at;
       written.push_back({s.buffer(out[j]).name, s.data<float>(out[j]) + i, 1, i});
     }
-    throwNonFinite(s, "update_packed",
+    throwNonFinite(s, kernelOp,
                    "element " + std::to_string(at - m->offset) + " of parameter '" + m->name +
                        "' (pack '" + s.buffer(out[0]).name + "')",
                    written, {s.buffer(g).name, s.data<float>(g) + at, 1, at});

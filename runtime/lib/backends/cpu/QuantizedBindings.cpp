@@ -50,7 +50,7 @@ struct Target {
 /// finite. Its f32 row was not stored (quantizedSparseUpdate), so the
 /// message names the optimizer state's value, if one is not finite, and
 /// the storage that could not hold the row otherwise.
-[[noreturn]] void throwQuantizedNonFinite(const ExecState &s, const char *op, const Target &t,
+[[noreturn]] void throwQuantizedNonFinite(const ExecState &s, const std::string &op, const Target &t,
                                           const std::vector<int32_t> &out, int64_t row,
                                           const ValueSpan &gradient) {
   std::vector<ValueSpan> written;
@@ -141,6 +141,7 @@ BoundKernel bindLookup(const Binder &b, const Target &t) {
 
 /// update_table: the coalesced sparse gradient into quantised rows.
 BoundKernel bindUpdateTable(const Binder &b, const Target &t) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   bool clipped = k.inputs.size() == 3;
   b.expectCounts(clipped ? 3 : 2, 1 + t.state.size());
@@ -158,7 +159,7 @@ BoundKernel bindUpdateTable(const Binder &b, const Target &t) {
         s.length[rows], out.size() > 1 ? s.data<float>(out[1]) : nullptr,
         out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed, t.segments);
     if (bad)
-      throwQuantizedNonFinite(s, "update_table", t, out, bad.row,
+      throwQuantizedNonFinite(s, kernelOp, t, out, bad.row,
                               gradientRow(s, values, bad.entry, t.dim));
   };
 }
@@ -167,6 +168,7 @@ BoundKernel bindUpdateTable(const Binder &b, const Target &t) {
 /// for rows), shifted to the target's rows, coalesced, then update_table's
 /// quantised step: the unfused chain's arithmetic in one kernel.
 BoundKernel bindEmbeddingUpdate(const Binder &b, const Target &t) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   if (k.outputs.size() != 1 + t.state.size() || k.outputs[0] != t.buffer)
     b.fail("must write the values and optimizer state of '" + t.name + "'");
@@ -246,7 +248,7 @@ BoundKernel bindEmbeddingUpdate(const Binder &b, const Target &t) {
         out.size() > 2 ? s.data<float>(out[2]) : nullptr, s.seed, t.segments);
     if (bad) // the summed gradient rows are this binding's scratch, not a plan buffer
       throwQuantizedNonFinite(
-          s, "embedding_update", t, out, bad.row,
+          s, kernelOp, t, out, bad.row,
           {"the summed gradient of '" + t.name + "'", values.data() + bad.entry * t.dim, t.dim,
            bad.entry * t.dim, t.dim});
   };

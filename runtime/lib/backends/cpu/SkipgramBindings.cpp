@@ -17,6 +17,7 @@
 using namespace embc::runtime;
 
 BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
+  const std::string kernelOp = b.k.op; // for messages
   const Kernel &k = b.k;
   const cpu::SkipgramMode m = wordOf<cpu::SkipgramMode>(b, "mode");
   const Binder::SparseTarget target = b.sparseTarget();
@@ -127,7 +128,7 @@ BoundKernel embc::runtime::bindSkipgram(const Binder &b) {
       for (int32_t st : {state0, state1})
         if (st >= 0)
           written.push_back(st);
-      throwNonFinite(s, "skipgram_step", tableRow(*s.plan, targetName, bad),
+      throwNonFinite(s, kernelOp, tableRow(*s.plan, targetName, bad),
                      rowSpans(s, written, bad, D));
     }
   };

@@ -22,6 +22,10 @@
 #include <thread>
 
 using namespace embc::runtime::cuda;
+using embc::runtime::DType;
+using embc::runtime::enumCount;
+using embc::runtime::GemmEpilogue;
+using embc::runtime::hasRelu;
 
 namespace {
 
@@ -360,13 +364,13 @@ void referenceGemm(const GemmSpec &g, const std::vector<float> &A, const std::ve
         }
         float &c = C[size_t(b * g.strideC + i * g.ldc + j)];
         double r = g.alpha * s + g.beta * double(c);
-        if (g.epilogue == "bias" || g.epilogue == "relu_bias")
+        if (g.epilogue == GemmEpilogue::Bias || g.epilogue == GemmEpilogue::ReluBias)
           r += bias[size_t(j)];
-        if (g.epilogue == "relu" || g.epilogue == "relu_bias")
+        if (hasRelu(g.epilogue))
           r = r > 0 ? r : 0;
         c = float(r);
       }
-  if (g.epilogue == "bgradb")
+  if (g.epilogue == GemmEpilogue::BGradB)
     for (int64_t j = 0; j < g.n; ++j) {
       double s = 0;
       for (int64_t p = 0; p < g.k; ++p)
@@ -388,18 +392,18 @@ void checkGemm(Device &dev, const GemmSpec &g, uint32_t seed) {
   for (auto *v : {&A, &B, &C, &bias})
     for (float &x : *v)
       x = u(rng);
-  const size_t elem = g.abType == "f32" ? 4 : 2;
+  const size_t elem = g.abType == DType::F32 ? 4 : 2;
   std::byte *dA = dev.allocate(sizeA * elem), *dB = dev.allocate(sizeB * elem);
   auto *dC = reinterpret_cast<float *>(dev.allocate(sizeC * 4));
   auto *dBias = reinterpret_cast<float *>(dev.allocate(size_t(g.n) * 4));
   auto upload = [&](std::vector<float> &v, std::byte *d) {
-    if (g.abType == "f32")
+    if (g.abType == DType::F32)
       return (void)std::memcpy(d, v.data(), v.size() * 4);
     auto *h = reinterpret_cast<uint16_t *>(d);
     namespace cpu = embc::runtime::cpu;
     for (size_t i = 0; i < v.size(); ++i) {
-      h[i] = g.abType == "bf16" ? cpu::floatToBf16(v[i]) : cpu::floatToHalf(v[i]);
-      v[i] = g.abType == "bf16" ? cpu::bf16ToFloat(h[i]) : cpu::halfToFloat(h[i]);
+      h[i] = g.abType == DType::BF16 ? cpu::floatToBf16(v[i]) : cpu::floatToHalf(v[i]);
+      v[i] = g.abType == DType::BF16 ? cpu::bf16ToFloat(h[i]) : cpu::halfToFloat(h[i]);
     }
   };
   upload(A, dA);
@@ -412,7 +416,7 @@ void checkGemm(Device &dev, const GemmSpec &g, uint32_t seed) {
   const std::string what = gemmToJson(g).dump();
   for (size_t i = 0; i < sizeC; ++i)
     EXPECT_NEAR(dC[i], C[i], 1e-5 * std::max(1.0f, std::fabs(C[i]))) << what << " at " << i;
-  if (g.epilogue == "bgradb") {
+  if (g.epilogue == GemmEpilogue::BGradB) {
     for (int64_t j = 0; j < g.n; ++j)
       EXPECT_NEAR(dBias[j], bias[size_t(j)], 1e-5 * std::max(1.0f, std::fabs(bias[size_t(j)])))
           << what;
@@ -481,21 +485,22 @@ TEST_F(EmulatedDeviceTest, GemmTranspositionsStridesAndScalars) {
 
 TEST_F(EmulatedDeviceTest, GemmEpilogues) {
   uint32_t seed = 20;
-  for (const char *e : {"none", "bias", "relu", "relu_bias", "bgradb"}) {
-    GemmSpec g = spec(6, 8, 5, e == std::string("bgradb"), false);
+  for (size_t i = 0; i < enumCount<GemmEpilogue>(); ++i) {
+    const GemmEpilogue e = GemmEpilogue(i);
+    GemmSpec g = spec(6, 8, 5, e == GemmEpilogue::BGradB, false);
     g.epilogue = e;
     checkGemm(*dev, g, seed++);
     g.beta = 1.0f;
     checkGemm(*dev, g, seed++);
   }
   GemmSpec bad = spec(2, 2, 2, false, true);
-  bad.epilogue = "bgradb";
+  bad.epilogue = GemmEpilogue::BGradB;
   EXPECT_THROW(dev->prepareGemm(bad), DeviceError);
 }
 
 TEST_F(EmulatedDeviceTest, GemmBatchedAndHalfPrecisionOperands) {
   uint32_t seed = 30;
-  for (const char *type : {"f32", "bf16", "f16"})
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
     for (bool ta : {false, true}) {
       GemmSpec g = spec(4, 6, 5, ta, !ta, 1);
       g.abType = type;
@@ -503,7 +508,7 @@ TEST_F(EmulatedDeviceTest, GemmBatchedAndHalfPrecisionOperands) {
       g.strideA = (ta ? g.k : g.m) * g.lda + 2;
       g.strideB = (ta ? g.k : g.n) * g.ldb;
       g.strideC = g.m * g.ldc + 4;
-      g.epilogue = "relu_bias";
+      g.epilogue = GemmEpilogue::ReluBias;
       checkGemm(*dev, g, seed++);
     }
 }

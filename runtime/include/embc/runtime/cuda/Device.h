@@ -22,6 +22,7 @@
 #ifndef EMBC_RUNTIME_CUDA_DEVICE_H
 #define EMBC_RUNTIME_CUDA_DEVICE_H
 
+#include "embc/runtime/Plan.h"
 #include "embc/runtime/cuda/KernelAbi.h"
 
 #include <nlohmann/json.hpp>
@@ -60,8 +61,8 @@ struct GemmSpec {
   bool transA = false, transB = false;
   int64_t lda = 0, ldb = 0, ldc = 0;
   float alpha = 1.0f, beta = 0.0f;
-  std::string epilogue = "none";
-  std::string abType = "f32";
+  GemmEpilogue epilogue = GemmEpilogue::None;
+  DType abType = DType::F32; ///< F32, BF16 or F16
   int64_t batch = 1, strideA = 0, strideB = 0, strideC = 0;
 };
 /// JSON keys: m n k trans_a trans_b lda ldb ldc alpha beta epilogue ab_type
@@ -70,7 +71,7 @@ inline nlohmann::json gemmToJson(const GemmSpec &g) {
   return {{"m", g.m},           {"n", g.n},           {"k", g.k},
           {"trans_a", g.transA}, {"trans_b", g.transB}, {"lda", g.lda},
           {"ldb", g.ldb},       {"ldc", g.ldc},       {"alpha", g.alpha},
-          {"beta", g.beta},     {"epilogue", g.epilogue}, {"ab_type", g.abType},
+          {"beta", g.beta},     {"epilogue", enumString(g.epilogue)}, {"ab_type", enumString(g.abType)},
           {"batch", g.batch},   {"stride_a", g.strideA}, {"stride_b", g.strideB},
           {"stride_c", g.strideC}};
 }

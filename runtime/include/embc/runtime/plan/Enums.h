@@ -74,6 +74,21 @@ EMBC_PLAN_ENUM(Requantize, Stochastic, "requantize mode", "stochastic");
 enum class SkipgramMode : uint8_t { PerExample, Hogwild };
 EMBC_PLAN_ENUM(SkipgramMode, Hogwild, "skipgram mode", "per_example", "hogwild");
 
+/// What a `gemm` launch of the CUDA program applies to each element of
+/// alpha op(A) op(B) + beta C (cuda::GemmSpec): nothing, + bias[col],
+/// relu, relu(. + bias[col]), or the bias gradient (column sums of B) beside.
+enum class GemmEpilogue : uint8_t { None, Bias, Relu, ReluBias, BGradB };
+EMBC_PLAN_ENUM(GemmEpilogue, BGradB, "gemm epilogue", "none", "bias", "relu", "relu_bias",
+               "bgradb");
+/// Whether the epilogue reads (bias, relu_bias) or writes (bgradb) a bias.
+inline bool hasBias(GemmEpilogue e) {
+  return e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::BGradB;
+}
+/// Whether the epilogue applies a relu.
+inline bool hasRelu(GemmEpilogue e) {
+  return e == GemmEpilogue::Relu || e == GemmEpilogue::ReluBias;
+}
+
 /// A step of an `elementwise` kernel's chain.
 enum class ElementwiseOp : uint8_t { Add, Activation, ActivationGrad };
 EMBC_PLAN_ENUM(ElementwiseOp, ActivationGrad, "elementwise step", "add", "activation",
