@@ -86,8 +86,10 @@ public:
   }
   /// Input (or output) `i` is the plan's buffer `buffer` (`what` names it).
   void is(bool input, size_t i, int32_t buffer, const std::string &what) {
+    if (!ok() || i >= (input ? k.inputs.size() : k.outputs.size()))
+      return;
     const int32_t got = input ? k.inputs[i] : k.outputs[i];
-    if (ok() && got != buffer)
+    if (got != buffer)
       fail(input, i, "must be " + what + " (buffer " + std::to_string(buffer) + "), got buffer " +
                          std::to_string(got));
   }
