@@ -103,6 +103,13 @@ public:
     for (size_t j = 0; j < state.size(); ++j)
       is(false, 1 + j, state[j], "state " + std::to_string(j) + " of " + owner);
   }
+  /// update_param / update_packed of `target` (a Param or a ParamPack):
+  /// its gradient and optional clip scale in, its values and state out.
+  template <class Target> void denseUpdate(const Target &target, const std::string &owner) {
+    writes(target.buffer, target.state, owner);
+    is(true, 0, target.grad, "the gradient of " + owner);
+    clipScale(1);
+  }
   /// Input `i`, when there, is the one-value clip scale.
   void clipScale(size_t i) {
     if (k.inputs.size() > i) {
@@ -276,40 +283,32 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.count(false, 0, numel(o.in(0)) * t.dim);
     break;
   }
-  case KernelOp::UpdateParam: { // grad, [scale] -> values, state...
+  // The dense updates: grad, [scale] -> values, state... of a parameter or pack.
+  case KernelOp::UpdateParam: {
     const Param &param = plan.params[size_t(kernel.attrs.at("param").get<int64_t>())];
-    const std::string owner = "parameter '" + param.name + "'";
-    o.writes(param.buffer, param.state, owner);
-    o.is(true, 0, param.grad, "the gradient of " + owner);
-    o.clipScale(1);
+    o.denseUpdate(param, "parameter '" + param.name + "'");
     break;
   }
-  case KernelOp::UpdatePacked: { // the pack's grad, [scale] -> its values, state...
+  case KernelOp::UpdatePacked: {
     const ParamPack &pack = plan.packs[size_t(kernel.attrs.at("pack").get<int64_t>())];
-    const std::string owner = "pack '" + pack.name + "'";
-    o.writes(pack.buffer, pack.state, owner);
-    o.is(true, 0, pack.grad, "the gradient of " + owner);
-    o.clipScale(1);
+    o.denseUpdate(pack, "pack '" + pack.name + "'");
     break;
   }
   case KernelOp::UpdateTable: { // rows (n), values (n x D), [scale] -> values, state...
-    const bool batch = kernel.attrs.contains("batch");
-    const int64_t index = kernel.attrs.at(batch ? "batch" : "table").get<int64_t>();
-    const std::string owner =
-        batch ? "table batch '" + plan.tableBatches[size_t(index)].name + "'"
-              : "table '" + plan.tables[size_t(index)].name + "'";
-    const int32_t values =
-        batch ? plan.tableBatches[size_t(index)].buffer : plan.tables[size_t(index)].buffer;
-    const std::vector<int32_t> &state =
-        batch ? plan.tableBatches[size_t(index)].state : plan.tables[size_t(index)].state;
-    const int64_t D = batch ? plan.tableBatches[size_t(index)].dim : plan.tables[size_t(index)].dim;
-    o.writes(values, state, owner);
-    o.i64(true, 0);
-    if (o.ok() && o.in(0).shape.size() != 1)
-      o.fail(true, 0, "must be a vector of rows, got " + shapeText(o.in(0)));
-    if (o.ok())
-      o.count(true, 1, numel(o.in(0)) * D);
-    o.clipScale(2);
+    // A lone table and a table batch name these the same.
+    auto check = [&](const auto &target, const char *kind) {
+      o.writes(target.buffer, target.state, std::string(kind) + " '" + target.name + "'");
+      o.i64(true, 0);
+      if (o.ok() && o.in(0).shape.size() != 1)
+        o.fail(true, 0, "must be a vector of rows, got " + shapeText(o.in(0)));
+      if (o.ok())
+        o.count(true, 1, numel(o.in(0)) * target.dim);
+      o.clipScale(2);
+    };
+    if (kernel.attrs.contains("batch"))
+      check(plan.tableBatches[size_t(kernel.attrs.at("batch").get<int64_t>())], "table batch");
+    else
+      check(plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())], "table");
     break;
   }
   default: // the other kernels' bindings check their operands themselves
