@@ -110,11 +110,15 @@ void Backend::loadInput(const ExecState &state, int32_t buffer, int64_t bytes) {
   setLength(state, buffer);
 }
 
-void Backend::loadInput(const ExecState &state, int32_t buffer, const void *values,
-                        int64_t bytes) {
-  cpu::parallelCopy(state.data<std::byte>(buffer), values, size_t(bytes));
+void Backend::loadInputs(const ExecState &state, const std::vector<InputValues> &inputs) {
+  std::vector<cpu::CopyRange> copies;
+  copies.reserve(inputs.size());
+  for (const InputValues &in : inputs)
+    copies.push_back({state.data<std::byte>(in.buffer), in.values, size_t(in.bytes)});
+  cpu::parallelCopies(copies.data(), copies.size());
   if (deviceArena())
-    loadInput(state, buffer, bytes);
+    for (const InputValues &in : inputs)
+      loadInput(state, in.buffer, in.bytes);
 }
 
 void Backend::run(std::vector<BoundKernel> &kernels, const std::vector<size_t> *which,
@@ -309,6 +313,8 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
     throw data::DataError("batch has " + std::to_string(batch.features.size()) +
                           " features, the plan reads " +
                           std::to_string(specs_.size()));
+  std::vector<Backend::InputValues> loads;
+  loads.reserve(which.size());
   for (size_t i : which) {
     const Input &in = plan_.inputs[i];
     const data::FeatureBatch &fb = batch.features[inputFeature_[i]];
@@ -326,8 +332,7 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       static_assert(std::is_same_v<std::decay_t<decltype(values[0])>,
                                    std::remove_pointer_t<decltype(dst)>>,
                     "the batch's values have the input buffer's type");
-      backend_->loadInput(state_, in.buffer, values.data(),
-                          int64_t(values.size() * sizeof(*dst)));
+      loads.push_back({in.buffer, values.data(), int64_t(values.size() * sizeof(*dst))});
     };
     switch (in.role) {
     case InputRole::Dense:
@@ -350,6 +355,7 @@ void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &w
       break;
     }
   }
+  backend_->loadInputs(state_, loads);
 }
 
 void Executor::zeroGradients() {

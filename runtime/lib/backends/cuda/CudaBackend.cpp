@@ -147,11 +147,15 @@ public:
     batchLoaded_ = false;
   }
 
-  using Backend::loadInput;
-  void loadInput(const ExecState &state, int32_t buffer, const void *values,
-                 int64_t bytes) override {
-    if (!isInput(buffer)) // nothing prefetched
-      return Backend::loadInput(state, buffer, values, bytes);
+  void loadInputs(const ExecState &state, const std::vector<InputValues> &inputs) override {
+    std::vector<InputValues> unprefetched; // nothing prefetched: through the arena
+    std::vector<InputValues> prefetched;
+    for (const InputValues &in : inputs)
+      (isInput(in.buffer) ? prefetched : unprefetched).push_back(in);
+    if (!unprefetched.empty())
+      Backend::loadInputs(state, unprefetched);
+    if (prefetched.empty())
+      return;
     InputCopy &c = copies_[loading_];
     if (ranSinceBatch_ && loading_ == copy_) {
       // A later micro-batch of a pipelined schedule: its slot may be the
@@ -162,20 +166,32 @@ public:
       device_->hostWaits(c.uploaded);
       ranSinceBatch_ = false;
     }
-    const Buffer &b = plan_->buffers[size_t(buffer)];
-    int64_t slot = b.slots > 1 ? int64_t(state.microBatch % b.slots) : 0;
-    std::byte *staging = c.staging + inputAt_[size_t(buffer)] + slot * b.bytes;
-    cpu::parallelCopy(staging, values, size_t(bytes)); // the only host copy of the batch
-    device_->uploadAsync(inputAddress(buffer, state.microBatch, loading_), staging,
-                         size_t(bytes));
-    if (b.dynamic) {
-      int64_t cell = lengthBase_[size_t(buffer)] + state.microBatch % b.slots;
-      std::byte *value = c.staging + stagingLengths_ + cell * int64_t(sizeof(int64_t));
-      std::memcpy(value, &state.length[size_t(buffer)], sizeof(int64_t));
-      device_->uploadAsync(lengthCell(buffer, state.microBatch, loading_), value,
-                           sizeof(int64_t));
+    // The only host copy of the batch: every input into page-locked
+    // staging in one region of the team, then the uploads.
+    std::vector<cpu::CopyRange> copies;
+    copies.reserve(prefetched.size());
+    for (const InputValues &in : prefetched)
+      copies.push_back({stagingOf(c.staging, in.buffer, state.microBatch), in.values, size_t(in.bytes)});
+    cpu::parallelCopies(copies.data(), copies.size());
+    for (const InputValues &in : prefetched) {
+      device_->uploadAsync(inputAddress(in.buffer, state.microBatch, loading_),
+                           stagingOf(c.staging, in.buffer, state.microBatch), size_t(in.bytes));
+      const Buffer &b = plan_->buffers[size_t(in.buffer)];
+      if (b.dynamic) {
+        int64_t cell = lengthBase_[size_t(in.buffer)] + state.microBatch % b.slots;
+        std::byte *value = c.staging + stagingLengths_ + cell * int64_t(sizeof(int64_t));
+        std::memcpy(value, &state.length[size_t(in.buffer)], sizeof(int64_t));
+        device_->uploadAsync(lengthCell(in.buffer, state.microBatch, loading_), value,
+                             sizeof(int64_t));
+      }
     }
     c.unrecorded = c.unwaited = true;
+  }
+  /// Where input buffer `buffer`'s selected slot waits in a copy's staging.
+  std::byte *stagingOf(std::byte *staging, int32_t buffer, int32_t microBatch) const {
+    const Buffer &b = plan_->buffers[size_t(buffer)];
+    int64_t slot = b.slots > 1 ? int64_t(microBatch % b.slots) : 0;
+    return staging + inputAt_[size_t(buffer)] + slot * b.bytes;
   }
   // The device's bytes only: the host arena is a copy that syncToHost
   // refreshes, and every step zeroes its gradients (19 MB of host memset a

@@ -207,5 +207,32 @@ TEST(Team, ParallelCopyCopiesEveryByteOfAnyLength) {
   }
 }
 
+TEST(Team, ParallelCopiesCopiesEveryRangeInOneCall) {
+  TeamSizeGuard guard;
+  setTeamSize(3, 0);
+  // Empty, small, chunk-sized and ragged ranges together (the inputs of a
+  // batch), and a set whose total is too small to wake the team.
+  for (std::vector<size_t> sizes :
+       {std::vector<size_t>{0, 5, size_t(256) << 10, (size_t(1) << 20) + 13, 1, 0, 700000},
+        std::vector<size_t>{3, 0, 4096}}) {
+    std::vector<std::vector<unsigned char>> src, dst;
+    std::vector<CopyRange> copies;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+      src.emplace_back(sizes[r]);
+      dst.emplace_back(sizes[r] + 1, 0xAB);
+      for (size_t i = 0; i < sizes[r]; ++i)
+        src[r][i] = static_cast<unsigned char>(i * 31 + 7 * r + 1);
+    }
+    for (size_t r = 0; r < sizes.size(); ++r)
+      copies.push_back({dst[r].data(), src[r].data(), sizes[r]});
+    parallelCopies(copies.data(), copies.size());
+    for (size_t r = 0; r < sizes.size(); ++r) {
+      EXPECT_TRUE(std::equal(src[r].begin(), src[r].end(), dst[r].begin()))
+          << "range " << r << " of " << sizes[r] << " bytes";
+      EXPECT_EQ(dst[r][sizes[r]], 0xAB) << "range " << r << " written past its end";
+    }
+  }
+}
+
 } // namespace
 } // namespace embc::runtime::cpu

@@ -162,13 +162,19 @@ public:
   /// Makes the device see input buffer `buffer`'s first `bytes` bytes and its
   /// length, as the host arena holds them, for the selected micro-batch.
   virtual void loadInput(const ExecState &state, int32_t buffer, int64_t bytes);
-  /// Loads input buffer `buffer` (its length already in state.length) from
-  /// `values`, `bytes` of them, for the selected micro-batch. The CPU
-  /// copies them into the arena; a device backend may copy them straight to
-  /// where they travel from, leaving the host arena's copy of the input
-  /// unwritten (nothing on the host reads a batch back).
-  virtual void loadInput(const ExecState &state, int32_t buffer, const void *values,
-                         int64_t bytes);
+  /// One input buffer's values of a batch: `bytes` of them at `values`.
+  struct InputValues {
+    int32_t buffer;
+    const void *values;
+    int64_t bytes;
+  };
+  /// Loads a batch's input buffers (their lengths already in state.length)
+  /// for the selected micro-batch, all at once so that their copies share
+  /// one region of the CPU team. The CPU copies them into the arena; a
+  /// device backend may copy them straight to where they travel from,
+  /// leaving the host arena's copy of the inputs unwritten (nothing on the
+  /// host reads a batch back).
+  virtual void loadInputs(const ExecState &state, const std::vector<InputValues> &inputs);
   /// Zeroes a buffer, every slot of it.
   virtual void zero(ExecState &state, int32_t buffer);
   /// Runs kernels[i] for each i in `which` (all of them when null), in
