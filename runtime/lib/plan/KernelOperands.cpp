@@ -78,6 +78,20 @@ public:
       fail(input, i, "must be " + shapeText(like) + " (as '" + like.name + "'), got " +
                          shapeText(b));
   }
+  /// Input (or output) `i` holds f32 values.
+  void f32(bool input, size_t i) { f32(input ? in(i) : out(i), input ? "inputs" : "outputs", i); }
+  /// Input (or output) `i` holds at least `n` values (a dynamic buffer's capacity).
+  void atLeast(bool input, size_t i, int64_t n) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (ok() && numel(b) < n)
+      fail(input, i, "must hold at least " + std::to_string(n) + " values, got " + shapeText(b));
+  }
+  /// Input (or output) `i` is a vector (ids, offsets, rows).
+  void vector(bool input, size_t i) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (ok() && b.shape.size() != 1)
+      fail(input, i, "must be a vector, got " + shapeText(b));
+  }
   /// Input (or output) `i` holds i64 values (ids, offsets, rows).
   void i64(bool input, size_t i) {
     const Buffer &b = input ? in(i) : out(i);
@@ -93,15 +107,39 @@ public:
       fail(input, i, "must be " + what + " (buffer " + std::to_string(buffer) + "), got buffer " +
                          std::to_string(got));
   }
-  /// The outputs are `values` then `state`, one result each.
-  void writes(int32_t values, const std::vector<int32_t> &state, const std::string &owner) {
-    if (ok() && k.outputs.size() != 1 + state.size())
+  /// The outputs from `first` on are `values` then `state`, one result each.
+  void writes(int32_t values, const std::vector<int32_t> &state, const std::string &owner,
+              size_t first = 0) {
+    if (ok() && k.outputs.size() != first + 1 + state.size())
       problem = std::string(at) + ".outputs: the '" + k.op + "' kernel of " + owner + " writes " +
-                std::to_string(1 + state.size()) + " buffers (its values and optimizer state), got " +
+                std::to_string(first + 1 + state.size()) +
+                " buffers (its values and optimizer state), got " +
                 std::to_string(k.outputs.size());
-    is(false, 0, values, "the values of " + owner);
+    is(false, first, values, "the values of " + owner);
     for (size_t j = 0; j < state.size(); ++j)
-      is(false, 1 + j, state[j], "state " + std::to_string(j) + " of " + owner);
+      is(false, first + 1 + j, state[j], "state " + std::to_string(j) + " of " + owner);
+  }
+  /// The outputs are the sparse gradient (rows, values) of `owner`.
+  template <class Target> void sparseGradient(const Target &target, const std::string &owner) {
+    is(false, 0, target.gradRows, "the gradient rows of " + owner);
+    is(false, 1, target.gradValues, "the gradient values of " + owner);
+    i64(false, 0);
+    f32(false, 1);
+    matrix(false, 1, -1, target.dim);
+    if (ok())
+      count(false, 0, out(1).shape[0]);
+  }
+  /// Jagged bags: ids (input `ids`, i64 vector), offsets (B + 1 i64), and
+  /// when `weights` >= 0 one f32 weight per id.
+  void bags(size_t ids, size_t offsets, int64_t B, int weights = -1) {
+    i64(true, ids);
+    vector(true, ids);
+    i64(true, offsets);
+    count(true, offsets, B + 1);
+    if (weights >= 0) {
+      f32(true, size_t(weights));
+      count(true, size_t(weights), numel(in(ids)));
+    }
   }
   /// update_param / update_packed of `target` (a Param or a ParamPack):
   /// its gradient and optional clip scale in, its values and state out.
@@ -136,6 +174,12 @@ private:
   std::string_view at;
   std::string problem;
 };
+
+/// Columns of an interaction of `features` inputs: pairs i < j (i <= j
+/// with `self`).
+int64_t interactionPairs(int64_t features, bool self) {
+  return self ? features * (features + 1) / 2 : features * (features - 1) / 2;
+}
 
 } // namespace
 
@@ -311,6 +355,216 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
       check(plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())], "table");
     break;
   }
+  case KernelOp::Hash: // raw ids -> hashed ids, as many
+    o.i64(true, 0);
+    o.i64(false, 0);
+    o.atLeast(false, 0, numel(o.in(0)));
+    break;
+  case KernelOp::Add: { // x_i (B x N), [bias (N), last] -> B x N
+    o.allF32();
+    const bool bias = kernel.attrs.value("bias", false);
+    auto [B, N] = o.matrix(false, 0);
+    if (bias && ins < 2)
+      o.fail(true, 0, "is alone, but the kernel adds a bias after its inputs");
+    for (size_t i = 0; i + (bias ? 1 : 0) < ins; ++i)
+      o.count(true, i, B * N);
+    if (bias && ins >= 2)
+      o.count(true, ins - 1, N);
+    break;
+  }
+  case KernelOp::Interaction: { // x_i (B x D) -> B x P
+    o.allF32();
+    auto [B, D] = o.matrix(true, 0);
+    for (size_t i = 1; i < ins; ++i)
+      o.matrix(true, i, B, D);
+    o.count(false, 0, B * interactionPairs(int64_t(ins), kernel.attrs.value("self", false)));
+    break;
+  }
+  case KernelOp::InteractionGrad: { // dy (B x P), x_i (B x D) -> dx_i like x_i
+    o.allF32();
+    const int64_t F = int64_t(ins) - 1;
+    if (o.ok() && kernel.outputs.size() != size_t(F))
+      o.fail(false, 0, "is one of " + std::to_string(kernel.outputs.size()) +
+                           " gradients for " + std::to_string(F) + " inputs");
+    auto [B, D] = o.matrix(true, 1);
+    for (size_t i = 2; i < ins; ++i)
+      o.matrix(true, i, B, D);
+    o.count(true, 0, B * interactionPairs(F, kernel.attrs.value("self", false)));
+    for (size_t i = 0; o.ok() && i < kernel.outputs.size(); ++i)
+      o.sameShape(false, i, o.in(1 + i));
+    break;
+  }
+  case KernelOp::Cross: { // x0, xl (B x D), w (D x D), b (D) -> B x D, [xl w: B x D]
+    o.allF32();
+    auto [B, D] = o.matrix(true, 0);
+    o.matrix(true, 1, B, D);
+    o.matrix(true, 2, D, D);
+    o.count(true, 3, D);
+    for (size_t i = 0; i < kernel.outputs.size(); ++i)
+      o.count(false, i, B * D);
+    break;
+  }
+  case KernelOp::CrossGrad: { // dy, x0, xl, w, b, [xl w] -> dx0, dxl, dw, db
+    o.allF32();
+    auto [B, D] = o.matrix(true, 1);
+    o.count(true, 0, B * D);
+    o.matrix(true, 2, B, D);
+    o.matrix(true, 3, D, D);
+    o.count(true, 4, D);
+    if (ins == 6)
+      o.count(true, 5, B * D);
+    o.count(false, 0, B * D);
+    o.count(false, 1, B * D);
+    o.count(false, 2, D * D);
+    o.count(false, 3, D);
+    break;
+  }
+  case KernelOp::LookupGrad: { // ids, offsets, [weights], dy (B x D) -> per-id rows
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    o.f32(true, ins - 1);
+    auto [B, D] = o.matrix(true, ins - 1, -1, t.dim);
+    (void)D;
+    o.bags(0, 1, B, ins == 4 ? 2 : -1);
+    o.f32(false, 0);
+    o.matrix(false, 0, -1, t.dim);
+    if (o.ok() && o.out(0).shape[0] < numel(o.in(0)))
+      o.fail(false, 0, "must hold a row for each of the " + std::to_string(numel(o.in(0))) +
+                           " ids, got " + shapeText(o.out(0)));
+    break;
+  }
+  case KernelOp::AccumulateRows: { // ids, per-id rows -> the gradient's rows and values
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    o.sparseGradient(t, "table '" + t.name + "'");
+    o.i64(true, 0); // a vector of ids, or B x K negatives
+    o.f32(true, 1); // the ids' shape x D
+    if (o.ok() && (o.in(1).shape.empty() || o.in(1).shape.back() != t.dim ||
+                   numel(o.in(1)) < numel(o.in(0)) * t.dim))
+      o.fail(true, 1, "must hold a row of " + std::to_string(t.dim) + " for each of the " +
+                          std::to_string(numel(o.in(0))) + " ids, got " + shapeText(o.in(1)));
+    break;
+  }
+  case KernelOp::CoalesceRows:
+  case KernelOp::GatherRows:
+    if (kernel.attrs.contains("batch")) {
+      const TableBatch &batch = plan.tableBatches[size_t(kernel.attrs.at("batch").get<int64_t>())];
+      o.sparseGradient(batch, "table batch '" + batch.name + "'");
+    } else {
+      const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+      o.sparseGradient(t, "table '" + t.name + "'");
+    }
+    break;
+  case KernelOp::ClipGradNorm: // gradients (f32, a dynamic one with rows) -> the scale
+    o.allF32();
+    for (size_t i = 0; i < ins && o.ok(); ++i)
+      if (o.in(i).dynamic && (o.in(i).shape.empty() || o.in(i).shape[0] <= 0))
+        o.fail(true, i, "is a dynamic gradient without rows, got " + shapeText(o.in(i)));
+    o.count(false, 0, 1);
+    break;
+  case KernelOp::UnscaleGrads:
+    o.allF32();
+    break;
+  case KernelOp::DenseAct: { // x (B x K), w (K x N), [b (N)] -> y (B x N), [z (B x N)]
+    o.allF32();
+    auto [B, K] = o.matrix(true, 0);
+    auto [K2, N] = o.matrix(true, 1, K);
+    (void)K2;
+    if (ins == 3)
+      o.count(true, 2, N);
+    for (size_t i = 0; i < kernel.outputs.size(); ++i)
+      o.matrix(false, i, B, N);
+    break;
+  }
+  case KernelOp::DenseActGrad: { // dy, [a], x, w -> [dz], dW, [db], [dx]
+    o.allF32();
+    const size_t x = ins - 2, w = ins - 1;
+    auto [B, N] = o.matrix(true, 0);
+    auto [B2, K] = o.matrix(true, x, B);
+    (void)B2;
+    o.matrix(true, w, K, N);
+    if (ins == 4)
+      o.count(true, 1, B * N);
+    // The outputs, in order: [dz] unless the kind is none, dW, [db] with
+    // bias, [dx] with input_grad.
+    std::vector<int64_t> sizes;
+    if (kernel.attrs.value("kind", std::string()) != "none")
+      sizes.push_back(B * N);
+    sizes.push_back(K * N);
+    if (kernel.attrs.value("bias", false))
+      sizes.push_back(N);
+    if (kernel.attrs.value("input_grad", false))
+      sizes.push_back(B * K);
+    if (o.ok() && kernel.outputs.size() != sizes.size())
+      o.fail(false, 0, "is one of " + std::to_string(kernel.outputs.size()) +
+                           " results, where its kind, bias and input_grad give " +
+                           std::to_string(sizes.size()));
+    for (size_t i = 0; i < sizes.size() && o.ok(); ++i)
+      o.count(false, i, sizes[i]);
+    break;
+  }
+  case KernelOp::Elementwise: { // every operand n values or a bias of `width`
+    o.allF32();
+    const int64_t n = numel(o.out(0));
+    const int64_t width = kernel.attrs.value("width", int64_t(0));
+    if (o.ok() && (width <= 0 || n % width != 0))
+      o.fail(false, 0, "holds " + std::to_string(n) + " values, not rows of width " +
+                           std::to_string(width));
+    for (size_t i = 1; i < kernel.outputs.size(); ++i)
+      o.count(false, i, n);
+    for (size_t i = 0; i < ins && o.ok(); ++i)
+      if (numel(o.in(i)) != n && numel(o.in(i)) != width)
+        o.fail(true, i, "must hold " + std::to_string(n) + " values (or a bias of " +
+                            std::to_string(width) + "), got " + shapeText(o.in(i)));
+    break;
+  }
+  case KernelOp::InteractionConcat: { // copies (B x w_j), x_i (B x D) -> B x (sum w_j + P)
+    o.allF32();
+    const int64_t C = kernel.attrs.value("copies", int64_t(0));
+    const int64_t position = kernel.attrs.value("position", int64_t(0));
+    if (C < 0 || C + 2 > int64_t(ins) || position < 0 || position > C) {
+      o.fail(true, 0, "starts " + std::to_string(C) + " copies at position " +
+                          std::to_string(position) + " of " + std::to_string(ins) +
+                          " inputs (at least 2 interaction inputs follow them)");
+      break;
+    }
+    auto [B, D] = o.matrix(true, size_t(C));
+    int64_t W = interactionPairs(int64_t(ins) - C, kernel.attrs.value("self", false));
+    for (size_t i = size_t(C) + 1; i < ins; ++i)
+      o.matrix(true, i, B, D);
+    for (size_t j = 0; j < size_t(C) && o.ok(); ++j)
+      W += o.matrix(true, j, B).second;
+    o.matrix(false, 0, B, W);
+    break;
+  }
+  case KernelOp::InteractionConcatGrad: // dy (B x W), x_i (B x D) -> dx_i, dcopies
+    o.allF32();
+    if (ins >= 3) {
+      auto [B, D] = o.matrix(true, 1);
+      for (size_t i = 2; i < ins; ++i)
+        o.matrix(true, i, B, D);
+      for (size_t i = 0; i + 1 < ins && i < kernel.outputs.size(); ++i)
+        o.sameShape(false, i, o.in(1 + i));
+      const int64_t F = int64_t(ins) - 1;
+      int64_t W = interactionPairs(F, kernel.attrs.value("self", false));
+      const nlohmann::json widths = kernel.attrs.value("copy_widths", nlohmann::json::array());
+      const nlohmann::json into = kernel.attrs.value("copy_into", nlohmann::json::array());
+      size_t copied = size_t(F);
+      for (size_t j = 0; j < widths.size() && o.ok(); ++j) {
+        const int64_t w = widths[j].is_number_integer() ? widths[j].get<int64_t>() : -1;
+        const int64_t target = j < into.size() && into[j].is_number_integer()
+                                   ? into[j].get<int64_t>() : -2;
+        if (w < 0 || target < -1 || target >= F || (target >= 0 && w != D)) {
+          o.fail(true, 0, "has copy " + std::to_string(j) + " of width " + std::to_string(w) +
+                              " into " + std::to_string(target) + ", for " + std::to_string(F) +
+                              " inputs of width " + std::to_string(D));
+          break;
+        }
+        W += w;
+        if (target == -1 && copied < kernel.outputs.size())
+          o.matrix(false, copied++, B, w);
+      }
+      o.matrix(true, 0, B, W);
+    }
+    break;
   default: // the other kernels' bindings check their operands themselves
     break;
   }

@@ -208,18 +208,19 @@ rt::Plan chainPlan() {
   int32_t x = add("input/x", rt::BufferRole::Input, {32, 2});
   int32_t a = add("act/a", rt::BufferRole::Activation, {32, 8});
   int32_t b = add("act/b", rt::BufferRole::Activation, {256, 1});
-  int32_t c = add("act/c", rt::BufferRole::Activation, {256, 1});
+  int32_t c = add("act/c", rt::BufferRole::Activation, {32, 8});
   int32_t loss = add("act/loss", rt::BufferRole::Activation, {1});
-  int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, {8});
+  int32_t scratch = add("workspace/s", rt::BufferRole::Workspace, {1});
   // Catalogue kernels (the reader validates them); only their operands
   // matter to the planner.
   using rt::testing::makeKernel;
   const nlohmann::json relu = {{"kind", "relu"}}, clip = {{"max_norm", 1.0}, {"grad_scale", 1.0}};
   plan.step = {makeKernel("dense", {x, w}, {a}), makeKernel("activation", {a}, {b}, relu),
-               makeKernel("activation", {b}, {c}, relu), makeKernel("bias_grad", {c}, {loss}),
-               makeKernel("interaction", {c, x}, {g})};
+               makeKernel("activation", {b}, {c}, relu),
+               makeKernel("loss", {c, c}, {loss}, {{"kind", "mse"}}),
+               makeKernel("dense_grad_weight", {x, c}, {g})};
   plan.update = {makeKernel("clip_grad_norm", {g}, {scratch}, clip),
-                 makeKernel("clip_grad_norm", {g, scratch}, {w}, clip)};
+                 makeKernel("clip_grad_norm", {g, scratch}, {scratch}, clip)};
   plan.forwardKernels = 4;
   plan.lossBuffer = plan.predictionBuffer = loss;
   rt::Input input; // the reader refuses a plan that reads nothing

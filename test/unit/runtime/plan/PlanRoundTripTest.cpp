@@ -59,7 +59,7 @@ TEST(PlanMemory, BytesWithRoleSumsEachRole) {
   EXPECT_EQ(plan.bytesWithRole(BufferRole::OptimizerState), 40 + 36 + 36);
   EXPECT_EQ(plan.bytesWithRole(BufferRole::Param), 36);
   EXPECT_EQ(plan.bytesWithRole(BufferRole::Input), 16 + 64 + 40 + 16);
-  EXPECT_EQ(plan.bytesWithRole(BufferRole::Activation), 128 + 144 + 16 + 8 + 16);
+  EXPECT_EQ(plan.bytesWithRole(BufferRole::Activation), 128 + 144 + 16 + 8 + 16 + 128);
   EXPECT_EQ(plan.bytesWithRole(BufferRole::Workspace), 256);
   EXPECT_EQ(Plan().bytesWithRole(BufferRole::Table), 0);
 }

@@ -72,7 +72,8 @@ Plan samplePlan() {
   addBuffer(plan, "logits", BufferRole::Activation, DType::F32, {batch, 1});
   addBuffer(plan, "loss", BufferRole::Activation, DType::F64, {}); // a scalar
   addBuffer(plan, "logits_grad", BufferRole::Activation, DType::F32, {batch, 1});
-  addBuffer(plan, "scratch", BufferRole::Workspace, DType::F32, {64});
+  addBuffer(plan, "scratch", BufferRole::Workspace, DType::F32, {capacity, 8}); // per-id rows
+  addBuffer(plan, "pooled_grad", BufferRole::Activation, DType::F32, {batch, 8});
   // Room at the end, so that moving a buffer by one alignment step still fits.
   plan.arenaBytes += 256;
 
@@ -149,7 +150,7 @@ Plan samplePlan() {
       kernel("loss", {kLogits, kLabelInput}, {kLoss}, {{"kind", "bce_with_logits"}}),
       kernel("loss_grad", {kLogits, kLabelInput}, {kLogitsGrad}, {{"kind", "bce_with_logits"}}),
       kernel("dense_grad_weight", {kConcat, kLogitsGrad}, {kWeightGrad}),
-      kernel("lookup_grad", {kIdsInput, kOffsetsInput, kLogitsGrad}, {kScratch},
+      kernel("lookup_grad", {kIdsInput, kOffsetsInput, kPooledGrad}, {kScratch},
              {{"table", 0}, {"pooling", "sum"}}),
       kernel("accumulate_rows", {kIdsInput, kScratch}, {kTableGradRows, kTableGradValues},
              {{"table", 0}}),

@@ -23,7 +23,7 @@ enum SampleBuffer : int32_t {
   kTable, kTableGradRows, kTableGradValues, kTableAccumulator,
   kWeight, kWeightGrad, kWeightMoment1, kWeightMoment2,
   kDenseInput, kIdsInput, kOffsetsInput, kLabelInput,
-  kPooled, kConcat, kLogits, kLoss, kLogitsGrad, kScratch,
+  kPooled, kConcat, kLogits, kLoss, kLogitsGrad, kScratch, kPooledGrad,
   kSampleBufferCount
 };
 

@@ -103,16 +103,16 @@ TEST(PlanValidation, ArenaMustBePositive) {
 
 TEST(PlanValidation, BadIndexInAKernel) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.step[2].inputs[1] = 99; }),
-            "step[2].inputs[1]: buffer 99 is out of range (the plan has 18 buffers)");
+            "step[2].inputs[1]: buffer 99 is out of range (the plan has 19 buffers)");
   EXPECT_EQ(errorAfter([](Plan &p) { p.update[1].outputs[0] = -1; }),
-            "update[1].outputs[0]: buffer -1 is out of range (the plan has 18 buffers)");
+            "update[1].outputs[0]: buffer -1 is out of range (the plan has 19 buffers)");
 }
 
 TEST(PlanValidation, LossAndPredictionBuffers) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.lossBuffer = -1; }),
-            "loss_buffer: buffer -1 is out of range (the plan has 18 buffers)");
-  EXPECT_EQ(errorAfter([](Plan &p) { p.predictionBuffer = 18; }),
-            "prediction_buffer: buffer 18 is out of range (the plan has 18 buffers)");
+            "loss_buffer: buffer -1 is out of range (the plan has 19 buffers)");
+  EXPECT_EQ(errorAfter([](Plan &p) { p.predictionBuffer = 19; }),
+            "prediction_buffer: buffer 19 is out of range (the plan has 19 buffers)");
 }
 
 TEST(PlanValidation, ParamBufferRoles) {
@@ -124,7 +124,7 @@ TEST(PlanValidation, ParamBufferRoles) {
             "params[0].state[1]: buffer 17 'scratch' has role workspace, expected "
             "optimizer_state");
   EXPECT_EQ(errorAfter([](Plan &p) { p.params[0].grad = 40; }),
-            "params[0].grad: buffer 40 is out of range (the plan has 18 buffers)");
+            "params[0].grad: buffer 40 is out of range (the plan has 19 buffers)");
 }
 
 TEST(PlanValidation, ParamGradientMatchesTheParameter) {
@@ -207,7 +207,7 @@ TEST(PlanValidation, QuantisedTableStorage) {
               makeInt4(p);
               p.tables[0].qparams = -1;
             }),
-            "tables[0].qparams: buffer -1 is out of range (the plan has 19 buffers)");
+            "tables[0].qparams: buffer -1 is out of range (the plan has 20 buffers)");
   EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["tables"][0]["storage"] = "int2"; }),
             "tables[0].storage: unknown storage 'int2' (expected f32, f16, bf16, int8 or int4)");
   EXPECT_EQ(errorAfter([](Plan &p) {
@@ -443,6 +443,111 @@ TEST(PlanValidation, UpdateAndLookupOperands) {
         p.step[0].inputs[1] = kLabelInput;
       },
       "step[0].inputs[1]: ", "must be i64, got f32");
+}
+
+// The other kernels whose backends size their loops from one operand: each
+// accepted with consistent operands, refused with the operand's path when
+// one is of another shape or dtype.
+TEST(PlanValidation, SparseAndInteractionOperands) {
+  auto with = [](const char *op, std::vector<int32_t> in, std::vector<int32_t> out,
+                 nlohmann::json attrs = nlohmann::json::object()) {
+    return [=](Plan &p) { p.step[1] = makeKernel(op, in, out, attrs); };
+  };
+  // add: every input B x N, the output's.
+  EXPECT_EQ(errorAfter(with("add", {kPooled, kPooled}, {kPooled})), "<accepted>");
+  refusedAt(with("add", {kPooled, kConcat}, {kPooled}), "step[1].inputs[1]: ",
+            "of the 'add' kernel must hold 32 values, got 4 x 9");
+  // interaction: F inputs of B x D, B x F(F-1)/2 out.
+  EXPECT_EQ(errorAfter(with("interaction", {kPooled, kPooled}, {kLogits})), "<accepted>");
+  refusedAt(with("interaction", {kPooled, kConcat}, {kLogits}), "step[1].inputs[1]: ",
+            "of the 'interaction' kernel must be 4 x 8, got 4 x 9");
+  refusedAt(with("interaction", {kPooled, kPooled}, {kConcat}), "step[1].outputs[0]: ",
+            "must hold 4 values, got 4 x 9");
+  refusedAt(with("interaction", {kPooled, kPooled}, {kLogits}, {{"self", true}}),
+            "step[1].outputs[0]: ", "must hold 12 values, got 4 x 1");
+  refusedAt(with("interaction_grad", {kLogits, kPooled, kPooled}, {kPooled, kConcat}),
+            "step[1].outputs[1]: ", "must be 4 x 8 (as 'pooled'), got 4 x 9");
+  // hash: i64 in and out, room for every id.
+  EXPECT_EQ(errorAfter(with("hash", {kIdsInput}, {kTableGradRows}, {{"buckets", 10}, {"seed", 1}})),
+            "<accepted>");
+  refusedAt(with("hash", {kIdsInput}, {kOffsetsInput}, {{"buckets", 10}, {"seed", 1}}),
+            "step[1].outputs[0]: ", "must hold at least 8 values, got 5");
+  refusedAt(with("hash", {kDenseInput}, {kTableGradRows}, {{"buckets", 10}, {"seed", 1}}),
+            "step[1].inputs[0]: ", "must be i64, got f32");
+  // lookup_grad: dy is B x D of the table, a row out for every id.
+  const nlohmann::json table = {{"table", 0}, {"pooling", "sum"}};
+  refusedAt(with("lookup_grad", {kIdsInput, kOffsetsInput, kLogitsGrad}, {kScratch}, table),
+            "step[1].inputs[2]: ", "of the 'lookup_grad' kernel must be any x 8, got 4 x 1");
+  refusedAt(with("lookup_grad", {kIdsInput, kOffsetsInput, kPooledGrad}, {kPooled}, table),
+            "step[1].outputs[0]: ", "must hold a row for each of the 8 ids, got 4 x 8");
+  refusedAt(with("lookup_grad", {kIdsInput, kDenseInput, kPooledGrad}, {kScratch}, table),
+            "step[1].inputs[1]: ", "must be i64, got f32");
+  // accumulate_rows and coalesce_rows: exactly the table's sparse gradient.
+  refusedAt(with("accumulate_rows", {kIdsInput, kScratch}, {kIdsInput, kTableGradValues},
+                 {{"table", 0}}),
+            "step[1].outputs[0]: ", "must be the gradient rows of table 'emb'");
+  refusedAt(with("accumulate_rows", {kIdsInput, kPooled}, {kTableGradRows, kTableGradValues},
+                 {{"table", 0}}),
+            "step[1].inputs[1]: ", "must hold a row of 8 for each of the 8 ids, got 4 x 8");
+  auto coalesce = [](std::vector<int32_t> out) {
+    return [=](Plan &p) {
+      p.update.insert(p.update.begin(), makeKernel("coalesce_rows", {}, out, {{"table", 0}}));
+    };
+  };
+  EXPECT_EQ(errorAfter(coalesce({kTableGradRows, kTableGradValues})), "<accepted>");
+  refusedAt(coalesce({kTableGradRows, kScratch}), "update[0].outputs[1]: ",
+            "must be the gradient values of table 'emb'");
+  // clip_grad_norm: one value out.
+  const nlohmann::json clip = {{"max_norm", 1.0}, {"grad_scale", 1.0}};
+  refusedAt([&](Plan &p) {
+    p.update.insert(p.update.begin(), makeKernel("clip_grad_norm", {kWeightGrad}, {kScratch}, clip));
+  }, "update[0].outputs[0]: ", "must hold 1 values, got 8 x 8");
+}
+
+// The fused dense kernels: the layer's shapes and the results their flags
+// ask for.
+TEST(PlanValidation, FusedDenseOperands) {
+  auto step2 = [](const char *op, std::vector<int32_t> in, std::vector<int32_t> out,
+                  nlohmann::json attrs) {
+    return [=](Plan &p) { p.step[2] = makeKernel(op, in, out, attrs); };
+  };
+  const nlohmann::json relu = {{"kind", "relu"}, {"bias", false}};
+  EXPECT_EQ(errorAfter(step2("dense_act", {kConcat, kWeight}, {kLogits}, relu)), "<accepted>");
+  refusedAt(step2("dense_act", {kConcat, kWeight}, {kLogits, kPooled}, relu),
+            "step[2].outputs[1]: ", "of the 'dense_act' kernel must be 4 x 1, got 4 x 8");
+  // dense_act_grad: dy (4 x 1), a (4 x 1), x (4 x 9), w (9 x 1) -> dz, dW.
+  const nlohmann::json grad = {{"kind", "relu"}, {"bias", false}, {"input_grad", false},
+                               {"from_output", true}};
+  auto actGrad = [](std::vector<int32_t> out, nlohmann::json attrs) {
+    return [=](Plan &p) {
+      p.step[5] = makeKernel("dense_act_grad", {kLogitsGrad, kLogits, kConcat, kWeight}, out,
+                             attrs);
+    };
+  };
+  EXPECT_EQ(errorAfter(actGrad({kLogitsGrad, kWeightGrad}, grad)), "<accepted>");
+  refusedAt(actGrad({kWeightGrad, kLogitsGrad}, grad), "step[5].outputs[0]: ",
+            "must hold 4 values, got 9 x 1");
+  nlohmann::json withInputGrad = grad;
+  withInputGrad["input_grad"] = true;
+  refusedAt(actGrad({kLogitsGrad, kWeightGrad}, withInputGrad), "step[5].outputs[0]: ",
+            "is one of 2 results, where its kind, bias and input_grad give 3");
+  // interaction_concat: copies, then the interaction's inputs; its width.
+  const nlohmann::json bare = {{"self", false}, {"copies", 0}, {"position", 0}};
+  auto interactionConcat = [](std::vector<int32_t> in, std::vector<int32_t> out,
+                              nlohmann::json attrs) {
+    return [=](Plan &p) { p.step[1] = makeKernel("interaction_concat", in, out, attrs); };
+  };
+  EXPECT_EQ(errorAfter(interactionConcat({kPooled, kPooled}, {kLogits}, bare)), "<accepted>");
+  refusedAt(interactionConcat({kPooled, kPooled}, {kConcat}, bare), "step[1].outputs[0]: ",
+            "must be 4 x 1, got 4 x 9");
+  // A copy of the dense input before the pair: 1 + 1 columns.
+  const nlohmann::json copied = {{"self", false}, {"copies", 1}, {"position", 1}};
+  refusedAt(interactionConcat({kDenseInput, kPooled, kPooled}, {kConcat}, copied),
+            "step[1].outputs[0]: ", "must be 4 x 2, got 4 x 9");
+  nlohmann::json farCopy = copied;
+  farCopy["position"] = 2;
+  refusedAt(interactionConcat({kDenseInput, kPooled, kPooled}, {kLogits}, farCopy),
+            "step[1].inputs[0]: ", "starts 1 copies at position 2 of 3 inputs");
 }
 
 TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
