@@ -1,187 +1,22 @@
 //===- KernelOperands.cpp - the operands' dtypes and shapes of each kernel ===//
 //
 // The catalogue (KernelCatalogue.def) says how many operands a kernel takes;
-// this says what they must be, for the kernels whose backends derive loop
-// bounds from one operand's shape and then index the others with them (the
-// dense family, activations, concat and slice, dot, losses, layer norm,
-// gradient accumulation, table lookups) or that write a parameter, a table
-// and their optimizer state (the updates: their operands must be those very
-// buffers). A plan that breaks these is refused when it is
-// read, with the JSON path of the operand, instead of reading or writing
-// past a buffer at run time: a valid checksum says the file is the one
-// written, not that its writer was right.
+// this says what they must be: the dtypes and shapes the backends derive
+// loop bounds from and index the other operands with, and for the kernels
+// that write a parameter, a table, their optimizer state or their gradient,
+// that those are the very buffers and that the rows they address lie within
+// them. A plan that breaks these is refused when it is read, with the JSON
+// path of the operand, instead of reading or writing past a buffer at run
+// time, on the CPU or on a GPU: a valid checksum says the file is the one
+// written, not that its writer was right. Only the sharding exchanges are
+// left to their bindings (CommBindings.cpp, ShardBindings.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "embc/runtime/Plan.h"
-#include "embc/runtime/plan/KernelCatalogue.h"
-
-#include <numeric>
-#include <string>
+#include "OperandChecks.h"
 
 namespace embc::runtime {
-namespace {
-
-int64_t numel(const Buffer &b) {
-  return std::accumulate(b.shape.begin(), b.shape.end(), int64_t(1), std::multiplies<>());
-}
-
-std::string shapeText(const Buffer &b) {
-  std::string s;
-  for (int64_t d : b.shape)
-    s += (s.empty() ? "" : " x ") + std::to_string(d);
-  return s.empty() ? "a scalar" : s;
-}
-
-/// Reads a kernel's operands and remembers the first problem, with its path.
-class Operands {
-public:
-  Operands(const Kernel &k, const Plan &p, std::string_view at) : k(k), p(p), at(at) {}
-
-  const Buffer &in(size_t i) const { return p.buffers[size_t(k.inputs[i])]; }
-  const Buffer &out(size_t i) const { return p.buffers[size_t(k.outputs[i])]; }
-  bool ok() const { return problem.empty(); }
-  std::optional<std::string> result() const {
-    return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
-  }
-
-  /// Every operand (and, unless `inputsOnly`, every result) is an f32 buffer.
-  void allF32(bool inputsOnly = false) {
-    for (size_t i = 0; i < k.inputs.size(); ++i)
-      f32(in(i), "inputs", i);
-    for (size_t i = 0; i < k.outputs.size() && !inputsOnly; ++i)
-      f32(out(i), "outputs", i);
-  }
-  /// Input (or output) `i` is `rows` x `cols` (-1: any); returns its dims.
-  std::pair<int64_t, int64_t> matrix(bool input, size_t i, int64_t rows = -1, int64_t cols = -1) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (!ok())
-      return {0, 0};
-    if (b.shape.size() != 2)
-      fail(input, i, "must be a matrix, got " + shapeText(b));
-    else if ((rows >= 0 && b.shape[0] != rows) || (cols >= 0 && b.shape[1] != cols))
-      fail(input, i,
-           "must be " + (rows >= 0 ? std::to_string(rows) : std::string("any")) + " x " +
-               (cols >= 0 ? std::to_string(cols) : std::string("any")) + ", got " + shapeText(b));
-    return ok() ? std::pair{b.shape[0], b.shape[1]} : std::pair<int64_t, int64_t>{0, 0};
-  }
-  /// Input (or output) `i` holds `n` values.
-  void count(bool input, size_t i, int64_t n) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (ok() && numel(b) != n)
-      fail(input, i, "must hold " + std::to_string(n) + " values, got " + shapeText(b));
-  }
-  /// Input (or output) `i` has exactly `shape`.
-  void sameShape(bool input, size_t i, const Buffer &like) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (ok() && b.shape != like.shape)
-      fail(input, i, "must be " + shapeText(like) + " (as '" + like.name + "'), got " +
-                         shapeText(b));
-  }
-  /// Input (or output) `i` holds f32 values.
-  void f32(bool input, size_t i) { f32(input ? in(i) : out(i), input ? "inputs" : "outputs", i); }
-  /// Input (or output) `i` holds at least `n` values (a dynamic buffer's capacity).
-  void atLeast(bool input, size_t i, int64_t n) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (ok() && numel(b) < n)
-      fail(input, i, "must hold at least " + std::to_string(n) + " values, got " + shapeText(b));
-  }
-  /// Input (or output) `i` is a vector (ids, offsets, rows).
-  void vector(bool input, size_t i) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (ok() && b.shape.size() != 1)
-      fail(input, i, "must be a vector, got " + shapeText(b));
-  }
-  /// Input (or output) `i` holds i64 values (ids, offsets, rows).
-  void i64(bool input, size_t i) {
-    const Buffer &b = input ? in(i) : out(i);
-    if (ok() && b.dtype != DType::I64)
-      fail(input, i, "must be i64, got " + std::string(dtypeName(b.dtype)));
-  }
-  /// Input (or output) `i` is the plan's buffer `buffer` (`what` names it).
-  void is(bool input, size_t i, int32_t buffer, const std::string &what) {
-    if (!ok() || i >= (input ? k.inputs.size() : k.outputs.size()))
-      return;
-    const int32_t got = input ? k.inputs[i] : k.outputs[i];
-    if (got != buffer)
-      fail(input, i, "must be " + what + " (buffer " + std::to_string(buffer) + "), got buffer " +
-                         std::to_string(got));
-  }
-  /// The outputs from `first` on are `values` then `state`, one result each.
-  void writes(int32_t values, const std::vector<int32_t> &state, const std::string &owner,
-              size_t first = 0) {
-    if (ok() && k.outputs.size() != first + 1 + state.size())
-      problem = std::string(at) + ".outputs: the '" + k.op + "' kernel of " + owner + " writes " +
-                std::to_string(first + 1 + state.size()) +
-                " buffers (its values and optimizer state), got " +
-                std::to_string(k.outputs.size());
-    is(false, first, values, "the values of " + owner);
-    for (size_t j = 0; j < state.size(); ++j)
-      is(false, first + 1 + j, state[j], "state " + std::to_string(j) + " of " + owner);
-  }
-  /// The outputs are the sparse gradient (rows, values) of `owner`.
-  template <class Target> void sparseGradient(const Target &target, const std::string &owner) {
-    is(false, 0, target.gradRows, "the gradient rows of " + owner);
-    is(false, 1, target.gradValues, "the gradient values of " + owner);
-    i64(false, 0);
-    f32(false, 1);
-    matrix(false, 1, -1, target.dim);
-    if (ok())
-      count(false, 0, out(1).shape[0]);
-  }
-  /// Jagged bags: ids (input `ids`, i64 vector), offsets (B + 1 i64), and
-  /// when `weights` >= 0 one f32 weight per id.
-  void bags(size_t ids, size_t offsets, int64_t B, int weights = -1) {
-    i64(true, ids);
-    vector(true, ids);
-    i64(true, offsets);
-    count(true, offsets, B + 1);
-    if (weights >= 0) {
-      f32(true, size_t(weights));
-      count(true, size_t(weights), numel(in(ids)));
-    }
-  }
-  /// update_param / update_packed of `target` (a Param or a ParamPack):
-  /// its gradient and optional clip scale in, its values and state out.
-  template <class Target> void denseUpdate(const Target &target, const std::string &owner) {
-    writes(target.buffer, target.state, owner);
-    is(true, 0, target.grad, "the gradient of " + owner);
-    clipScale(1);
-  }
-  /// Input `i`, when there, is the one-value clip scale.
-  void clipScale(size_t i) {
-    if (k.inputs.size() > i) {
-      f32(in(i), "inputs", i);
-      count(true, i, 1);
-    }
-  }
-  void fail(bool input, size_t i, const std::string &why) {
-    if (problem.empty())
-      problem = std::string(at) + "." + (input ? "inputs" : "outputs") + "[" + std::to_string(i) +
-                "]: buffer '" + (input ? in(i) : out(i)).name + "' of the '" + k.op + "' kernel " +
-                why;
-  }
-
-private:
-  void f32(const Buffer &b, const char *what, size_t i) {
-    if (ok() && b.dtype != DType::F32)
-      problem = std::string(at) + "." + what + "[" + std::to_string(i) + "]: buffer '" + b.name +
-                "' of the '" + k.op + "' kernel must be f32, got " + std::string(dtypeName(b.dtype));
-  }
-
-  const Kernel &k;
-  const Plan &p;
-  std::string_view at;
-  std::string problem;
-};
-
-/// Columns of an interaction of `features` inputs: pairs i < j (i <= j
-/// with `self`).
-int64_t interactionPairs(int64_t features, bool self) {
-  return self ? features * (features + 1) / 2 : features * (features - 1) / 2;
-}
-
-} // namespace
+using namespace operands;
 
 std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel, const Plan &plan,
                                                std::string_view at) {
@@ -310,56 +145,6 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.allF32();
     o.count(true, 0, numel(o.out(0)));
     break;
-  case KernelOp::Lookup: { // ids (n), offsets (B + 1), [weights (n)] -> B x D
-    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
-    o.i64(true, 0);
-    o.i64(true, 1);
-    auto [B, D] = o.matrix(false, 0, -1, t.dim);
-    (void)D;
-    o.count(true, 1, B + 1);
-    if (ins == 3)
-      o.count(true, 2, numel(o.in(0)));
-    break;
-  }
-  case KernelOp::Gather: { // ids (n) -> n x D
-    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
-    o.i64(true, 0);
-    o.count(false, 0, numel(o.in(0)) * t.dim);
-    break;
-  }
-  // The dense updates: grad, [scale] -> values, state... of a parameter or pack.
-  case KernelOp::UpdateParam: {
-    const Param &param = plan.params[size_t(kernel.attrs.at("param").get<int64_t>())];
-    o.denseUpdate(param, "parameter '" + param.name + "'");
-    break;
-  }
-  case KernelOp::UpdatePacked: {
-    const ParamPack &pack = plan.packs[size_t(kernel.attrs.at("pack").get<int64_t>())];
-    o.denseUpdate(pack, "pack '" + pack.name + "'");
-    break;
-  }
-  case KernelOp::UpdateTable: { // rows (n), values (n x D), [scale] -> values, state...
-    // A lone table and a table batch name these the same.
-    auto check = [&](const auto &target, const char *kind) {
-      o.writes(target.buffer, target.state, std::string(kind) + " '" + target.name + "'");
-      o.i64(true, 0);
-      if (o.ok() && o.in(0).shape.size() != 1)
-        o.fail(true, 0, "must be a vector of rows, got " + shapeText(o.in(0)));
-      if (o.ok())
-        o.count(true, 1, numel(o.in(0)) * target.dim);
-      o.clipScale(2);
-    };
-    if (kernel.attrs.contains("batch"))
-      check(plan.tableBatches[size_t(kernel.attrs.at("batch").get<int64_t>())], "table batch");
-    else
-      check(plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())], "table");
-    break;
-  }
-  case KernelOp::Hash: // raw ids -> hashed ids, as many
-    o.i64(true, 0);
-    o.i64(false, 0);
-    o.atLeast(false, 0, numel(o.in(0)));
-    break;
   case KernelOp::Add: { // x_i (B x N), [bias (N), last] -> B x N
     o.allF32();
     const bool bias = kernel.attrs.value("bias", false);
@@ -419,40 +204,6 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.count(false, 3, D);
     break;
   }
-  case KernelOp::LookupGrad: { // ids, offsets, [weights], dy (B x D) -> per-id rows
-    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
-    o.f32(true, ins - 1);
-    auto [B, D] = o.matrix(true, ins - 1, -1, t.dim);
-    (void)D;
-    o.bags(0, 1, B, ins == 4 ? 2 : -1);
-    o.f32(false, 0);
-    o.matrix(false, 0, -1, t.dim);
-    if (o.ok() && o.out(0).shape[0] < numel(o.in(0)))
-      o.fail(false, 0, "must hold a row for each of the " + std::to_string(numel(o.in(0))) +
-                           " ids, got " + shapeText(o.out(0)));
-    break;
-  }
-  case KernelOp::AccumulateRows: { // ids, per-id rows -> the gradient's rows and values
-    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
-    o.sparseGradient(t, "table '" + t.name + "'");
-    o.i64(true, 0); // a vector of ids, or B x K negatives
-    o.f32(true, 1); // the ids' shape x D
-    if (o.ok() && (o.in(1).shape.empty() || o.in(1).shape.back() != t.dim ||
-                   numel(o.in(1)) < numel(o.in(0)) * t.dim))
-      o.fail(true, 1, "must hold a row of " + std::to_string(t.dim) + " for each of the " +
-                          std::to_string(numel(o.in(0))) + " ids, got " + shapeText(o.in(1)));
-    break;
-  }
-  case KernelOp::CoalesceRows:
-  case KernelOp::GatherRows:
-    if (kernel.attrs.contains("batch")) {
-      const TableBatch &batch = plan.tableBatches[size_t(kernel.attrs.at("batch").get<int64_t>())];
-      o.sparseGradient(batch, "table batch '" + batch.name + "'");
-    } else {
-      const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
-      o.sparseGradient(t, "table '" + t.name + "'");
-    }
-    break;
   case KernelOp::ClipGradNorm: // gradients (f32, a dynamic one with rows) -> the scale
     o.allF32();
     for (size_t i = 0; i < ins && o.ok(); ++i)
@@ -565,7 +316,8 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
       o.matrix(true, 0, B, W);
     }
     break;
-  default: // the other kernels' bindings check their operands themselves
+  default: // the embedding kernels; the sharding exchanges' bindings check their own
+    checkEmbeddingOperands(op, o, kernel, plan);
     break;
   }
   return o.result();

@@ -550,6 +550,45 @@ TEST(PlanValidation, FusedDenseOperands) {
             "step[1].inputs[0]: ", "starts 1 copies at position 2 of 3 inputs");
 }
 
+// The fused embedding kernels and the all-reduce: each member's or
+// source's operands in turn, row ranges within what they update.
+TEST(PlanValidation, FusedEmbeddingAndCollectiveOperands) {
+  refusedAt([](Plan &p) { p.step[0].outputs[0] = kConcat; }, "step[0].outputs[0]: ",
+            "of the 'fused_lookup' kernel must be any x 8, got 4 x 9");
+  refusedAt([](Plan &p) { p.step[0].attrs["members"][0]["weighted"] = true; },
+            "step[0].attrs.members[0]: ", "has too few operands for member 0");
+  refusedAt([](Plan &p) { p.step[0].inputs.push_back(kDenseInput); }, "step[0].inputs: ",
+            "has 3 inputs and 1 outputs; its members take 2 and 1");
+  auto fusedUpdate = [](int32_t dy, int64_t rows) {
+    return [=](Plan &p) {
+      p.step[6] = makeKernel(
+          "embedding_update", {kIdsInput, kOffsetsInput, dy}, {kTable, kTableAccumulator},
+          {{"table", 0},
+           {"grad_scale", 1.0},
+           {"sources",
+            {{{"kind", "bag"}, {"pooling", "sum"}, {"weighted", false}, {"row_offset", 0},
+              {"rows", rows}}}}});
+    };
+  };
+  EXPECT_EQ(errorAfter(fusedUpdate(kPooledGrad, 10)), "<accepted>");
+  refusedAt(fusedUpdate(kPooledGrad, 11), "step[6].attrs.sources[0]: ",
+            "covers [0, 11) of table 'emb', which has 10");
+  refusedAt(fusedUpdate(kLogitsGrad, 10), "step[6].inputs[2]: ",
+            "of the 'embedding_update' kernel must be any x 8, got 4 x 1");
+  auto allReduce = [](int32_t grad, int64_t size) {
+    return [=](Plan &p) {
+      p.update.insert(p.update.begin(),
+                      makeKernel("grad_all_reduce_start", {}, {grad},
+                                 {{"param", 0}, {"offset", 0}, {"size", size}}));
+    };
+  };
+  EXPECT_EQ(errorAfter(allReduce(kWeightGrad, 9)), "<accepted>");
+  refusedAt(allReduce(kWeightGrad, 10), "update[0].attrs.offset: ",
+            "covers [0, 10) of the gradient of parameter 'fc_w', which has 9");
+  refusedAt(allReduce(kWeight, 9), "update[0].outputs[0]: ",
+            "must be the gradient of parameter 'fc_w'");
+}
+
 TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
   const std::vector<KernelSpec> &catalogue = kernelCatalogue();
   std::set<std::string_view> names;
