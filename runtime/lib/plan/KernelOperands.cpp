@@ -8,8 +8,9 @@
 // them. A plan that breaks these is refused when it is read, with the JSON
 // path of the operand, instead of reading or writing past a buffer at run
 // time, on the CPU or on a GPU: a valid checksum says the file is the one
-// written, not that its writer was right. Only the sharding exchanges are
-// left to their bindings (CommBindings.cpp, ShardBindings.cpp).
+// written, not that its writer was right. The embedding kernels' checks
+// are in KernelOperandsEmbedding.cpp, the sharding exchanges' in
+// KernelOperandsShard.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -316,8 +317,9 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
       o.matrix(true, 0, B, W);
     }
     break;
-  default: // the embedding kernels; the sharding exchanges' bindings check their own
-    checkEmbeddingOperands(op, o, kernel, plan);
+  default: // the embedding kernels, then the sharding exchanges
+    if (!checkEmbeddingOperands(op, o, kernel, plan))
+      checkShardOperands(op, o, kernel, plan);
     break;
   }
   return o.result();

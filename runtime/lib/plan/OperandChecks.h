@@ -193,6 +193,9 @@ inline int64_t interactionPairs(int64_t features, bool self) {
 /// The checks of the embedding, sparse-gradient, update and collective
 /// kernels (KernelOperandsEmbedding.cpp); false when `op` is none of them.
 bool checkEmbeddingOperands(KernelOp op, Operands &o, const Kernel &kernel, const Plan &plan);
+/// The checks of the sharding exchanges (KernelOperandsShard.cpp); false
+/// when `op` is none of them.
+bool checkShardOperands(KernelOp op, Operands &o, const Kernel &kernel, const Plan &plan);
 
 } // namespace embc::runtime::operands
 

@@ -589,6 +589,34 @@ TEST(PlanValidation, FusedEmbeddingAndCollectiveOperands) {
             "must be the gradient of parameter 'fc_w'");
 }
 
+// The sharding exchanges: a sharded table's N x B bags and rows.
+TEST(PlanValidation, ShardExchangeOperands) {
+  auto shardPool = [](int32_t partial, int32_t pooled, bool sharded) {
+    return [=](Plan &p) {
+      if (sharded) {
+        p.config.dataParallel = 2;
+        p.tables[0].shardRows = {0, 10, 10}; // rank 1 holds none: the buffers stay 10 rows
+      }
+      p.step[1] = makeKernel("shard_pool", {partial}, {pooled}, {{"table", 0}});
+    };
+  };
+  refusedAt(shardPool(kScratch, kPooled, false), "step[1].attrs: ",
+            "looks up table 'emb', which is not sharded (no shard_rows)");
+  EXPECT_EQ(errorAfter(shardPool(kScratch, kPooled, true)), "<accepted>"); // 8 rows -> 4
+  refusedAt(shardPool(kPooled, kPooled, true), "step[1].inputs[0]: ",
+            "of the 'shard_pool' kernel must be 8 x 8, got 4 x 8");
+  auto shardIds = [](int32_t localIds, int32_t localOffsets) {
+    return [=](Plan &p) {
+      p.config.dataParallel = 2;
+      p.tables[0].shardRows = {0, 10, 10}; // rank 1 holds none: the buffers stay 10 rows
+      p.step[1] = makeKernel("shard_ids", {kIdsInput, kOffsetsInput}, {localIds, localOffsets},
+                             {{"table", 0}});
+    };
+  };
+  refusedAt(shardIds(kTableGradRows, kOffsetsInput), "step[1].outputs[0]: ",
+            "of the 'shard_ids' kernel must hold 16 values, got 8");
+}
+
 TEST(KernelCatalogue, EntriesInEnumOrderWithDistinctNames) {
   const std::vector<KernelSpec> &catalogue = kernelCatalogue();
   std::set<std::string_view> names;
