@@ -120,8 +120,7 @@ private:
     return PlanAttr::get(
         ctx_, p.memoryBudget, symbolizeOrDie(symbolizeRematMode(p.remat)),
         p.microBatches, p.pipelineStages,
-        p.schedule == "1f1b" ? PipelineSchedule::one_f_one_b
-                             : PipelineSchedule::gpipe,
+        toDialectSchedule(p.schedule),
         p.dataParallel, p.pipelineRanks);
   }
 

@@ -497,7 +497,7 @@ PlanKnobs readPlan(const JsonNode &node) {
     node.failAt("remat", "'remat': 'auto' needs 'memory_budget'");
   p.microBatches = node.getInt("micro_batches", 1, 1 << 16, 1);
   p.pipelineStages = node.getInt("pipeline_stages", 1, 1024, 1);
-  p.schedule = node.getEnum("schedule", {"gpipe", "1f1b"}, "gpipe");
+  p.schedule = node.getWord("schedule", std::optional(runtime::ScheduleKind::GPipe));
   p.dataParallel = node.getInt("data_parallel", 1, 1 << 20, 1);
   p.pipelineRanks = node.getInt("pipeline_ranks", 1, 1024, 1);
   if (p.pipelineRanks > p.pipelineStages)

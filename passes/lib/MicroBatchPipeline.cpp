@@ -142,13 +142,15 @@ void PipelinePass::runOnOperation() {
   int64_t p = stages ? int64_t(stages) : (plan ? plan.getPipelineStages() : 1);
   PipelineSchedule kind = plan ? plan.getSchedule() : PipelineSchedule::gpipe;
   if (!schedule.empty()) {
-    if (schedule == "gpipe")
-      kind = PipelineSchedule::gpipe;
-    else if (schedule == "1f1b" || schedule == "one_f_one_b")
-      kind = PipelineSchedule::one_f_one_b;
+    // The plan's word (gpipe, 1f1b) or the dialect's (one_f_one_b).
+    if (auto word = embc::runtime::parseEnum<embc::runtime::ScheduleKind>(schedule.getValue()))
+      kind = toDialectSchedule(*word);
+    else if (auto dialectWord = symbolizePipelineSchedule(schedule))
+      kind = *dialectWord;
     else {
-      module.emitError("-emb-pipeline: unknown schedule '") << schedule
-                                                            << "' (gpipe or 1f1b)";
+      module.emitError("-emb-pipeline: unknown schedule '")
+          << schedule << "' (" << embc::runtime::enumChoices<embc::runtime::ScheduleKind>()
+          << ")";
       return signalPassFailure();
     }
   }

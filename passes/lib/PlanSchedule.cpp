@@ -38,7 +38,7 @@ LogicalResult PlanBuilder::readPipelineConfig(func::FuncOp step) {
   rt::TrainingConfig &config = plan_.config;
   config.microBatches = int64_t(sched.getMicroBatches());
   config.pipelineStages = int64_t(sched.getStages());
-  config.schedule = sched.getKind() == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+  config.schedule = toPlanSchedule(sched.getKind());
   if (std::optional<ArrayRef<int64_t>> ranks = sched.getRanks())
     config.stageRanks.assign(ranks->begin(), ranks->end());
   else if (planAttr && planAttr.getPipelineRanks() > 1)
@@ -118,7 +118,7 @@ LogicalResult PlanBuilder::lowerSchedule(func::FuncOp step) {
                        " micro-batch(es) of " +
                        std::to_string(plan_.config.batchSize / plan_.config.microBatches) +
                        ", " + std::to_string(plan_.config.pipelineStages) + " stage(s), " +
-                       plan_.config.schedule + " schedule of " +
+                       embc::runtime::enumString(plan_.config.schedule) + " schedule of " +
                        std::to_string(plan_.schedule.size()) + " instructions; " +
                        std::to_string(slotted) + " buffer(s) with several slots");
   return success();

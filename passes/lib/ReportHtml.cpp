@@ -249,8 +249,8 @@ std::string embc::formatReportHtml(const rt::Plan &plan) {
   liveSvg(plan, os);
   if (!plan.schedule.empty()) {
     os << "<h2>Pipeline schedule</h2>\n<p>" << plan.config.microBatches << " micro-batches, "
-       << plan.config.pipelineStages << " stage(s), " << escape(plan.config.schedule)
-       << ".</p>\n";
+       << plan.config.pipelineStages << " stage(s), "
+       << escape(embc::runtime::enumString(plan.config.schedule)) << ".</p>\n";
     scheduleSvg(plan, os);
   }
   os << "</body></html>\n";

@@ -292,7 +292,7 @@ TrainingConfig readConfig(const json &value) {
       // -emb-pipeline's settings; plans written before it run one micro-batch.
       optionalField("micro_batches", &C::microBatches),
       optionalField("pipeline_stages", &C::pipelineStages),
-      optionalField("schedule", &C::schedule),
+      word("schedule", &C::schedule, "schedule", /*optional=*/true),
       // -emb-distribute's ranks; absent reads as one rank.
       optionalField("data_parallel", &C::dataParallel),
       optionalField("stage_ranks", &C::stageRanks));

@@ -52,9 +52,6 @@ void embc::runtime::detail::validateSchedule(const Plan &plan) {
       failAt("config.stage_ranks", "stages on ranks with data_parallel " +
                                        num(config.dataParallel) + " are not supported");
   }
-  if (config.schedule != "gpipe" && config.schedule != "1f1b")
-    failAt("config.schedule", "unknown schedule '" + config.schedule +
-                                  "', expected " + joinAlternatives({"gpipe", "1f1b"}));
   for (const auto *kernels : {&plan.step, &plan.update})
     for (size_t k = 0; k < kernels->size(); ++k)
       if ((*kernels)[k].stage < 0 || (*kernels)[k].stage >= p)

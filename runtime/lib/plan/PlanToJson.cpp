@@ -75,7 +75,7 @@ json configJson(const TrainingConfig &config) {
           {"loss_scaling", lossScalingJson(config.lossScaling)},
           {"micro_batches", config.microBatches},
           {"pipeline_stages", config.pipelineStages},
-          {"schedule", config.schedule},
+          {"schedule", enumString(config.schedule)},
           {"data_parallel", config.dataParallel},
           {"stage_ranks", config.stageRanks}};
 }

@@ -4,7 +4,8 @@
 // word once for the model file and the plan; the dialect's enums
 // (EmbEnums.td) must spell the same words, since the importer and the plan
 // lowering convert between the two by name. Storage is the one set the
-// dialect spells otherwise (int8_rowwise), and is converted by a switch.
+// dialect spells otherwise (int8_rowwise), and is converted by a switch;
+// the schedules (one_f_one_b for 1f1b) convert by position.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,16 @@ TEST(EnumSpellings, TheDialectSpellsThePlansWords) {
       emb::getMaxEnumValForWeightDecayMode());
   expectSameWords<rt::LrSchedule, emb::LrSchedule>(emb::getMaxEnumValForLrSchedule());
   expectSameWords<rt::ComputeType, emb::Precision>(emb::getMaxEnumValForPrecision());
+}
+
+// The one set the dialect spells otherwise converts by position.
+TEST(EnumSpellings, SchedulesCorrespondByPosition) {
+  ASSERT_EQ(size_t(emb::getMaxEnumValForPipelineSchedule()) + 1, rt::enumCount<rt::ScheduleKind>());
+  EXPECT_EQ(emb::toDialectSchedule(rt::ScheduleKind::GPipe), emb::PipelineSchedule::gpipe);
+  EXPECT_EQ(emb::toDialectSchedule(rt::ScheduleKind::OneFOneB), emb::PipelineSchedule::one_f_one_b);
+  for (size_t i = 0; i < rt::enumCount<rt::ScheduleKind>(); ++i)
+    EXPECT_EQ(emb::toPlanSchedule(emb::toDialectSchedule(rt::ScheduleKind(i))),
+              rt::ScheduleKind(i));
 }
 
 } // namespace

@@ -263,7 +263,7 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(m->plan.memoryBudget, 0);
   EXPECT_EQ(m->plan.quantize, "none");
   EXPECT_EQ(m->plan.remat, "none");
-  EXPECT_EQ(m->plan.schedule, "gpipe");
+  EXPECT_EQ(m->plan.schedule, embc::runtime::ScheduleKind::GPipe);
   EXPECT_EQ(m->plan.microBatches, 1);
   EXPECT_EQ(m->plan.pipelineStages, 1);
   EXPECT_EQ(m->plan.dataParallel, 1);
@@ -709,7 +709,7 @@ TEST(ModelParser, TrainingAndPlanKnobs) {
   EXPECT_EQ(m->plan.remat, "all");
   EXPECT_EQ(m->plan.microBatches, 8);
   EXPECT_EQ(m->plan.pipelineStages, 2);
-  EXPECT_EQ(m->plan.schedule, "1f1b");
+  EXPECT_EQ(m->plan.schedule, embc::runtime::ScheduleKind::OneFOneB);
   EXPECT_EQ(m->plan.dataParallel, 4);
 
   j["plan"]["micro_batches"] = 3;

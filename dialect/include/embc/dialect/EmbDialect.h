@@ -19,6 +19,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "embc/runtime/plan/Enums.h"
+
 namespace embc::emb {
 /// A double attribute parameter. MLIR hashes and compares parameters; a bare
 /// double has no llvm::hash_value, so this wrapper supplies one (bitwise).
@@ -112,6 +114,17 @@ int64_t getStorageElementBits(StorageType storage);
 /// Bytes per row of the per-row scale and bias of row-wise quantised
 /// storage (int8_rowwise, int4_rowwise: 2 x fp16 = 4); 0 for the others.
 int64_t getStorageRowParamBytes(StorageType storage);
+
+/// The plan's schedule (config.schedule) of a dialect schedule, and back.
+/// The two list the same schedules in the same order; the dialect spells
+/// 1f1b one_f_one_b, as an MLIR keyword cannot start with a digit
+/// (EnumSpellingsTest checks the correspondence).
+inline runtime::ScheduleKind toPlanSchedule(PipelineSchedule kind) {
+  return runtime::ScheduleKind(static_cast<uint32_t>(kind));
+}
+inline PipelineSchedule toDialectSchedule(runtime::ScheduleKind kind) {
+  return PipelineSchedule(static_cast<uint32_t>(kind));
+}
 } // namespace embc::emb
 
 #endif // EMBC_DIALECT_EMBDIALECT_H

@@ -98,7 +98,8 @@ struct Training {
 
 struct PlanKnobs {
   int64_t memoryBudget = 0; ///< bytes; 0 = none
-  std::string quantize = "none", remat = "none", schedule = "gpipe";
+  std::string quantize = "none", remat = "none";
+  runtime::ScheduleKind schedule = runtime::ScheduleKind::GPipe;
   int64_t microBatches = 1, pipelineStages = 1, dataParallel = 1;
   /// Ranks the pipeline stages are spread over (contiguous stages per rank);
   /// 1: every stage on one device.

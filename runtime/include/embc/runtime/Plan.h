@@ -285,7 +285,7 @@ struct TrainingConfig {
   LossScaling lossScaling;
   int64_t microBatches = 1;   ///< per batch, each batchSize / microBatches examples
   int64_t pipelineStages = 1;
-  std::string schedule = "gpipe"; ///< gpipe or 1f1b
+  ScheduleKind schedule = ScheduleKind::GPipe;
   /// Data-parallel ranks (-emb-distribute): each runs the plan on its
   /// batchSize examples of a global batch of batchSize * dataParallel, and
   /// the collective kernels need a communicator of exactly this size.

@@ -112,6 +112,11 @@ EMBC_PLAN_ENUM(InputRole, Negatives, "input role", "dense", "ids", "offsets", "w
 enum class LabelKind : uint8_t { Binary, Real, Class };
 EMBC_PLAN_ENUM(LabelKind, Class, "label kind", "binary", "real", "class");
 
+/// The micro-batch schedule of -emb-pipeline (config.schedule): all
+/// forwards then all backwards, or one forward one backward.
+enum class ScheduleKind : uint8_t { GPipe, OneFOneB };
+EMBC_PLAN_ENUM(ScheduleKind, OneFOneB, "schedule", "gpipe", "1f1b");
+
 /// How -emb-plan-memory places the arena's buffers (Plan::memory.strategy).
 enum class MemoryStrategy : uint8_t { GreedyBySize, Sequential };
 EMBC_PLAN_ENUM(MemoryStrategy, Sequential, "memory strategy", "greedy_by_size", "sequential");
