@@ -81,6 +81,9 @@ private:
     int64_t topics; ///< min(kTopics, vocab)
     std::vector<double> denseWeights; ///< Dense: the hidden w (fixed per column)
     std::vector<double> logTopicRange; ///< Sparse: log(1 + ids of topic t), per t
+    /// Sparse, a small vocabulary: every id's latent value, as
+    /// standardNormal computes it (empty: computed per draw, cached).
+    std::vector<double> latent;
     // hashOf's fold over (seed, tag, key), shared by every draw of the
     // column: the per-draw words are folded onto these (CounterRandom.h).
     uint64_t bagPrefix = 0, idPrefix = 0, latentPrefix = 0, densePrefix = 0;
@@ -90,6 +93,9 @@ private:
   /// Draws the bag of sparse feature `f` and returns its contribution to s;
   /// appends ids (and weights) to `out` when it is not null.
   double sparseBag(size_t f, uint64_t index, uint64_t topic, FeatureBatch *out) const;
+  /// Fills Column::latent of the small vocabularies (kPrecomputedVocab ids
+  /// or fewer, kPrecomputedLatents values in all).
+  void precomputeLatents();
   /// The contribution of dense feature `f`; writes its values to `out` if set.
   double denseValues(size_t f, uint64_t index, float *out) const;
   void sampleNegatives(size_t f, uint64_t index, int64_t *out) const;
