@@ -24,14 +24,16 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   Operands o(kernel, plan, at);
   const size_t ins = kernel.inputs.size();
   switch (op) {
-  case KernelOp::Dense: { // x (B x K), w (K x N), [b (N)] -> B x N
+  case KernelOp::Dense:      // x (B x K), w (K x N), [b (N)] -> B x N
+  case KernelOp::DenseAct: { // the same -> y (B x N), [z (B x N)]
     o.allF32();
     auto [B, K] = o.matrix(true, 0);
     auto [K2, N] = o.matrix(true, 1, K);
     (void)K2;
     if (ins == 3)
       o.count(true, 2, N);
-    o.matrix(false, 0, B, N);
+    for (size_t i = 0; i < kernel.outputs.size(); ++i)
+      o.matrix(false, i, B, N);
     break;
   }
   case KernelOp::DenseGradInput: { // dy (B x N), w (K x N) -> B x K
@@ -215,17 +217,6 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   case KernelOp::UnscaleGrads:
     o.allF32();
     break;
-  case KernelOp::DenseAct: { // x (B x K), w (K x N), [b (N)] -> y (B x N), [z (B x N)]
-    o.allF32();
-    auto [B, K] = o.matrix(true, 0);
-    auto [K2, N] = o.matrix(true, 1, K);
-    (void)K2;
-    if (ins == 3)
-      o.count(true, 2, N);
-    for (size_t i = 0; i < kernel.outputs.size(); ++i)
-      o.matrix(false, i, B, N);
-    break;
-  }
   case KernelOp::DenseActGrad: { // dy, [a], x, w -> [dz], dW, [db], [dx]
     o.allF32();
     const size_t x = ins - 2, w = ins - 1;

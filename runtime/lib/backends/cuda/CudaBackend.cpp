@@ -171,11 +171,14 @@ public:
     std::vector<cpu::CopyRange> copies;
     copies.reserve(prefetched.size());
     for (const InputValues &in : prefetched)
-      copies.push_back({stagingOf(c.staging, in.buffer, state.microBatch), in.values, size_t(in.bytes)});
+      copies.push_back(
+          {stagingOf(c.staging, in.buffer, state.microBatch), in.values, size_t(in.bytes)});
     cpu::parallelCopies(copies.data(), copies.size());
-    for (const InputValues &in : prefetched) {
+    for (size_t i = 0; i < prefetched.size(); ++i) {
+      const InputValues &in = prefetched[i];
       device_->uploadAsync(inputAddress(in.buffer, state.microBatch, loading_),
-                           stagingOf(c.staging, in.buffer, state.microBatch), size_t(in.bytes));
+                           static_cast<const std::byte *>(copies[i].dst),
+                           copies[i].bytes);
       const Buffer &b = plan_->buffers[size_t(in.buffer)];
       if (b.dynamic) {
         int64_t cell = lengthBase_[size_t(in.buffer)] + state.microBatch % b.slots;
