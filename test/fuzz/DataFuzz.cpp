@@ -39,13 +39,13 @@ std::vector<FeatureSpec> featuresOf(const std::string &kind) {
   using K = FeatureKind;
   if (kind == "criteo") {
     FeatureSpec label = feature("label", K::Label);
-    label.labelKind = "binary";
+    label.labelKind = embc::runtime::LabelKind::Binary;
     return {label, feature("dense", K::Dense, 13), feature("C1", K::Sparse),
             feature("C2", K::Sparse, 0, 1000)};
   }
   if (kind == "movielens") {
     FeatureSpec rating = feature("rating", K::Label);
-    rating.labelKind = "real";
+    rating.labelKind = embc::runtime::LabelKind::Real;
     return {rating, feature("user", K::Sparse, 0, 100),
             feature("item", K::Sparse), feature("timestamp", K::Dense, 1)};
   }

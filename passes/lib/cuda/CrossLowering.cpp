@@ -20,6 +20,7 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
+namespace rt = embc::runtime;
 
 namespace {
 
@@ -50,7 +51,7 @@ void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg w = CudaEmitter::buf(k.inputs[2]), b = CudaEmitter::buf(k.inputs[3]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
   const Arg product = keep ? CudaEmitter::buf(k.outputs[1]) : y;
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
   const int64_t Dp = paddedK(D, abType); // zero pads (DenseLowering.h)
   const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D, Dp}});
   emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[1], product);
@@ -84,7 +85,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const Arg b = CudaEmitter::buf(k.inputs[4]);
   const Arg dx0 = CudaEmitter::buf(k.outputs[0]), dxl = CudaEmitter::buf(k.outputs[1]);
   const Arg dw = CudaEmitter::buf(k.outputs[2]), db = CudaEmitter::buf(k.outputs[3]);
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
 
   // du = dy * x0, into dx0.
   Elementwise du;
@@ -99,7 +100,7 @@ void lowerCrossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const int64_t Dp = paddedK(D, abType); // zero pads (DenseLowering.h)
   const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {dx0, B, D}, {w, D, D, Dp}});
   runtime::cuda::GemmSpec gw = makeGemm(D, D, B, true, false, abType);
-  if (abType == "f32") {
+  if (abType == rt::DType::F32) {
     gw.epilogue = runtime::GemmEpilogue::BGradB;
     emitGemm(out, gw, r[0], r[1], dw, db);
   } else {

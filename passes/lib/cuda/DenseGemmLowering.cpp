@@ -24,12 +24,13 @@
 using namespace embc;
 using namespace embc::codegen;
 using namespace embc::codegen::dense;
+namespace rt = embc::runtime;
 
 namespace {
 
 /// y (B x N) = x (B x K) w (K x N) with `epilogue` (none, bias, relu,
 /// relu_bias), operands rounded first for a bf16/fp16 compute type.
-void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, const std::string &abType, Arg x, Arg w,
+void forwardGemm(CudaEmitter &em, rt::CudaKernel &out, rt::DType abType, Arg x, Arg w,
                  Arg y, int64_t B, int64_t K, int64_t N, rt::GemmEpilogue epilogue,
                  std::optional<Arg> bias) {
   // A 16-bit GEMM reduces over K padded to 8: x's pad columns and w's pad
@@ -89,7 +90,7 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   std::optional<Arg> b;
   if (bias)
     b = biasArg(em, k.inputs[2], N);
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
   const Arg x = CudaEmitter::buf(k.inputs[0]), w = CudaEmitter::buf(k.inputs[1]);
   const Arg y = CudaEmitter::buf(k.outputs[0]);
   const rt::GemmEpilogue biasEpilogue = bias ? rt::GemmEpilogue::Bias : rt::GemmEpilogue::None;
@@ -192,7 +193,7 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
   }
   const Arg g = activated ? *dz : dy;
 
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
   std::vector<MatrixOperand> operands = {{x, B, K}, {g, B, N}};
   if (dx)
     operands.push_back({w, K, N});
@@ -211,7 +212,7 @@ void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   const int64_t B = dyb.shape[0], N = dyb.shape[1];
   const int64_t K = f32Matrix(em, k.inputs[1], -1, N, "weight").shape[0];
   f32Matrix(em, k.outputs[0], B, K, "input gradient");
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
   const auto r = emitRoundedOperands(
       em, out, abType,
       {{CudaEmitter::buf(k.inputs[0]), B, N}, {CudaEmitter::buf(k.inputs[1]), K, N}});
@@ -227,7 +228,7 @@ void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
   const int64_t B = xb.shape[0], K = xb.shape[1];
   const int64_t N = f32Matrix(em, k.inputs[1], B, -1, "output gradient").shape[1];
   expectNumel(em, k.outputs[0], K * N, "weight gradient");
-  const std::string abType = computeTypeOf(k);
+  const rt::DType abType = computeTypeOf(k);
   const auto r = emitRoundedOperands(
       em, out, abType,
       {{CudaEmitter::buf(k.inputs[0]), B, K}, {CudaEmitter::buf(k.inputs[1]), B, N}});

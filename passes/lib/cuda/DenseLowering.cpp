@@ -262,15 +262,15 @@ void dense::emitGemm(rt::CudaKernel &out, cu::GemmSpec spec, GemmOperand a, Gemm
 }
 
 std::vector<GemmOperand> dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKernel &out,
-                                                    const std::string &abType,
+                                                    runtime::DType abType,
                                                     const std::vector<MatrixOperand> &operands) {
   std::vector<GemmOperand> result;
-  if (abType == "f32") {
+  if (abType == runtime::DType::F32) {
     for (const MatrixOperand &op : operands)
       result.push_back(op.arg);
     return result;
   }
-  const char *convert = abType == "bf16" ? "emb_float_to_bf16" : "emb_float_to_half";
+  const char *convert = abType == runtime::DType::BF16 ? "emb_float_to_bf16" : "emb_float_to_half";
   // One grid-stride loop over the operands one after another; each operand
   // moves 4 values per item (a float4 in, 8 bytes out) when its address
   // allows, else 1.
@@ -315,12 +315,12 @@ std::vector<GemmOperand> dense::emitRoundedOperands(CudaEmitter &em, rt::CudaKer
   constexpr int64_t kBlock = 256;
   const int64_t grid = gridFor(end, kBlock);
   std::ostringstream k;
-  k << "// Rounds GEMM operands to " << abType << " (RNE, as the CPU's Rounding.h).\n"
+  k << "// Rounds GEMM operands to " << runtime::enumName(abType) << " (RNE, as the CPU's Rounding.h).\n"
     << "extern \"C\" __global__ void " << name << "(EmbArgs a) {\n"
     << "  for (emb_i64 i = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x; i < " << end
     << "; i += (emb_i64)gridDim.x * blockDim.x) {\n"
     << body.str() << "  }\n}\n";
-  const std::string entry = defineKernel(em, std::string("round_") + abType, k.str());
+  const std::string entry = defineKernel(em, "round_" + runtime::enumString(abType), k.str());
   out.launches.push_back(CudaEmitter::kernelLaunch(entry, std::move(args), grid, kBlock));
   return result;
 }

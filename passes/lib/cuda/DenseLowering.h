@@ -97,23 +97,23 @@ void emitElementwise(CudaEmitter &em, const Elementwise &spec, runtime::CudaKern
 /// transA, B is n x k when transB). alpha 1, beta 0, no epilogue.
 /// The reduction length a 16-bit GEMM runs over for a true length k: k
 /// rounded up to 8 (the operands' zero padding), k itself for f32.
-inline int64_t paddedK(int64_t k, const std::string &abType) {
-  return abType == "f32" ? k : (k + 7) / 8 * 8;
+inline int64_t paddedK(int64_t k, runtime::DType abType) {
+  return abType == runtime::DType::F32 ? k : (k + 7) / 8 * 8;
 }
 
 inline runtime::cuda::GemmSpec makeGemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB,
-                                        const std::string &abType) {
+                                        runtime::DType abType) {
   runtime::cuda::GemmSpec g;
   g.m = m, g.n = n, g.k = k;
   g.transA = transA, g.transB = transB;
   g.lda = transA ? m : k;
   g.ldb = transB ? k : n;
   g.ldc = n;
-  const std::optional<runtime::DType> type = runtime::parseEnum<runtime::DType>(abType);
-  if (!type || (*type != runtime::DType::F32 && *type != runtime::DType::BF16 &&
-                *type != runtime::DType::F16))
-    throw CodegenError("a GEMM's operands are f32, bf16 or f16, not '" + abType + "'");
-  g.abType = *type;
+  if (abType != runtime::DType::F32 && abType != runtime::DType::BF16 &&
+      abType != runtime::DType::F16)
+    throw CodegenError("a GEMM's operands are f32, bf16 or f16, not '" +
+                       runtime::enumString(abType) + "'");
+  g.abType = abType;
   return g;
 }
 
@@ -147,7 +147,7 @@ struct MatrixOperand {
 /// its vectorised kernels instead of 2-byte aligned ones. For f32: the
 /// operands themselves, no launch.
 std::vector<GemmOperand> emitRoundedOperands(CudaEmitter &em, runtime::CudaKernel &out,
-                                             const std::string &abType,
+                                             runtime::DType abType,
                                              const std::vector<MatrixOperand> &operands);
 
 // --- Column sums ---------------------------------------------------------------------

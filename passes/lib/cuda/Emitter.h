@@ -217,9 +217,9 @@ int64_t alignmentOf(const CudaEmitter &em, const runtime::CudaArg &arg);
 /// Whether an arg's address is 16-byte aligned in every micro-batch slot,
 /// so float4 accesses are legal.
 bool aligned16(const CudaEmitter &em, const runtime::CudaArg &arg);
-/// The compute type of a kernel's optional `compute` attribute: "f32"
-/// (absent or fp32), "bf16" or "f16".
-std::string computeTypeOf(const runtime::Kernel &kernel);
+/// The GEMM operands' dtype a kernel's optional `compute` attribute asks
+/// for: F32 (absent or fp32), BF16 or F16.
+runtime::DType computeTypeOf(const runtime::Kernel &kernel);
 /// Blocks for `count` items of `block` threads with a grid-stride loop
 /// (capped to fill an H200 twice over).
 int64_t gridFor(int64_t count, int64_t block);

@@ -40,7 +40,7 @@ constexpr int64_t kSmemFloats = 10240;
 struct Spec {
   int64_t B = 0, D = 0, F = 0, P = 0;
   bool self = false;
-  std::string compute = "f32";
+  runtime::DType compute = runtime::DType::F32;
   // The concat forms (C == 0 otherwise): copies, their widths, where the
   // interaction's P columns start (`at`) and the row width W.
   int64_t C = 0, position = 0, at = 0, W = 0;
@@ -190,7 +190,7 @@ bool allAligned16(const CudaEmitter &em, const std::vector<rt::CudaArg> &args, i
 
 /// The round-to-compute device function of a kernel ("" for f32).
 std::string roundFunction(const Spec &s, const std::string &name) {
-  if (s.compute == "f32")
+  if (s.compute == runtime::DType::F32)
     return "";
   return "__device__ __forceinline__ float " + name + "(float x) { return " +
          roundExpr(s.compute, "x") + "; }\n";
@@ -208,7 +208,7 @@ void emitForward(CudaEmitter &em, const Spec &s, const std::string &hint,
   const bool smem = s.F * S <= kSmemFloats;
   auto [spb, threads] = blockShape(s, s.P, smem ? s.F * S : 0);
   const std::string name = em.entryName(hint);
-  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+  const std::string rnd = s.compute == runtime::DType::F32 ? "" : name + "_round";
 
   std::vector<int64_t> xArgs, cArgs;
   for (int64_t j = 0; j < s.C; ++j)
@@ -370,7 +370,7 @@ void emitGradTiled(CudaEmitter &em, const Spec &s, const std::string &hint,
   const int64_t F4 = (s.F + 3) / 4 * 4, MG = F4 / 4, KG = s.D / 4;
   auto [spb, threads] = blockShape(s, MG * KG, tiledGradFloats(s));
   const std::string name = em.entryName(hint);
-  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+  const std::string rnd = s.compute == runtime::DType::F32 ? "" : name + "_round";
   auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
   const int64_t Wdy = s.C == 0 ? s.P : s.W;
   Vars v = gradVars(s, name, rnd);
@@ -466,7 +466,7 @@ void emitGrad(CudaEmitter &em, const Spec &s, const std::string &hint,
   const bool smem = perSample <= kSmemFloats;
   auto [spb, threads] = blockShape(s, s.F * s.D, smem ? perSample : 0);
   const std::string name = em.entryName(hint);
-  const std::string rnd = s.compute == "f32" ? "" : name + "_round";
+  const std::string rnd = s.compute == runtime::DType::F32 ? "" : name + "_round";
   auto R = [&](const std::string &x) { return rnd.empty() ? x : rnd + "(" + x + ")"; };
   const int64_t Wdy = s.C == 0 ? s.P : s.W;
   Vars v = gradVars(s, name, rnd);

@@ -94,20 +94,19 @@ bool codegen::aligned16(const CudaEmitter &em, const rt::CudaArg &arg) {
   return alignmentOf(em, arg) >= 16;
 }
 
-std::string codegen::computeTypeOf(const rt::Kernel &k) {
+rt::DType codegen::computeTypeOf(const rt::Kernel &k) {
   auto it = k.attrs.find("compute");
   if (it == k.attrs.end())
-    return rt::enumString(rt::Storage::F32);
+    return rt::DType::F32;
   if (!it->is_string())
     throw CodegenError("attribute 'compute' is not a string");
-  // The operands' dtype spelled as a table storage (f32, bf16, f16).
   switch (wordOf<rt::ComputeType>(it->get<std::string>(), "attribute 'compute'")) {
   case rt::ComputeType::F32:
-    return rt::enumString(rt::Storage::F32);
+    return rt::DType::F32;
   case rt::ComputeType::BF16:
-    return rt::enumString(rt::Storage::BF16);
+    return rt::DType::BF16;
   case rt::ComputeType::F16:
-    return rt::enumString(rt::Storage::F16);
+    return rt::DType::F16;
   }
   throw CodegenError("unknown compute type");
 }

@@ -70,10 +70,10 @@ std::vector<int64_t> model::intsAttr(const rt::Kernel &k, const char *name) {
   return out;
 }
 
-std::string model::roundExpr(const std::string &compute, const std::string &x) {
-  if (compute == "bf16")
+std::string model::roundExpr(runtime::DType compute, const std::string &x) {
+  if (compute == runtime::DType::BF16)
     return "emb_bf16_to_float(emb_float_to_bf16(" + x + "))";
-  if (compute == "f16")
+  if (compute == runtime::DType::F16)
     return "emb_half_to_float(emb_float_to_half(" + x + "))";
   return x;
 }

@@ -43,7 +43,7 @@ std::vector<int64_t> intsAttr(const runtime::Kernel &k, const char *name);
 
 /// `x` rounded to the compute type as the CPU's Rounding.h does (x itself
 /// for f32).
-std::string roundExpr(const std::string &compute, const std::string &x);
+std::string roundExpr(runtime::DType compute, const std::string &x);
 
 
 /// Device helpers of this family (appended once): emb_log1pf, the stable

@@ -36,8 +36,8 @@ std::string describeColumn(const ColumnInfo &column) {
   switch (column.kind) {
   case Kind::Label: {
     std::string kinds;
-    for (const std::string &kind : column.labelKinds)
-      kinds += (kinds.empty() ? "" : " or ") + kind;
+    for (LabelKind kind : column.labelKinds)
+      kinds += (kinds.empty() ? "" : " or ") + enumString(kind);
     return "a label (" + kinds + ")";
   }
   case Kind::Dense:
@@ -79,10 +79,9 @@ std::vector<Binding> bindColumns(const ColumnarLayout &layout,
       throw DataError(feature + " is weighted but " + theColumn +
                       " has no per-id weights");
     if (spec.kind == FeatureKind::Label) {
-      std::string wanted = spec.labelKind.empty() ? "binary" : spec.labelKind;
-      if (std::find(column->labelKinds.begin(), column->labelKinds.end(), wanted) ==
+      if (std::find(column->labelKinds.begin(), column->labelKinds.end(), spec.labelKind) ==
           column->labelKinds.end())
-        throw DataError(feature + " wants a " + wanted + " label but " + theColumn +
+        throw DataError(feature + " wants a " + enumString(spec.labelKind) + " label but " + theColumn +
                         " is " + describeColumn(*column));
     }
     bindings.push_back({f, *column});

@@ -29,7 +29,7 @@ struct ColumnInfo {
   Kind kind = Kind::Dense;
   int64_t offset = 0; ///< Dense: first float in the row; Ids: index of the id in the row
   int64_t width = 1;  ///< Dense: floats
-  std::vector<std::string> labelKinds; ///< Label: the kinds this column can serve
+  std::vector<LabelKind> labelKinds;   ///< Label: the kinds this column can serve
 };
 
 /// The columns of one reader and the shape of its stored rows.

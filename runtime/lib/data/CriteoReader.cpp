@@ -26,7 +26,7 @@ ColumnarLayout criteoLayout() {
   layout.denseWidth = kIntegerFeatures;
   layout.idColumns = kCategoricalFeatures;
   layout.columnList = "label, dense, I1..I13, C1..C26";
-  layout.columns.push_back({"label", ColumnInfo::Kind::Label, 0, 1, {"binary"}});
+  layout.columns.push_back({"label", ColumnInfo::Kind::Label, 0, 1, {LabelKind::Binary}});
   layout.columns.push_back({"dense", ColumnInfo::Kind::Dense, 0, kIntegerFeatures, {}});
   for (int i = 0; i < kIntegerFeatures; ++i)
     layout.columns.push_back({"I" + std::to_string(i + 1), ColumnInfo::Kind::Dense, i, 1, {}});

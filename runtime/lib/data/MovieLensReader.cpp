@@ -30,7 +30,7 @@ ColumnarLayout movieLensLayout() {
   layout.columnList = "user, item, rating, timestamp";
   layout.columns.push_back({"user", ColumnInfo::Kind::Ids, 0, 1, {}});
   layout.columns.push_back({"item", ColumnInfo::Kind::Ids, 1, 1, {}});
-  layout.columns.push_back({"rating", ColumnInfo::Kind::Label, 0, 1, {"real"}});
+  layout.columns.push_back({"rating", ColumnInfo::Kind::Label, 0, 1, {LabelKind::Real}});
   layout.columns.push_back({"timestamp", ColumnInfo::Kind::Dense, 0, 1, {}});
   return layout;
 }

@@ -120,9 +120,6 @@ void checkFeature(const FeatureSpec &spec) {
       fail("power must be a finite number >= 0, got " + std::to_string(spec.power));
     break;
   case FeatureKind::Label:
-    if (!spec.labelKind.empty() && spec.labelKind != "binary" && spec.labelKind != "real" &&
-        spec.labelKind != "class")
-      fail("label kind '" + spec.labelKind + "' is not binary, real or class");
     if (spec.classes < 0 || spec.classes == 1)
       fail("a class label needs 0 (the default, 10) or at least 2 classes, got " +
            std::to_string(spec.classes));

@@ -197,10 +197,10 @@ void SyntheticGenerator::sampleNegatives(size_t f, uint64_t index, int64_t *out)
 float SyntheticGenerator::labelFor(const FeatureSpec &label, double score,
                                    uint64_t index) const {
   uint64_t key = hashName(label.column());
-  if (label.labelKind == "real")
+  if (label.labelKind == LabelKind::Real)
     return static_cast<float>(score +
                               kRealNoise * standardNormal(hashOf(seed_, kNoiseTag, key, index)));
-  if (label.labelKind == "class") {
+  if (label.labelKind == LabelKind::Class) {
     int64_t classes = label.classes > 0 ? label.classes : kDefaultClasses;
     double noisy = (score + kClassNoise * standardNormal(hashOf(seed_, kNoiseTag, key, index))) /
                    std::sqrt(1.0 + kClassNoise * kClassNoise);

@@ -53,7 +53,7 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
       break;
     case InputRole::Label:
       s.kind = data::FeatureKind::Label;
-      s.labelKind = in.labelKind ? enumString(*in.labelKind) : "";
+      s.labelKind = in.labelKind.value_or(LabelKind::Binary);
       break;
     case InputRole::Offsets:
       break; // the ids' bags: set with them

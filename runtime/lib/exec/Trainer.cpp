@@ -105,7 +105,7 @@ struct Outcomes {
 
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
-  void add(const float *pred, int64_t width, const float *truth, const std::string &labelKind,
+  void add(const float *pred, int64_t width, const float *truth, std::optional<LabelKind> labelKind,
            int64_t rows, double batchLoss, LossKind lossKind) {
     bool perExample = truth && width == 1 && exampleLoss(lossKind, 0, 0).has_value();
     if (!perExample)
@@ -116,20 +116,20 @@ struct Outcomes {
       float y = truth[r];
       if (perExample)
         lossSum += *exampleLoss(lossKind, pred[r], y);
-      if (labelKind == "binary" || labelKind == "real")
+      if (labelKind == LabelKind::Binary || labelKind == LabelKind::Real)
         sample.offer(pred[r], y);
     }
     examples += rows;
   }
 
   /// loss, and auc (binary labels) or rmse (real labels).
-  std::map<std::string, double> metrics(const std::string &labelKind,
+  std::map<std::string, double> metrics(std::optional<LabelKind> labelKind,
                                         const std::string &prefix) const {
     std::map<std::string, double> m;
     m[prefix + "loss"] = examples ? lossSum / double(examples) : NAN;
-    if (!sample.empty() && labelKind == "binary")
+    if (!sample.empty() && labelKind == LabelKind::Binary)
       m[prefix + "auc"] = computeAuc(sample.scores(), sample.labels());
-    if (!sample.empty() && labelKind == "real")
+    if (!sample.empty() && labelKind == LabelKind::Real)
       m[prefix + "rmse"] = computeRmse(sample.scores(), sample.labels());
     return m;
   }
@@ -415,7 +415,7 @@ private:
   std::string lastNote_; ///< the backend's decision last printed
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
-  std::string labelKind_;
+  std::optional<LabelKind> labelKind_;
   uint64_t seed_ = 0;
   int64_t step_ = 0;
   uint64_t position_ = 0;

@@ -49,16 +49,7 @@ public:
       fail(std::string("has a non-boolean '") + key + "'");
     return j[key].get<bool>();
   }
-  cpu::Pooling pooling() const {
-    const std::string p = str("pooling");
-    if (p == "sum")
-      return cpu::Pooling::Sum;
-    if (p == "mean")
-      return cpu::Pooling::Mean;
-    if (p == "max")
-      return cpu::Pooling::Max;
-    fail("has unknown pooling '" + p + "'");
-  }
+  cpu::Pooling pooling() const { return wordIn<cpu::Pooling>(b, j, "pooling", where + " "); }
   /// Checks a buffer's dtype and rank; `what` names it in errors.
   const Buffer &expect(const Buffer &buf, const char *what, DType dtype, size_t rank) const {
     if (buf.dtype != dtype)

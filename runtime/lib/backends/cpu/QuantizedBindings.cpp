@@ -200,8 +200,8 @@ BoundKernel bindEmbeddingUpdate(const Binder &b, const Target &t) {
     src.weights = weighted ? k.inputs[in + 2] : -1;
     src.grad = k.inputs[in + ins - 1];
     if (src.bag) {
-      src.pooling = j.value("pooling", "") == "mean" ? cpu::Pooling::Mean : cpu::Pooling::Sum;
-      if (j.value("pooling", "") != "sum" && j.value("pooling", "") != "mean")
+      src.pooling = wordIn<cpu::Pooling>(b, j, "pooling", "a bag source's ");
+      if (src.pooling == cpu::Pooling::Max)
         b.fail("a bag source must use sum or mean pooling");
       src.B = b.dim(b.p.buffers[src.grad], 0);
     }
@@ -276,10 +276,7 @@ BoundKernel bindFusedLookup(const Binder &b) {
     Member m{tableTarget(b, index), index, -1, -1, -1, -1, -1, false, 0, 0, 0, cpu::Pooling::Sum};
     if (m.table.storage != Storage::F32)
       expectDequantize(b, j, m.table);
-    std::string pooling = j.value("pooling", "");
-    m.pooling = pooling == "max" ? cpu::Pooling::Max
-                : pooling == "mean" ? cpu::Pooling::Mean
-                                    : cpu::Pooling::Sum;
+    m.pooling = wordIn<cpu::Pooling>(b, j, "pooling", "a member's ");
     bool weighted = j.value("weighted", false), hashedOutput = j.value("hashed_output", false);
     m.hash = j.value("hash", false);
     m.buckets = j.value("buckets", int64_t(0));
@@ -333,7 +330,7 @@ bool quantised(const Target &t) { return t.storage != Storage::F32; }
 namespace {
 
 BoundKernel bindQuantizedLookup(const Binder &b) {
-  if (b.k.op == kernelName(KernelOp::LookupGrad) && b.str("pooling") != "max")
+  if (b.k.op == kernelName(KernelOp::LookupGrad) && poolingOf(b) != cpu::Pooling::Max)
     return nullptr; // sum and mean gradients never read the table
   Target t = tableTarget(b, b.integer("table"));
   return quantised(t) ? bindLookup(b, t) : nullptr;

@@ -79,7 +79,7 @@ inline FeatureSpec negativesFeature(const std::string &name, int64_t count, int6
 inline FeatureSpec labelFeature(const std::string &name, const std::string &kind,
                                 const std::string &source = "") {
   FeatureSpec spec = feature(name, FeatureKind::Label, source);
-  spec.labelKind = kind;
+  spec.labelKind = kind.empty() ? LabelKind::Binary : parseEnum<LabelKind>(kind).value();
   return spec;
 }
 

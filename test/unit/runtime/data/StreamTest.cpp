@@ -249,6 +249,4 @@ TEST(Stream, RefusesBadOptionsAndFeatures) {
             "feature 's': hotness must be at least 1, got 0");
   EXPECT_EQ(featureError(negativesFeature("n", 0)),
             "feature 'n': negatives count must be at least 1, got 0");
-  EXPECT_EQ(featureError(labelFeature("y", "ordinal")),
-            "feature 'y': label kind 'ordinal' is not binary, real or class");
 }

@@ -31,6 +31,8 @@
 #ifndef EMBC_RUNTIME_DATA_DATA_H
 #define EMBC_RUNTIME_DATA_DATA_H
 
+#include "embc/runtime/plan/Enums.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +41,9 @@
 #include <vector>
 
 namespace embc::runtime::data {
+
+/// What a label's values mean: the plan's word (plan/Enums.h).
+using runtime::LabelKind;
 
 enum class FeatureKind { Dense, Sparse, Negatives, Label };
 const char *featureKindName(FeatureKind kind);
@@ -54,7 +59,7 @@ struct FeatureSpec {
   bool weighted = false; ///< Sparse: the batch carries one weight per id
   int64_t count = 0;   ///< Negatives: ids per example
   double power = 0.75; ///< Negatives: sampling distribution is unigram^power
-  std::string labelKind; ///< Label: binary, real or class (empty: binary)
+  LabelKind labelKind = LabelKind::Binary; ///< Label: what its values mean
   int64_t classes = 0;   ///< Label of kind class: number of classes (0: 10)
 
   /// The column this feature reads: `source`, or `name` when that is empty.
