@@ -56,7 +56,7 @@ void lowerCross(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const auto r = emitRoundedOperands(em, out, abType, {{xl, B, D}, {w, D, D, Dp}});
   emitGemm(out, makeGemm(B, D, Dp, false, false, abType), r[0], r[1], product);
   Elementwise e;
-  e.hint = "cross";
+  e.hint = k.op;
   e.n = B * D;
   e.width = D;
   e.inputs = {{x0, false}, {product, false}, {b, true}, {xl, false}};

@@ -54,7 +54,7 @@ void lowerDot(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   std::vector<rt::CudaArg> args = operandArgs(k);
   useHelpers(em);
   const bool vec = s.D % 4 == 0 && aligned16(em, args[0]) && aligned16(em, args[1]);
-  const std::string name = em.entryName("dot");
+  const std::string name = em.entryName(k.op);
   const int64_t n = s.B * s.perRow;
   std::string sum;
   if (vec) {

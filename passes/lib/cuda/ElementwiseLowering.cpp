@@ -66,7 +66,7 @@ void lowerAdd(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const rt::Buffer &y = f32Matrix(em, k.outputs[0], -1, -1, "output");
   const int64_t B = y.shape[0], N = y.shape[1];
   Elementwise e;
-  e.hint = "add";
+  e.hint = k.op;
   e.n = B * N;
   e.width = N;
   const size_t full = k.inputs.size() - (bias ? 1 : 0);
@@ -289,7 +289,7 @@ void lowerConcat(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   if (W != y.shape[1])
     throw CodegenError("inputs have " + std::to_string(W) + " columns in all, the output '" +
                        y.name + "' " + std::to_string(y.shape[1]));
-  emitColumnCopy(em, "concat", blocks, CudaEmitter::buf(k.outputs[0]), B, W, out);
+  emitColumnCopy(em, k.op, blocks, CudaEmitter::buf(k.outputs[0]), B, W, out);
 }
 
 // slice: y = columns [offset, offset + width) of x, width from y.
@@ -303,7 +303,7 @@ void lowerSlice(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     throw CodegenError("columns [" + std::to_string(offset) + ", " +
                        std::to_string(offset + width) + ") are outside a row of " +
                        std::to_string(N));
-  emitColumnCopy(em, "slice", {{CudaEmitter::buf(k.inputs[0]), N, offset, width}},
+  emitColumnCopy(em, k.op, {{CudaEmitter::buf(k.inputs[0]), N, offset, width}},
                  CudaEmitter::buf(k.outputs[0]), B, width, out);
 }
 

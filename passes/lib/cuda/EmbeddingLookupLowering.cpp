@@ -208,7 +208,7 @@ void lowerHash(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const std::string n = args.count(in, k.inputs[0], numel(in));
   const std::string setLength =
       outBuf.dynamic ? "if (i == 0) *" + args.lengthCell(k.outputs[0]) + " = n;" : "";
-  const std::string entry = em.entryName("hash");
+  const std::string entry = em.entryName(k.op);
   em.append(subst(R"(
 // hash: xxh64(id, seed $SEED) mod $BUCKETS, one thread per id.
 extern "C" __global__ void $ENTRY(EmbArgs a) {
