@@ -65,15 +65,19 @@ std::string rowStats(int64_t D, double eps) {
   return s.str();
 }
 
-/// The first lines of a warp-per-row kernel: `row` and `lane`, warps past
-/// the last row leaving (a whole warp at once, before any shuffle).
+/// The first lines of a warp-per-row kernel: `lane`, and a loop over the
+/// warp's rows `row` (the grid is capped by gridFor, so a warp may own
+/// several; `row` is the same for the whole warp, so the shuffles inside
+/// see every lane). The kernel closes the loop with kEndRows.
 std::string warpPerRow(int64_t R) {
   std::ostringstream s;
   s << "  const int lane = threadIdx.x & 31;\n"
-    << "  const emb_i64 row = (emb_i64)blockIdx.x * " << kRowsPerBlock << " + (threadIdx.x >> 5);\n"
-    << "  if (row >= " << R << ") return;\n";
+    << "  for (emb_i64 row = (emb_i64)blockIdx.x * " << kRowsPerBlock
+    << " + (threadIdx.x >> 5); row < " << R << "; row += (emb_i64)gridDim.x * " << kRowsPerBlock
+    << ") {\n";
   return s.str();
 }
+constexpr const char *kEndRows = "  }\n";
 
 // layer_norm: x, gamma, beta -> y.
 void lowerLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
@@ -90,7 +94,7 @@ void lowerLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     << rowStats(D, epsOf(k))
     << "  for (int j = lane; j < " << D << "; j += 32)\n"
     << "    yr[j] = (float)(((double)xr[j] - mean) * rstd * (double)gamma[j] + (double)beta[j]);\n"
-    << "}\n";
+    << kEndRows << "}\n";
   const std::string entry = defineKernel(em, k.op, t.str());
   out.launches.push_back(CudaEmitter::kernelLaunch(
       entry,
@@ -134,7 +138,7 @@ void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
        << "    stats[2 * row] = mean;\n"
        << "    stats[2 * row + 1] = rstd;\n"
        << "  }\n"
-       << "}\n";
+       << kEndRows << "}\n";
   const std::string rowEntry = defineKernel(em, "layer_norm_grad_rows", rows.str());
   out.launches.push_back(CudaEmitter::kernelLaunch(
       rowEntry,
