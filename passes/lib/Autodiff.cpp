@@ -31,6 +31,15 @@ constexpr StringLiteral kUpdateName = "update";
 /// sparse (touched rows only) update. Global decay of an untouched row is a
 /// pure scaling for SGD without momentum and for AdamW; for the others it
 /// would also move the row's optimizer state, i.e. a dense update.
+/// Whether `op` reads a parameter (emb.get) or a table row (an op with a
+/// `table` symbol and a gradient rule: lookups, gathers, sequences): the
+/// trainable values the backward pass starts from.
+bool readsTrainable(Operation &op) {
+  if (isa<GetOp>(op))
+    return true;
+  return isa<GradientOpInterface>(op) && op.getAttrOfType<FlatSymbolRefAttr>("table");
+}
+
 LogicalResult checkSparseDecay(TableOp table) {
   OptimizerAttr opt = table.getOptimizer();
   if (opt.getWeightDecay() == 0.0 ||
@@ -125,7 +134,7 @@ LogicalResult AutodiffPass::buildBackward(func::FuncOp func) {
         }
     // Ops without a gradient rule propagate too, so that one on the way to
     // the loss is reported below instead of silently cutting the gradient.
-    bool reads = isa<GetOp, LookupOp, GatherOp>(op) ||
+    bool reads = readsTrainable(op) ||
                  llvm::any_of(op.getOperands(), [&](Value v) {
                    return trainable.contains(v);
                  });

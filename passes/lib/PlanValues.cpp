@@ -117,6 +117,8 @@ FailureOr<int32_t> PlanBuilder::valueBuffer(Operation *op, Value v,
     int64_t capacity = -1;
     if (auto grad = dyn_cast_or_null<LookupGradOp>(v.getDefiningOp()))
       capacity = idCapacity(grad.getIds());
+    else if (auto grad = dyn_cast_or_null<SequenceLookupGradOp>(v.getDefiningOp()))
+      capacity = idCapacity(grad.getIds());
     else
       capacity = idCapacity(v);
     if (capacity < 0 || !type.isDynamicDim(0) || type.getNumDynamicDims() != 1)

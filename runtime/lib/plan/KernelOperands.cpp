@@ -144,6 +144,31 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.count(false, 2, D);
     break;
   }
+  case KernelOp::SequencePool: { // x (B x L x D), offsets (B + 1) -> B x D
+    const auto [B, L, D] = o.sequence(true, 0);
+    (void)L;
+    o.i64(true, 1);
+    o.count(true, 1, B + 1);
+    o.f32(false, 0);
+    o.matrix(false, 0, B, D);
+    break;
+  }
+  case KernelOp::SequencePoolGrad: { // dy (B x D), offsets, [x for max] -> dx (B x L x D)
+    const auto [B, L, D] = o.sequence(false, 0);
+    (void)L;
+    o.f32(true, 0);
+    o.matrix(true, 0, B, D);
+    o.i64(true, 1);
+    o.count(true, 1, B + 1);
+    const bool max = kernel.attrs.at("mode").get<std::string>() == enumName(SequencePooling::Max);
+    if (o.ok() && max != (kernel.inputs.size() == 3))
+      o.failAt("inputs", std::string(max ? "with max pooling needs" : "reads") +
+                             " the forward input as its third operand" +
+                             (max ? "" : " only with max pooling"));
+    if (kernel.inputs.size() == 3)
+      o.sameShape(true, 2, o.out(0));
+    break;
+  }
   case KernelOp::AccumulateGrad: // g -> the param's grad, same size
     o.allF32();
     o.count(true, 0, numel(o.out(0)));

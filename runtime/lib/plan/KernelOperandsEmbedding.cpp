@@ -41,6 +41,24 @@ bool checkEmbeddingOperands(KernelOp op, Operands &o, const Kernel &kernel, cons
       o.count(true, 2, numel(o.in(0)));
     break;
   }
+  case KernelOp::SequenceLookup: { // ids (n), offsets (B + 1) -> B x L x D
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    const auto [B, L, D] = o.sequence(false, 0, t.dim);
+    (void)L, (void)D;
+    o.bags(0, 1, B);
+    break;
+  }
+  case KernelOp::SequenceLookupGrad: { // ids, offsets, dy (B x L x D) -> per-id rows
+    const auto [B, L, D] = o.sequence(true, 2);
+    (void)L;
+    o.bags(0, 1, B);
+    o.f32(false, 0);
+    o.matrix(false, 0, -1, D);
+    if (o.ok() && o.out(0).shape[0] < numel(o.in(0)))
+      o.fail(false, 0, "must hold a row for each of the " + std::to_string(numel(o.in(0))) +
+                           " ids, got " + shapeText(o.out(0)));
+    break;
+  }
   case KernelOp::Gather: { // ids (n) -> n x D
     const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
     o.i64(true, 0);

@@ -12,6 +12,7 @@
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
 
+#include <array>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -125,6 +126,19 @@ public:
     matrix(false, 1, -1, target.dim);
     if (ok())
       count(false, 0, out(1).shape[0]);
+  }
+  /// Input (or output) `i` is a B x L x D sequence of f32 (D: `width`
+  /// when >= 0); returns {B, L, D}.
+  std::array<int64_t, 3> sequence(bool input, size_t i, int64_t width = -1) {
+    const Buffer &b = input ? in(i) : out(i);
+    f32(input, i);
+    if (!ok())
+      return {0, 0, 0};
+    if (b.shape.size() != 3 || (width >= 0 && b.shape[2] != width))
+      fail(input, i, "must be B x L x " + (width >= 0 ? std::to_string(width) : std::string("D")) +
+                         ", got " + shapeText(b));
+    return ok() ? std::array<int64_t, 3>{b.shape[0], b.shape[1], b.shape[2]}
+                : std::array<int64_t, 3>{0, 0, 0};
   }
   /// Jagged bags: ids (input `ids`, i64 vector), offsets (B + 1 i64), and
   /// when `weights` >= 0 one f32 weight per id.

@@ -45,6 +45,8 @@ void expectSameWords(unsigned dialectMax, std::set<std::string> planOnly = {}) {
 
 TEST(EnumSpellings, TheDialectSpellsThePlansWords) {
   expectSameWords<rt::Pooling, emb::Pooling>(emb::getMaxEnumValForPooling());
+  expectSameWords<rt::SequencePooling, emb::SequencePooling>(
+      emb::getMaxEnumValForSequencePooling());
   // The dialect's activations are ops' kinds; "none" is a model file's and
   // a fused layer's absence of one.
   expectSameWords<rt::Activation, emb::Activation>(emb::getMaxEnumValForActivation(), {"none"});

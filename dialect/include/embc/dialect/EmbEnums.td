@@ -14,6 +14,15 @@ def Emb_Pooling : I32EnumAttr<"Pooling", "pooling of a bag of embedding rows", [
 }
 def Emb_PoolingAttr : EnumAttr<Emb_Dialect, Emb_Pooling, "pooling">;
 
+def Emb_SequencePooling : I32EnumAttr<"SequencePooling",
+    "pooling of a sequence's valid positions", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"first", 3>]> {
+  let cppNamespace = "::embc::emb";
+  let genSpecializedAttr = 0;
+}
+def Emb_SequencePoolingAttr : EnumAttr<Emb_Dialect, Emb_SequencePooling, "sequence_pooling">;
+
 def Emb_Activation : I32EnumAttr<"Activation", "elementwise activation", [
     I32EnumAttrCase<"relu", 0>, I32EnumAttrCase<"sigmoid", 1>,
     I32EnumAttrCase<"tanh", 2>, I32EnumAttrCase<"gelu", 3>]> {

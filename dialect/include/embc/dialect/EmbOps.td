@@ -166,6 +166,107 @@ def Emb_HashOp : Emb_Op<"hash", [Emb_LowersItself, Pure, SameOperandsAndResultTy
 }
 
 //===----------------------------------------------------------------------===//
+// Sequences: jagged token ids as B x L x D, and back to B x D
+//===----------------------------------------------------------------------===//
+
+def Emb_SequenceLookupOp : Emb_Op<"sequence_lookup", [Emb_LowersItself, Emb_Differentiable,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "un-pooled lookup of jagged sequences of ids, zero-padded";
+  let description = [{
+    Sequence b is the ids `offsets[b] .. offsets[b+1]`, in order. Position l
+    of result row b is the table row of its l-th id, for l below the
+    sequence's length; the positions after it are zeros. The result is
+    B x L x dim, L the longest sequence the model allows (`max_len`): a
+    longer sequence is a data error at run time. Each batch is padded only
+    to its own longest sequence: the kernels stop there.
+
+    ```mlir
+    %x = emb.sequence_lookup @words[%ids, %offsets]
+        : tensor<?xi64>, tensor<33xi64> -> tensor<32x64x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_IdTensor:$ids,
+                       Emb_IdTensor:$offsets);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `,` $offsets `]` attr-dict `:` type($ids) `,` type($offsets)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_SequenceLookupGradOp : Emb_GradOp<"sequence_lookup_grad", [Emb_Lowered, Pure]> {
+  let summary = "per-id gradient rows of emb.sequence_lookup";
+  let description = [{
+    Row i of the result is the gradient `grad[b, l]` of the position id i
+    was looked up at: the sparse gradient of the table, one row per id, in
+    the order of `ids` (rows of ids outside every sequence are zeros).
+
+    ```mlir
+    %rows = emb.sequence_lookup_grad %ids, %offsets, %dx
+        : tensor<?xi64>, tensor<33xi64>, tensor<32x64x16xf32> -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Emb_IdTensor:$ids, Emb_IdTensor:$offsets, Emb_FloatTensor:$grad);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $offsets `,` $grad attr-dict `:` type($ids) `,` type($offsets) `,`
+    type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_SequencePoolOp : Emb_Op<"sequence_pool", [Emb_LowersItself, Emb_Differentiable, Pure,
+    Emb_Cost]> {
+  let summary = "pooling of each sequence's valid positions";
+  let description = [{
+    Row b of the result pools positions 0 .. n_b - 1 of `input[b]` (B x L x
+    D), n_b the length of sequence b in `offsets` (at most L): their `sum`,
+    `mean` or `max`, or the `first` position's row. A sequence of length 0
+    pools to zeros. The result is B x D.
+
+    ```mlir
+    %p = emb.sequence_pool %x, %offsets mean
+        : tensor<32x64x16xf32>, tensor<33xi64> -> tensor<32x16xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_IdTensor:$offsets,
+                       Emb_SequencePoolingAttr:$mode);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $offsets `` $mode attr-dict `:` type($input) `,` type($offsets) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_SequencePoolGradOp : Emb_GradOp<"sequence_pool_grad", [Emb_LowersItself, Pure]> {
+  let summary = "gradient of emb.sequence_pool with respect to its input";
+  let description = [{
+    Spreads `grad` (B x D) back over each sequence's valid positions: a copy
+    for `sum` (divided by n_b for `mean`), position 0 for `first`, and for
+    `max` the position that gave the maximum (the first such position),
+    which is why `max` reads the forward `input`. Padded positions get 0.
+
+    ```mlir
+    %dx = emb.sequence_pool_grad %dy, %offsets mean
+        : tensor<32x16xf32>, tensor<33xi64> -> tensor<32x64x16xf32>
+    %dm = emb.sequence_pool_grad %dy, %offsets input %x max
+        : tensor<32x16xf32>, tensor<33xi64>, tensor<32x64x16xf32> -> tensor<32x64x16xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_IdTensor:$offsets,
+                       Optional<Emb_FloatTensor>:$input, Emb_SequencePoolingAttr:$mode);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $offsets (`input` $input^)? `` $mode attr-dict `:` type($grad) `,`
+    type($offsets) (`,` type($input)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Dense layers
 //===----------------------------------------------------------------------===//
 

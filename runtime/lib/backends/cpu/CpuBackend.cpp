@@ -16,6 +16,7 @@
 #include "embc/runtime/backends/CpuBackend.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
+#include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 
 #include <algorithm>
@@ -284,6 +285,92 @@ BoundKernel bindLayerNormGrad(const Binder &b) {
     cpu::layerNormBackward(s.data<float>(dy), s.data<float>(in), s.data<float>(gamma),
                            s.data<float>(dx), s.data<float>(dgamma), s.data<float>(dbeta), rows,
                            D, eps);
+  };
+}
+
+/// B, L and D of a sequence operand (B x L x D); the plan reader checked
+/// the offsets (B + 1) and the other operands against it.
+struct SequenceShape {
+  int64_t B, L, D;
+};
+SequenceShape sequenceShape(const Binder &b, const Buffer &seq) {
+  return {b.dim(seq, 0), b.dim(seq, 1), b.dim(seq, 2)};
+}
+
+/// Throws when a sequence is longer than L or its offsets leave the ids:
+/// the data, not the plan, is wrong.
+void checkSequences(const int64_t *offsets, int64_t B, int64_t L, int64_t idCount,
+                    const Table &t) {
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = offsets[b + 1] - offsets[b];
+    if (offsets[b] < 0 || n < 0 || offsets[b + 1] > idCount)
+      throw data::DataError("sequence " + std::to_string(b) + " of table '" + t.name +
+                            "' has offsets [" + std::to_string(offsets[b]) + ", " +
+                            std::to_string(offsets[b + 1]) + ") outside its " +
+                            std::to_string(idCount) + " ids");
+    if (n > L)
+      throw data::DataError("sequence " + std::to_string(b) + " of table '" + t.name + "' has " +
+                            std::to_string(n) + " ids, more than its max_len " +
+                            std::to_string(L));
+  }
+}
+
+/// sequence_lookup: ids, offsets (B + 1) -> B x L x D.
+BoundKernel bindSequenceLookup(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  const Table &t = b.table();
+  const auto [B, L, D] = sequenceShape(b, b.out(0));
+  const int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0], table = t.buffer;
+  return [=, &t](ExecState &s) {
+    const int64_t n = idCount(s, ids);
+    checkIds(s.data<int64_t>(ids), n, t.rowsOn(s.rank()), t);
+    checkSequences(s.data<int64_t>(offsets), B, L, n, t);
+    cpu::sequenceLookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
+                               s.data<int64_t>(offsets), B, L, s.data<float>(y));
+  };
+}
+
+/// sequence_lookup_grad: ids, offsets, dy (B x L x D) -> one row per id.
+BoundKernel bindSequenceLookupGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(3, 1);
+  const auto [B, L, D] = sequenceShape(b, b.in(2));
+  const int32_t ids = k.inputs[0], offsets = k.inputs[1], dy = k.inputs[2], out = k.outputs[0];
+  return [=](ExecState &s) {
+    const int64_t n = idCount(s, ids);
+    cpu::sequenceLookupBackward(s.data<float>(dy), s.data<int64_t>(offsets), B, L, D, n,
+                                s.data<float>(out));
+    s.length[out] = n;
+  };
+}
+
+/// sequence_pool: x (B x L x D), offsets -> B x D.
+BoundKernel bindSequencePool(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  const auto [B, L, D] = sequenceShape(b, b.in(0));
+  const SequencePooling mode = wordOf<SequencePooling>(b, "mode");
+  const int32_t x = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::sequencePoolForward(s.data<float>(x), s.data<int64_t>(offsets), B, L, D, mode,
+                             s.data<float>(y));
+  };
+}
+
+/// sequence_pool_grad: dy (B x D), offsets, [x for max] -> dx (B x L x D).
+BoundKernel bindSequencePoolGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  const SequencePooling mode = wordOf<SequencePooling>(b, "mode");
+  const bool max = mode == SequencePooling::Max;
+  b.expectCounts(max ? 3 : 2, 1);
+  const auto [B, L, D] = sequenceShape(b, b.out(0));
+  const int32_t dy = k.inputs[0], offsets = k.inputs[1], x = max ? k.inputs[2] : -1,
+                dx = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::sequencePoolBackward(s.data<float>(dy), s.data<int64_t>(offsets),
+                              max ? s.data<float>(x) : nullptr, B, L, D, mode,
+                              s.data<float>(dx));
   };
 }
 
@@ -556,6 +643,8 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::Cross, bindCross},
       {KernelOp::Dot, bindDot},
       {KernelOp::LayerNorm, bindLayerNorm},
+      {KernelOp::SequenceLookup, bindSequenceLookup},
+      {KernelOp::SequencePool, bindSequencePool},
       {KernelOp::Loss, bindLoss},
       {KernelOp::LossGrad, bindLossGrad},
       {KernelOp::DenseGradInput, bindDenseGradInput},
@@ -567,6 +656,8 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::CrossGrad, bindCrossGrad},
       {KernelOp::DotGrad, bindDotGrad},
       {KernelOp::LayerNormGrad, bindLayerNormGrad},
+      {KernelOp::SequenceLookupGrad, bindSequenceLookupGrad},
+      {KernelOp::SequencePoolGrad, bindSequencePoolGrad},
       {KernelOp::LookupGrad, bindLookupGrad},
       {KernelOp::AccumulateGrad, bindAccumulateGrad},
       {KernelOp::AccumulateRows, bindAccumulateRows},

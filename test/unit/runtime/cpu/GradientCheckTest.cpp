@@ -5,7 +5,8 @@
 // (GradientCheck.h). Shapes are small so the whole file runs in milliseconds;
 // they still cover the cases that differ in code: bias / no bias, self and
 // non-self interaction, dot with K == 0 and K > 0, every pooling mode with and
-// without per-id weights, empty bags and repeated ids.
+// without per-id weights, empty bags and repeated ids, sequences of every
+// length from 0 to L.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
+#include "embc/runtime/cpu/SequenceKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -379,6 +381,85 @@ TEST(CpuGradientCheck, Gather) {
     return weightedSum(r, y);
   };
   expectGradientMatches("gather", table, scatterRows(ids, r, rows, D), objective);
+}
+
+// --- Sequences (SequenceKernels.h) ---------------------------------------------
+
+/// Four sequences of lengths 3, 0, 5 (= L) and 2, with a repeated id.
+struct Sequences {
+  static constexpr int64_t B = 4, L = 5, D = 3, rows = 6;
+  std::vector<int64_t> ids = {1, 4, 1, 0, 2, 5, 5, 3, 4, 2};
+  std::vector<int64_t> offsets = {0, 3, 3, 8, 10};
+};
+
+TEST(CpuGradientCheck, SequenceLookup) {
+  Sequences s;
+  const int64_t n = int64_t(s.ids.size());
+  Vec table = randomVector(Sequences::rows * Sequences::D, 121);
+  const Vec r = randomVector(Sequences::B * Sequences::L * Sequences::D, 122);
+  auto objective = [&] {
+    Vec y(Sequences::B * Sequences::L * Sequences::D);
+    sequenceLookupForward(table.data(), Sequences::D, s.ids.data(), s.offsets.data(),
+                          Sequences::B, Sequences::L, y.data());
+    return weightedSum(r, y);
+  };
+  Vec rows(n * Sequences::D, -1.0);
+  sequenceLookupBackward(r.data(), s.offsets.data(), Sequences::B, Sequences::L, Sequences::D, n,
+                         rows.data());
+  expectGradientMatches("sequence_lookup", table,
+                        scatterRows(s.ids, rows, Sequences::rows, Sequences::D), objective);
+}
+
+TEST(CpuKernels, SequenceLookupPadsWithZerosAndZeroesRowsOutsideTheSequences) {
+  // Offsets starting at 1: id 0 belongs to no sequence.
+  const std::vector<int64_t> ids = {7, 2, 0, 1}, offsets = {1, 3, 4};
+  const std::vector<float> table = {10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61, 70, 71, 80, 81};
+  std::vector<float> y(2 * 3 * 2, -1.0f);
+  sequenceLookupForward(table.data(), 2, ids.data(), offsets.data(), 2, 3, y.data());
+  EXPECT_EQ(y, (std::vector<float>{30, 31, 10, 11, 0, 0, 20, 21, 0, 0, 0, 0}));
+  std::vector<float> dy(12);
+  for (size_t i = 0; i < dy.size(); ++i)
+    dy[i] = float(i + 1);
+  std::vector<float> rows(4 * 2, -1.0f);
+  sequenceLookupBackward(dy.data(), offsets.data(), 2, 3, 2, 4, rows.data());
+  EXPECT_EQ(rows, (std::vector<float>{0, 0, 1, 2, 3, 4, 7, 8}));
+}
+
+void checkSequencePool(SequencePooling mode, const std::string &name) {
+  Sequences s;
+  const int64_t B = Sequences::B, L = Sequences::L, D = Sequences::D;
+  Vec x = randomVector(B * L * D, 131, -2.0, 2.0);
+  const Vec r = randomVector(B * D, 132);
+  auto objective = [&] {
+    Vec y(B * D);
+    sequencePoolForward(x.data(), s.offsets.data(), B, L, D, mode, y.data());
+    return weightedSum(r, y);
+  };
+  Vec dx(B * L * D, -1.0);
+  sequencePoolBackward(r.data(), s.offsets.data(), x.data(), B, L, D, mode, dx.data());
+  expectGradientMatches("sequence_pool " + name, x, dx, objective);
+}
+
+TEST(CpuGradientCheck, SequencePoolEveryMode) {
+  checkSequencePool(SequencePooling::Sum, "sum");
+  checkSequencePool(SequencePooling::Mean, "mean");
+  checkSequencePool(SequencePooling::Max, "max");
+  checkSequencePool(SequencePooling::First, "first");
+}
+
+TEST(CpuKernels, SequencePoolReadsOnlyTheValidPositions) {
+  // Lengths 2 and 0; position 2 of sequence 0 is padding holding 100.
+  const std::vector<int64_t> offsets = {0, 2, 2};
+  const std::vector<float> x = {1, -4, 3, 2, 100, 100, 9, 9, 9, 9, 9, 9};
+  auto pool = [&](SequencePooling mode) {
+    std::vector<float> y(4, -1.0f);
+    sequencePoolForward(x.data(), offsets.data(), 2, 3, 2, mode, y.data());
+    return y;
+  };
+  EXPECT_EQ(pool(SequencePooling::Sum), (std::vector<float>{4, -2, 0, 0}));
+  EXPECT_EQ(pool(SequencePooling::Mean), (std::vector<float>{2, -1, 0, 0}));
+  EXPECT_EQ(pool(SequencePooling::Max), (std::vector<float>{3, 2, 0, 0}));
+  EXPECT_EQ(pool(SequencePooling::First), (std::vector<float>{1, -4, 0, 0}));
 }
 
 } // namespace

@@ -42,6 +42,10 @@ template <class E> struct EnumTraits;
 enum class Pooling : uint8_t { Sum, Mean, Max };
 EMBC_PLAN_ENUM(Pooling, Max, "pooling", "sum", "mean", "max");
 
+/// How sequence_pool reduces a sequence's valid positions (first: position 0).
+enum class SequencePooling : uint8_t { Sum, Mean, Max, First };
+EMBC_PLAN_ENUM(SequencePooling, First, "sequence pooling", "sum", "mean", "max", "first");
+
 /// None is the identity (fused kernels' layers without an activation).
 enum class Activation : uint8_t { None, Relu, Sigmoid, Tanh, Gelu };
 EMBC_PLAN_ENUM(Activation, Gelu, "activation", "none", "relu", "sigmoid", "tanh", "gelu");

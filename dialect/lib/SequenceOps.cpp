@@ -1,0 +1,177 @@
+//===- SequenceOps.cpp - emb.sequence_lookup, emb.sequence_pool ------------===//
+//
+// Sequences arrive as jagged ids (the bags of a sparse feature, in order):
+// sequence_lookup lays them out as B x L x D, zero past each sequence's
+// length, and sequence_pool reduces the valid positions back to B x D. Both
+// read the lengths from the offsets, so nothing past a batch's longest
+// sequence is computed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "embc/dialect/EmbDialect.h"
+#include "embc/dialect/PlanEmitter.h"
+
+using namespace mlir;
+using namespace embc::emb;
+namespace rt = embc::runtime;
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// `offsets` is B + 1 ids for a static B x L x D `seq`; names `what` (the
+/// op's B x L x D operand or result) in errors.
+static LogicalResult verifySequence(Operation *op, Value seq, Value offsets, StringRef what) {
+  RankedTensorType s = tensorType(seq), o = tensorType(offsets);
+  if (s.getRank() != 3 || !s.hasStaticShape())
+    return op->emitOpError() << what << " must be a static B x L x D tensor, got " << s;
+  if (s.getDimSize(1) < 1 || s.getDimSize(2) < 1)
+    return op->emitOpError() << what << " must have at least one position and one column, got "
+                             << s;
+  if (o.getRank() != 1 || o.getDimSize(0) != s.getDimSize(0) + 1 ||
+      o.getElementType().getIntOrFloatBitWidth() != 64)
+    return op->emitOpError("offsets must be ")
+           << s.getDimSize(0) + 1 << " 64-bit ids (B + 1 for the " << what << "'s " << s
+           << "), got " << o;
+  return success();
+}
+
+/// A vector of 64-bit ids.
+static LogicalResult verifyIds(Operation *op, Value ids) {
+  RankedTensorType t = tensorType(ids);
+  if (t.getRank() != 1 || t.getElementType().getIntOrFloatBitWidth() != 64)
+    return op->emitOpError("ids must be a vector of 64-bit ids, got ") << t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SequenceLookupOp, SequenceLookupGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SequenceLookupOp::verify() {
+  if (failed(verifyIds(*this, getIds())))
+    return failure();
+  return verifySequence(*this, getResult(), getOffsets(), "result");
+}
+
+LogicalResult SequenceLookupOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbolTable);
+  if (failed(table))
+    return failure();
+  const int64_t dim = tensorType(getResult()).getShape().back();
+  if (dim != int64_t(table->getDim()))
+    return emitOpError("result width (")
+           << dim << ") != dim of table @" << getTable() << " (" << table->getDim() << ")";
+  return success();
+}
+
+int64_t SequenceLookupOp::getForwardFlops() { return 0; }
+
+// Each position's row is read and written once.
+int64_t SequenceLookupOp::getForwardBytes() {
+  return 2 * tensorType(getResult()).getNumElements() * getElementBytes(getResult());
+}
+
+LogicalResult SequenceLookupOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool>,
+                                              SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (!resultGrads[0])
+    return success();
+  RankedTensorType seq = tensorType(getResult());
+  auto rowsType = RankedTensorType::get({ShapedType::kDynamic, seq.getDimSize(2)},
+                                        seq.getElementType());
+  Value rows = SequenceLookupGradOp::create(b, getLoc(), rowsType, getIds(), getOffsets(),
+                                            resultGrads[0]);
+  AccumulateRowsOp::create(b, getLoc(), getTableAttr(), getIds(), rows);
+  return success();
+}
+
+LogicalResult SequenceLookupOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::SequenceLookup);
+  const int32_t table = e.table(getTable());
+  k.attrs["table"] = table;
+  if (e.plan().tables[size_t(table)].storage != rt::Storage::F32)
+    return emitOpError("reads table @")
+           << getTable() << ", which is quantised: sequence tables are f32 for now";
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult SequenceLookupGradOp::verify() {
+  if (failed(verifyIds(*this, getIds())) ||
+      failed(verifySequence(*this, getGrad(), getOffsets(), "grad")))
+    return failure();
+  RankedTensorType rows = tensorType(getResult()), grad = tensorType(getGrad());
+  if (rows.getRank() != 2 || rows.getDimSize(1) != grad.getDimSize(2) ||
+      rows.getElementType() != grad.getElementType() ||
+      rows.getDimSize(0) != tensorType(getIds()).getDimSize(0))
+    return emitOpError("result must be one row of ")
+           << grad.getDimSize(2) << " per id (" << tensorType(getIds()) << "), got " << rows;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SequencePoolOp, SequencePoolGradOp
+//===----------------------------------------------------------------------===//
+
+/// `pooled` is B x D of `seq`'s element type.
+static LogicalResult verifyPooled(Operation *op, Value seq, Value pooled, StringRef what) {
+  RankedTensorType s = tensorType(seq), p = tensorType(pooled);
+  if (p.getRank() != 2 || p.getDimSize(0) != s.getDimSize(0) ||
+      p.getDimSize(1) != s.getDimSize(2) || p.getElementType() != s.getElementType())
+    return op->emitOpError() << what << " must be " << s.getDimSize(0) << " x "
+                             << s.getDimSize(2) << " of " << s.getElementType()
+                             << " (B x D of " << s << "), got " << p;
+  return success();
+}
+
+LogicalResult SequencePoolOp::verify() {
+  if (failed(verifySequence(*this, getInput(), getOffsets(), "input")))
+    return failure();
+  return verifyPooled(*this, getInput(), getResult(), "result");
+}
+
+// A read of each valid position, a divide per row for mean.
+int64_t SequencePoolOp::getForwardFlops() { return tensorType(getInput()).getNumElements(); }
+
+int64_t SequencePoolOp::getForwardBytes() {
+  return (tensorType(getInput()).getNumElements() + tensorType(getResult()).getNumElements()) *
+         getElementBytes(getResult());
+}
+
+LogicalResult SequencePoolOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                            ArrayRef<bool> need,
+                                            SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (!resultGrads[0] || !need[0])
+    return success();
+  // Only max needs the forward input: which position won.
+  Value input = getMode() == SequencePooling::max ? getInput() : Value();
+  operandGrads[0] = SequencePoolGradOp::create(b, getLoc(), getInput().getType(), resultGrads[0],
+                                               getOffsets(), input, getModeAttr());
+  return success();
+}
+
+LogicalResult SequencePoolOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::SequencePool);
+  k.attrs["mode"] = stringifySequencePooling(getMode()).str();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult SequencePoolGradOp::verify() {
+  if (failed(verifySequence(*this, getResult(), getOffsets(), "result")) ||
+      failed(verifyPooled(*this, getResult(), getGrad(), "grad")))
+    return failure();
+  const bool max = getMode() == SequencePooling::max;
+  if (max != bool(getInput()))
+    return emitOpError(max ? "max pooling needs the forward 'input'"
+                           : "only max pooling reads the forward 'input'");
+  if (getInput() && getInput().getType() != getResult().getType())
+    return emitOpError("input ") << getInput().getType() << " must have the result's type "
+                                 << getResult().getType();
+  return success();
+}
+
+LogicalResult SequencePoolGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::SequencePoolGrad);
+  k.attrs["mode"] = stringifySequencePooling(getMode()).str();
+  return e.emitOnOperands(*this, std::move(k));
+}

@@ -1,0 +1,142 @@
+//===- SequenceKernels.h - sequence_lookup, sequence_pool -------*- C++ -*-===//
+//
+// The CPU kernels of the sequence ops (emb.sequence_lookup, emb.sequence_pool
+// and their gradients). A batch of sequences is a sparse feature's jagged
+// ids: sequence b is ids[offsets[b] .. offsets[b+1]), n_b of them, laid out
+// as B x L x D with zeros after position n_b. Templates in a header so the
+// float kernels the backend binds and the double ones the finite-difference
+// checks use are the same code.
+//
+// Every kernel owns whole sequences (rows b), so the results do not depend
+// on the thread count. Lengths are clamped to [0, L] here; the binding has
+// already refused a sequence longer than L with a data error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_RUNTIME_CPU_SEQUENCEKERNELS_H
+#define EMBC_RUNTIME_CPU_SEQUENCEKERNELS_H
+
+#include "embc/runtime/cpu/Parallel.h"
+#include "embc/runtime/plan/Enums.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace embc::runtime::cpu {
+
+namespace sequence {
+/// Below this many elements a loop runs on the caller (as kParallelWork).
+inline constexpr int64_t kParallelWork = int64_t(1) << 15;
+
+/// n_b, clamped to [0, L].
+inline int64_t length(const int64_t *offsets, int64_t b, int64_t L) {
+  return std::clamp<int64_t>(offsets[b + 1] - offsets[b], 0, L);
+}
+} // namespace sequence
+
+/// y[b, l] = table[ids[offsets[b] + l]] for l < n_b, zeros after.
+template <class T>
+void sequenceLookupForward(const T *table, int64_t D, const int64_t *ids, const int64_t *offsets,
+                           int64_t B, int64_t L, T *y) {
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      T *yb = y + b * L * D;
+      for (int64_t l = 0; l < n; ++l)
+        std::memcpy(yb + l * D, table + ids[offsets[b] + l] * D, sizeof(T) * size_t(D));
+      std::fill(yb + n * D, yb + L * D, T(0));
+    }
+  });
+}
+
+/// rows[i] = dy[b, i - offsets[b]] for the ids i of sequence b (one row per
+/// id, `idCount` in all); rows of ids outside every sequence are zeros.
+template <class T>
+void sequenceLookupBackward(const T *dy, const int64_t *offsets, int64_t B, int64_t L, int64_t D,
+                            int64_t idCount, T *rows) {
+  const int64_t lo = B > 0 ? std::clamp<int64_t>(offsets[0], 0, idCount) : idCount;
+  const int64_t hi = B > 0 ? std::clamp<int64_t>(offsets[B], lo, idCount) : idCount;
+  std::fill(rows, rows + lo * D, T(0));
+  std::fill(rows + hi * D, rows + idCount * D, T(0));
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      std::memcpy(rows + offsets[b] * D, dy + b * L * D, sizeof(T) * size_t(n * D));
+    }
+  });
+}
+
+/// y[b] = the sum, mean or max of x[b, 0 .. n_b), or x[b, 0] (first); zeros
+/// for an empty sequence.
+template <class T>
+void sequencePoolForward(const T *x, const int64_t *offsets, int64_t B, int64_t L, int64_t D,
+                         SequencePooling mode, T *y) {
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      const T *xb = x + b * L * D;
+      T *yb = y + b * D;
+      if (n == 0) {
+        std::fill(yb, yb + D, T(0));
+        continue;
+      }
+      if (mode == SequencePooling::First) {
+        std::copy(xb, xb + D, yb);
+        continue;
+      }
+      std::copy(xb, xb + D, yb);
+      for (int64_t l = 1; l < n; ++l)
+        for (int64_t j = 0; j < D; ++j)
+          yb[j] = mode == SequencePooling::Max ? std::max(yb[j], xb[l * D + j])
+                                               : yb[j] + xb[l * D + j];
+      if (mode == SequencePooling::Mean)
+        for (int64_t j = 0; j < D; ++j)
+          yb[j] /= T(n);
+    }
+  });
+}
+
+/// dx of sequencePoolForward: dy[b] on every valid position (sum), divided
+/// by n_b (mean), on position 0 (first) or on the first position holding
+/// the maximum (max, which reads x); zeros on the padded positions.
+template <class T>
+void sequencePoolBackward(const T *dy, const int64_t *offsets, const T *x, int64_t B, int64_t L,
+                          int64_t D, SequencePooling mode, T *dx) {
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      const T *dyb = dy + b * D;
+      T *dxb = dx + b * L * D;
+      std::fill(dxb, dxb + L * D, T(0));
+      if (n == 0)
+        continue;
+      switch (mode) {
+      case SequencePooling::Sum:
+      case SequencePooling::Mean:
+        for (int64_t l = 0; l < n; ++l)
+          for (int64_t j = 0; j < D; ++j)
+            dxb[l * D + j] = mode == SequencePooling::Mean ? dyb[j] / T(n) : dyb[j];
+        break;
+      case SequencePooling::First:
+        std::copy(dyb, dyb + D, dxb);
+        break;
+      case SequencePooling::Max: {
+        const T *xb = x + b * L * D;
+        for (int64_t j = 0; j < D; ++j) {
+          int64_t arg = 0;
+          for (int64_t l = 1; l < n; ++l)
+            if (xb[l * D + j] > xb[arg * D + j])
+              arg = l;
+          dxb[arg * D + j] = dyb[j];
+        }
+        break;
+      }
+      }
+    }
+  });
+}
+
+} // namespace embc::runtime::cpu
+
+#endif // EMBC_RUNTIME_CPU_SEQUENCEKERNELS_H

@@ -1,0 +1,92 @@
+// Verifier errors of the sequence ops.
+// RUN: emb-opt %s -split-input-file -verify-diagnostics
+
+emb.table @words [100 x 8] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>
+func.func @rank_two(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup' op result must be a static B x L x D tensor, got 'tensor<4x8xf32>'}}
+  %x = emb.sequence_lookup @words[%ids, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x8xf32>
+  return %x : tensor<4x8xf32>
+}
+
+// -----
+
+emb.table @words [100 x 8] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>
+func.func @offsets_count(%ids: tensor<?xi64>, %offsets: tensor<4xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup' op offsets must be 5 64-bit ids (B + 1 for the result's 'tensor<4x6x8xf32>'), got 'tensor<4xi64>'}}
+  %x = emb.sequence_lookup @words[%ids, %offsets] : tensor<?xi64>, tensor<4xi64> -> tensor<4x6x8xf32>
+  return %x : tensor<4x6x8xf32>
+}
+
+// -----
+
+emb.table @words [100 x 8] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>
+func.func @table_dim(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x6x16xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup' op result width (16) != dim of table @words (8)}}
+  %x = emb.sequence_lookup @words[%ids, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x16xf32>
+  return %x : tensor<4x6x16xf32>
+}
+
+// -----
+
+func.func @unknown_table(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup' op 'nowhere' does not name an emb.table in this module}}
+  %x = emb.sequence_lookup @nowhere[%ids, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %x : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @ids_rank(%ids: tensor<4x6xi64>, %offsets: tensor<5xi64>, %dy: tensor<4x6x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup_grad' op ids must be a vector of 64-bit ids, got 'tensor<4x6xi64>'}}
+  %r = emb.sequence_lookup_grad %ids, %offsets, %dy : tensor<4x6xi64>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rows_width(%ids: tensor<?xi64>, %offsets: tensor<5xi64>, %dy: tensor<4x6x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'emb.sequence_lookup_grad' op result must be one row of 8 per id ('tensor<?xi64>'), got 'tensor<?x4xf32>'}}
+  %r = emb.sequence_lookup_grad %ids, %offsets, %dy : tensor<?xi64>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @pooled_shape(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'emb.sequence_pool' op result must be 4 x 8 of 'f32' (B x D of 'tensor<4x6x8xf32>'), got 'tensor<4x6xf32>'}}
+  %y = emb.sequence_pool %x, %offsets sum : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @dynamic_input(%x: tensor<4x?x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'emb.sequence_pool' op input must be a static B x L x D tensor, got 'tensor<4x?x8xf32>'}}
+  %y = emb.sequence_pool %x, %offsets sum : tensor<4x?x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @max_needs_input(%dy: tensor<4x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.sequence_pool_grad' op max pooling needs the forward 'input'}}
+  %dx = emb.sequence_pool_grad %dy, %offsets max : tensor<4x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %dx : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @mean_reads_no_input(%dy: tensor<4x8xf32>, %offsets: tensor<5xi64>, %x: tensor<4x6x8xf32>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.sequence_pool_grad' op only max pooling reads the forward 'input'}}
+  %dx = emb.sequence_pool_grad %dy, %offsets input %x mean : tensor<4x8xf32>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<4x6x8xf32>
+  return %dx : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @bad_mode(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{expected ::embc::emb::SequencePooling to be one of: sum, mean, max, first}}
+  // expected-error @+1 {{failed to parse Emb_SequencePoolingAttr parameter 'value'}}
+  %y = emb.sequence_pool %x, %offsets last : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

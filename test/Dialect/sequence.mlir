@@ -1,0 +1,28 @@
+// Round trip of the sequence ops: jagged ids to B x L x D and back.
+// RUN: emb-opt %s | emb-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @lookup_and_pool
+// CHECK:      %[[X:.*]] = emb.sequence_lookup @words[%{{.*}}, %{{.*}}] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x8xf32>
+// CHECK:      emb.sequence_pool %[[X]], %{{.*}} mean : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+// CHECK:      emb.sequence_pool %[[X]], %{{.*}} first : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+emb.table @words [100 x 8] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>
+func.func @lookup_and_pool(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %x = emb.sequence_lookup @words[%ids, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x8xf32>
+  %m = emb.sequence_pool %x, %offsets mean : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+  %f = emb.sequence_pool %x, %offsets first : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
+  return %m, %f : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @grads
+// CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} sum : tensor<4x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+// CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} input %{{.*}} max : tensor<4x8xf32>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<4x6x8xf32>
+// CHECK:      emb.sequence_lookup_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xi64>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<?x8xf32>
+func.func @grads(%ids: tensor<?xi64>, %offsets: tensor<5xi64>, %dy: tensor<4x8xf32>,
+                 %x: tensor<4x6x8xf32>) -> (tensor<4x6x8xf32>, tensor<?x8xf32>) {
+  %ds = emb.sequence_pool_grad %dy, %offsets sum : tensor<4x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  %dm = emb.sequence_pool_grad %dy, %offsets input %x max
+      : tensor<4x8xf32>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<4x6x8xf32>
+  %rows = emb.sequence_lookup_grad %ids, %offsets, %dm
+      : tensor<?xi64>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<?x8xf32>
+  return %ds, %rows : tensor<4x6x8xf32>, tensor<?x8xf32>
+}
