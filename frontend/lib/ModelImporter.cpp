@@ -176,6 +176,10 @@ private:
       if (f.weighted)
         add(f32Tensor({ShapedType::kDynamic}), "weights", batch() * f.hotness);
       break;
+    case FeatureKind::Sequence: // the jagged ids of a sparse feature, kept in order
+      add(RankedTensorType::get({ShapedType::kDynamic}, i64), "ids", batch() * f.hotness);
+      add(RankedTensorType::get({batch() + 1}, i64), "offsets");
+      break;
     case FeatureKind::Negatives:
       add(RankedTensorType::get({batch(), f.count}, i64), "negatives");
       break;
@@ -246,6 +250,13 @@ private:
           builder_, loc, f32Tensor({batch(), t->dim}), t->name, ids,
           body_->getArgument(arg + 1), weights,
           sameWord<Pooling>(f->pooling));
+      break;
+    }
+    case FeatureKind::Sequence: {
+      const Table *t = model_.findTable(f->table);
+      v = SequenceLookupOp::create(builder_, loc, f32Tensor({batch(), f->hotness, t->dim}),
+                                   t->name, body_->getArgument(arg),
+                                   body_->getArgument(arg + 1));
       break;
     }
     case FeatureKind::Negatives: {
@@ -336,6 +347,10 @@ private:
       }
       return xl;
     }
+    if (t == "sequence_pool") // the sequence's lengths are its offsets
+      return SequencePoolOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
+                                    body_->getArgument(featureArgs_.at(l.inputs[0]) + 1),
+                                    sameWord<SequencePooling>(l.sequencePooling));
     if (t == "dot")
       return DotOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
                            in[1]);

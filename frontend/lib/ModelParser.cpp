@@ -256,7 +256,7 @@ Feature readFeature(const JsonNode &node) {
   Feature f;
   f.pointer = node.pointer();
   std::string type =
-      node.getEnum("type", {"dense", "sparse", "negatives", "label"});
+      node.getEnum("type", {"dense", "sparse", "negatives", "label", "sequence"});
   if (type == "dense") {
     node.expectObject("a dense feature", {"name", "type", "dim", "source"});
     f.kind = FeatureKind::Dense;
@@ -275,6 +275,13 @@ Feature readFeature(const JsonNode &node) {
     if (f.weighted && f.pooling == runtime::Pooling::Max)
       node.failAt("weighted", "'max' pooling cannot be weighted (use 'sum' or "
                               "'mean' with per-id weights)");
+  } else if (type == "sequence") {
+    node.expectObject("a sequence feature",
+                      {"name", "type", "table", "vocab", "max_len", "source"});
+    f.kind = FeatureKind::Sequence;
+    f.table = node.getIdentifier("table");
+    f.vocab = node.getInt("vocab", 1, kMaxRows);
+    f.hotness = node.getInt("max_len", 1, kMaxHotness);
   } else if (type == "negatives") {
     node.expectObject("a negatives feature",
                       {"name", "type", "table", "count", "power",
@@ -355,7 +362,8 @@ Layer readLayer(const JsonNode &node) {
   Layer l;
   l.pointer = node.pointer();
   l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
-                                 "dot_interaction", "cross", "dot", "add"});
+                                 "dot_interaction", "cross", "dot", "add",
+                                 "sequence_pool"});
   const std::string &t = l.type;
   if (t == "mlp") {
     node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
@@ -396,6 +404,11 @@ Layer readLayer(const JsonNode &node) {
                       {"name", "type", "input", "num_layers"});
     l.inputs = readInputs(node, false, 1);
     l.numLayers = node.getInt("num_layers", 1, kMaxLayersPerBlock, 1);
+  } else if (t == "sequence_pool") {
+    node.expectObject("a 'sequence_pool' layer", {"name", "type", "input", "mode"});
+    l.inputs = readInputs(node, false, 1);
+    l.sequencePooling =
+        node.getWord("mode", std::optional(runtime::SequencePooling::Mean));
   } else if (t == "dot") {
     node.expectObject("a 'dot' layer", {"name", "type", "inputs"});
     l.inputs = readInputs(node, true, 2);
@@ -609,7 +622,8 @@ private:
     // Features name tables; check each reference and the id range.
     for (size_t i = 0; i < model_.features.size(); ++i) {
       const Feature &f = model_.features[i];
-      if (f.kind != FeatureKind::Sparse && f.kind != FeatureKind::Negatives)
+      if (f.kind != FeatureKind::Sparse && f.kind != FeatureKind::Negatives &&
+          f.kind != FeatureKind::Sequence)
         continue;
       std::string pointer = f.pointer + "/table";
       const Table *t = model_.findTable(f.table);
@@ -617,14 +631,25 @@ private:
         throw SchemaError(pointer, "feature '" + f.name +
                                        "' names unknown table '" + f.table +
                                        "'" + suggestTable(f.table));
-      if (f.kind == FeatureKind::Sparse && !f.hash && f.vocab > t->rows)
+      if (f.kind == FeatureKind::Sequence && t->dtype != runtime::Storage::F32)
+        throw SchemaError(pointer, "sequence feature '" + f.name + "' reads table '" + t->name +
+                                       "', which is stored as " + runtime::enumString(t->dtype) +
+                                       ": sequence tables are f32 for now (give it \"dtype\": "
+                                       "\"f32\")");
+      if (f.kind == FeatureKind::Sequence && t->sharding != "none")
+        throw SchemaError(pointer, "sequence feature '" + f.name + "' reads table '" + t->name +
+                                       "', which is sharded: sequence tables are not sharded "
+                                       "yet");
+      if ((f.kind == FeatureKind::Sparse || f.kind == FeatureKind::Sequence) && !f.hash &&
+          f.vocab > t->rows)
         throw SchemaError(f.pointer + "/vocab",
                           "feature '" + f.name + "' has vocab " +
                               std::to_string(f.vocab) + " but table '" +
                               t->name + "' has only " +
-                              std::to_string(t->rows) +
-                              " rows (set \"hash\": true to hash raw ids "
-                              "into the table)");
+                              std::to_string(t->rows) + " rows" +
+                              (f.kind == FeatureKind::Sparse
+                                   ? " (set \"hash\": true to hash raw ids into the table)"
+                                   : ""));
     }
   }
 
@@ -697,7 +722,7 @@ private:
 
   static std::string inputPointer(const Layer &l, size_t k) {
     return l.type == "mlp" || l.type == "dense" || l.type == "activation" ||
-                   l.type == "cross"
+                   l.type == "cross" || l.type == "sequence_pool"
                ? l.pointer + "/input"
                : l.pointer + "/inputs/" + std::to_string(k);
   }
@@ -715,6 +740,11 @@ private:
         throw SchemaError(inputPointer(l, k),
                           "negatives feature '" + in + "' can only be the "
                           "second input of a 'dot' layer");
+      if (f->kind == FeatureKind::Sequence && l.type != "sequence_pool")
+        throw SchemaError(inputPointer(l, k),
+                          "sequence feature '" + in + "' is B x " + std::to_string(f->hotness) +
+                              " x " + std::to_string(model_.shapeOf(in).width) +
+                              ": pool it with a 'sequence_pool' layer first");
     }
     return model_.shapeOf(in);
   }
@@ -724,7 +754,13 @@ private:
     auto widthError = [&](size_t k, const std::string &msg) {
       throw SchemaError(inputPointer(l, k), msg);
     };
-    if (t == "mlp" || t == "dense") {
+    if (t == "sequence_pool") {
+      const Feature *f = model_.findFeature(l.inputs[0]);
+      if (!f || f->kind != FeatureKind::Sequence)
+        widthError(0, "'sequence_pool' pools a sequence feature; '" + l.inputs[0] +
+                          "' is not one");
+      l.width = inputShape(l, 0, false).width;
+    } else if (t == "mlp" || t == "dense") {
       inputShape(l, 0, false);
       l.width = l.sizes.back();
     } else if (t == "activation" || t == "cross") {
@@ -941,6 +977,8 @@ ValueShape Model::shapeOf(std::string_view name) const {
       return {findTable(f->table)->dim, 0};
     case FeatureKind::Negatives:
       return {findTable(f->table)->dim, f->count};
+    case FeatureKind::Sequence:
+      return {findTable(f->table)->dim, f->hotness};
     case FeatureKind::Label:
       return {1, 0};
     }

@@ -153,10 +153,13 @@ def main():
             line = " ".join(f"{k} {v}" for k, v in got.items())
             if args.compare:
                 old = want.get(case[0])
-                bad = [k for k in got if old is None or old.get(k) != got[k]]
+                # A case the baseline does not have (a new example) is
+                # reported, not failed: there is nothing to compare it with.
+                bad = [k for k in got if old is not None and old.get(k) != got[k]]
                 if bad:
                     differ.append(case[0])
-                line += "  " + ("DIFFERS: " + ", ".join(bad) if bad else "same")
+                line += "  " + ("DIFFERS: " + ", ".join(bad) if bad
+                                else "new (not in the baseline)" if old is None else "same")
             print(f"{case[0]:32s} {line}", flush=True)
     if args.write:
         json.dump({"steps": args.steps, "cases": results}, open(args.write, "w"), indent=1)

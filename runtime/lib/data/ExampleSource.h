@@ -60,8 +60,14 @@ std::shared_ptr<const ExampleSource>
 openCriteoSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
 std::shared_ptr<const ExampleSource>
 openMovieLensSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
+/// Text: skip-gram pairs (columns center, context, negatives), or one
+/// example per line when a feature reads `tokens` or `label`.
 std::shared_ptr<const ExampleSource>
 openTextSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
+std::shared_ptr<const ExampleSource>
+openTextLinesSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
+/// Whether `features` read text lines (a `tokens` or `label` column).
+bool readsTextLines(const std::vector<FeatureSpec> &features);
 
 /// The number of worker threads `threads` asks for (0: all cores; >= 1).
 int resolveThreads(int threads);

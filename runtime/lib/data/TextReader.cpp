@@ -424,5 +424,7 @@ private:
 std::shared_ptr<const ExampleSource>
 embc::runtime::data::openTextSource(const StreamOptions &options,
                                     const std::vector<FeatureSpec> &features) {
+  if (readsTextLines(features))
+    return openTextLinesSource(options, features);
   return std::make_shared<TextSource>(options, features);
 }

@@ -3,6 +3,7 @@
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/data/CounterRandom.h"
+#include "embc/runtime/plan/KernelCatalogue.h"
 #include "embc/runtime/storage/RowStorage.h"
 
 #include <algorithm>
@@ -58,6 +59,20 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
     case InputRole::Offsets:
       break; // the ids' bags: set with them
     }
+  }
+  // A class label has as many classes as the softmax_ce loss reading it has
+  // logits (its input's width), so data of another range is refused.
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    data::FeatureSpec &s = specs[inputFeature[i]];
+    if (plan.inputs[i].role != InputRole::Label || s.labelKind != LabelKind::Class)
+      continue;
+    for (const Kernel &k : plan.step)
+      if (k.op == kernelName(KernelOp::Loss) && k.inputs.size() == 2 &&
+          k.inputs[1] == plan.inputs[i].buffer) {
+        const Buffer &logits = plan.buffers[size_t(k.inputs[0])];
+        if (logits.shape.size() == 2)
+          s.classes = logits.shape[1];
+      }
   }
   return specs;
 }

@@ -102,6 +102,7 @@ struct Outcomes {
   ReservoirSample sample;
   double lossSum = 0;
   int64_t examples = 0;
+  int64_t classified = 0, correct = 0; ///< class labels: rows, argmax == label
 
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
@@ -111,6 +112,12 @@ struct Outcomes {
     if (!perExample)
       lossSum += batchLoss * double(rows);
     for (int64_t r = 0; r < rows; ++r) {
+      if (truth && labelKind == LabelKind::Class && width > 1) {
+        // The first of equal logits wins, as argmax does.
+        const float *row = pred + r * width;
+        correct += int64_t(std::max_element(row, row + width) - row) == int64_t(truth[r]);
+        ++classified;
+      }
       if (!truth || width != 1)
         continue;
       float y = truth[r];
@@ -122,7 +129,8 @@ struct Outcomes {
     examples += rows;
   }
 
-  /// loss, and auc (binary labels) or rmse (real labels).
+  /// loss, and auc (binary labels), rmse (real labels) or accuracy (class
+  /// labels: the argmax of the logits).
   std::map<std::string, double> metrics(std::optional<LabelKind> labelKind,
                                         const std::string &prefix) const {
     std::map<std::string, double> m;
@@ -131,6 +139,8 @@ struct Outcomes {
       m[prefix + "auc"] = computeAuc(sample.scores(), sample.labels());
     if (!sample.empty() && labelKind == LabelKind::Real)
       m[prefix + "rmse"] = computeRmse(sample.scores(), sample.labels());
+    if (classified > 0)
+      m[prefix + "accuracy"] = double(correct) / double(classified);
     return m;
   }
 };
@@ -455,6 +465,8 @@ void Trainer::gather(Outcomes &outcomes) {
     // Every rank reports at the same steps, so these collectives match.
     comm_->allReduce(&outcomes.lossSum, 1, comm::DType::F64, comm::ReduceOp::Sum);
     comm_->allReduce(&outcomes.examples, 1, comm::DType::I64, comm::ReduceOp::Sum);
+    comm_->allReduce(&outcomes.classified, 1, comm::DType::I64, comm::ReduceOp::Sum);
+    comm_->allReduce(&outcomes.correct, 1, comm::DType::I64, comm::ReduceOp::Sum);
     int64_t mine = int64_t(outcomes.sample.scores().size());
     std::vector<int64_t> counts(static_cast<size_t>(ranks_));
     comm_->allGather(&mine, counts.data(), 1, comm::DType::I64);

@@ -153,8 +153,8 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{
                        "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
-                       "mf_movielens.json", "skipgram.json", "two_tower.json",
-                       "wide_deep.json"}));
+                       "mf_movielens.json", "skipgram.json", "text_classifier.json",
+                       "two_tower.json", "wide_deep.json"}));
   for (const std::string &name : names) {
     SCOPED_TRACE(name);
     std::optional<Model> m = parseExample(name);
@@ -375,6 +375,18 @@ TEST(ModelParserExamples, WideDeep) {
   EXPECT_EQ(c1->optimizer.lr, 0.05);
 }
 
+TEST(ModelParserExamples, TextClassifier) {
+  std::optional<Model> m = parseExample("text_classifier.json");
+  ASSERT_TRUE(m);
+  const Feature *tokens = m->findFeature("tokens");
+  EXPECT_EQ(tokens->kind, FeatureKind::Sequence);
+  EXPECT_EQ(tokens->hotness, 64);
+  EXPECT_EQ(m->findFeature("label")->labelKind, runtime::LabelKind::Class);
+  EXPECT_EQ(layerNames(*m), (std::vector<std::string>{"mean", "max", "pooled", "logits"}));
+  EXPECT_EQ(m->findLayer("max")->sequencePooling, runtime::SequencePooling::Max);
+  EXPECT_EQ(m->findLayer("logits")->width, 7);
+}
+
 TEST(ModelParserExamples, TwoTower) {
   std::optional<Model> m = parseExample("two_tower.json");
   ASSERT_TRUE(m);
@@ -531,6 +543,64 @@ TEST(ModelParser, SparseFeatureDefaultsAndOverrides) {
   EXPECT_TRUE(ids->weighted);
   EXPECT_TRUE(ids->hash);
   EXPECT_EQ(ids->vocab, int64_t(1) << 40);
+}
+
+/// minimalModel() with the sparse feature replaced by a sequence of at most
+/// 12 tokens, pooled by a sequence_pool layer.
+Json sequenceModel() {
+  Json j = minimalModel();
+  j["features"][1] = Json::parse(
+      R"({"name": "ids", "type": "sequence", "table": "t", "vocab": 100, "max_len": 12})");
+  j["layers"][0] = Json::parse(R"({"name": "pooled", "type": "sequence_pool", "input": "ids"})");
+  j["layers"].push_back(Json::parse(R"({"name": "cat", "type": "concat", "inputs": ["x", "pooled"]})"));
+  return j;
+}
+
+TEST(ModelParser, SequenceFeatureAndPooling) {
+  Json j = sequenceModel();
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  expectWellFormed(*m);
+  const Feature *ids = m->findFeature("ids");
+  EXPECT_EQ(ids->kind, FeatureKind::Sequence);
+  EXPECT_EQ(ids->hotness, 12);
+  EXPECT_EQ(m->shapeOf("ids").count, 12);
+  EXPECT_EQ(m->shapeOf("ids").width, 4);
+  const Layer *pooled = m->findLayer("pooled");
+  EXPECT_EQ(pooled->width, 4);
+  EXPECT_EQ(pooled->sequencePooling, runtime::SequencePooling::Mean);
+  j["layers"][0]["mode"] = "first";
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->findLayer("pooled")->sequencePooling, runtime::SequencePooling::First);
+}
+
+TEST(ModelParser, SequenceErrorsNameTheField) {
+  Json j = sequenceModel();
+  j["layers"][2]["inputs"][1] = "ids";
+  expectParseError(j, "/layers/2/inputs/1",
+                   "sequence feature 'ids' is B x 12 x 4: pool it with a 'sequence_pool' layer "
+                   "first");
+  j = sequenceModel();
+  j["layers"][0]["input"] = "x";
+  expectParseError(j, "/layers/0/input", "'sequence_pool' pools a sequence feature; 'x' is not one");
+  j = sequenceModel();
+  j["features"][1]["max_len"] = 0;
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/features/1/max_len");
+  j = sequenceModel();
+  j["features"][1]["vocab"] = 101;
+  expectParseError(j, "/features/1/vocab",
+                   "feature 'ids' has vocab 101 but table 't' has only 100 rows");
+  j = sequenceModel();
+  j["embeddings"][0]["dtype"] = "int8";
+  expectParseError(j, "/features/1/table",
+                   "sequence feature 'ids' reads table 't', which is stored as int8: sequence "
+                   "tables are f32 for now (give it \"dtype\": \"f32\")");
+  j = sequenceModel();
+  j["layers"][0]["mode"] = "last";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/layers/0/mode");
 }
 
 TEST(ModelParser, OptimizerDefaults) {

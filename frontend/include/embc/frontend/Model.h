@@ -38,7 +38,8 @@ struct OptimizerConfig {
   runtime::WeightDecayMode weightDecayMode = runtime::WeightDecayMode::Lazy;
 };
 
-enum class FeatureKind { Dense, Sparse, Negatives, Label };
+/// Sequence: a sparse feature's jagged ids kept in order, B x max_len x dim.
+enum class FeatureKind { Dense, Sparse, Negatives, Label, Sequence };
 
 struct Feature {
   std::string name;
@@ -48,7 +49,7 @@ struct Feature {
   int64_t dim = 0;        ///< dense: width
   std::string table;      ///< sparse, negatives
   int64_t vocab = 0;      ///< sparse: raw id range
-  int64_t hotness = 1;    ///< sparse: max ids per example
+  int64_t hotness = 1;    ///< sparse: max ids per example; sequence: max_len
   runtime::Pooling pooling = runtime::Pooling::Sum;
   bool hash = false, weighted = false;
   int64_t count = 0;      ///< negatives per example
@@ -69,7 +70,8 @@ struct Table {
 struct Layer {
   std::string name;
   std::string pointer;
-  std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add
+  std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add,
+                    ///< sequence_pool
   std::vector<std::string> inputs;
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
   runtime::Activation activation = runtime::Activation::None;
@@ -78,6 +80,7 @@ struct Layer {
   Initializer init;              ///< weight initialiser (mlp, dense)
   bool selfInteraction = false, keepFirst = true;
   int64_t numLayers = 1;         ///< cross
+  runtime::SequencePooling sequencePooling = runtime::SequencePooling::Mean; ///< sequence_pool
   // Computed by the checker:
   int64_t width = 0;             ///< output is B x width
 };
@@ -107,7 +110,8 @@ struct PlanKnobs {
 };
 
 /// The shape of a value a layer input names: B x width, or B x count x width
-/// for a negatives feature.
+/// for a negatives feature (count per example) or a sequence (count =
+/// max_len).
 struct ValueShape {
   int64_t width = 0;
   int64_t count = 0; ///< 0 for a 2-D value

@@ -168,8 +168,8 @@ TEST(TextReader, RefusesTextWithoutPairsAndBadBindings) {
     return bindingErrorOf("text", file.path(), spec);
   };
   std::string where = "text data " + file.path();
-  EXPECT_EQ(bindingError(labelFeature("label", "binary")),
-            "feature 'label' reads column 'label', which " + where +
+  EXPECT_EQ(bindingError(denseFeature("word", 4)),
+            "feature 'word' reads column 'word', which " + where +
                 " does not have (columns: center, context, negatives)");
   EXPECT_EQ(bindingError(denseFeature("center", 4)),
             "feature 'center' is dense but column 'center' of " + where +

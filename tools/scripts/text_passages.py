@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Book passages for text classification: which of the seven novels of
+../shared/data/text-gutenberg a passage of N words comes from.
+
+  tools/scripts/text_passages.py [--data DIR] [--out DIR] [--words N]
+
+Reads DIR/*.txt.xz (the books, in alphabetical order: the label is the
+book's index, 0..6), normalises each as gutenberg7_normalized.txt was made
+(Unicode NFKD, accents dropped, lower case, every run of characters outside
+a-z one space), cuts it into passages of N consecutive words and writes
+OUT/train.txt and OUT/eval.txt, one `label<TAB>passage` line each (the
+format of embrun's text lines reader, docs/data.md), and OUT/labels.txt
+(label, book, passages). Every tenth passage of each book, by a hash of its
+book and index, goes to eval.txt. The data is not redistributable: the
+files go to OUT (default /tmp/embc-passages), never into the repository.
+"""
+import argparse
+import hashlib
+import lzma
+import os
+import re
+import sys
+import unicodedata
+
+
+def normalise(text):
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return re.sub(r"[^a-z]+", " ", text).split()
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_data = os.path.join(here, "..", "..", "..", "shared", "data", "text-gutenberg")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=default_data)
+    ap.add_argument("--out", default="/tmp/embc-passages")
+    ap.add_argument("--words", type=int, default=64)
+    args = ap.parse_args()
+    books = sorted(f for f in os.listdir(args.data) if f.endswith(".txt.xz")) \
+        if os.path.isdir(args.data) else []
+    if not books:
+        sys.exit(f"text_passages.py: no *.txt.xz books in {args.data}")
+    if args.words < 1:
+        sys.exit("text_passages.py: --words must be at least 1")
+    os.makedirs(args.out, exist_ok=True)
+    counts = []
+    with open(os.path.join(args.out, "train.txt"), "w") as train, \
+            open(os.path.join(args.out, "eval.txt"), "w") as evaluation:
+        for label, book in enumerate(books):
+            with lzma.open(os.path.join(args.data, book), "rt", encoding="utf-8-sig") as f:
+                words = normalise(f.read())
+            passages = len(words) // args.words
+            for i in range(passages):
+                line = f"{label}\t{' '.join(words[i * args.words:(i + 1) * args.words])}\n"
+                key = hashlib.sha256(f"{book}:{i}".encode()).digest()
+                (evaluation if key[0] % 10 == 0 else train).write(line)
+            counts.append((label, book[:-len(".txt.xz")], passages))
+    with open(os.path.join(args.out, "labels.txt"), "w") as f:
+        for label, name, passages in counts:
+            f.write(f"{label}\t{name}\t{passages}\n")
+    total = sum(p for _, _, p in counts)
+    print(f"{total} passages of {args.words} words from {len(books)} books in {args.out} "
+          f"(largest class {max(p for _, _, p in counts) / total:.3f} of them)")
+
+
+if __name__ == "__main__":
+    main()
