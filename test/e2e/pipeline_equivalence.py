@@ -12,6 +12,8 @@ tables, optimizer state; relative norm of the difference).
                          GPipe and 1F1B at 4 micro-batches
   mf_movielens (32)      2 and 4 micro-batches, 2 stages 1F1B at 4
   two_tower (32)         2 and 8 micro-batches, 2 stages GPipe at 2
+  text_classifier (32)   2 micro-batches, 2 stages 1F1B at 4 (sequences:
+                         each micro-batch's offsets slice the jagged ids)
 
 Usage: pipeline_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
@@ -36,6 +38,9 @@ CASES = [
     ("two_tower.json", 32,
      [{"micro_batches": 2}, {"micro_batches": 8},
       {"micro_batches": 2, "pipeline_stages": 2, "schedule": "gpipe"}]),
+    ("text_classifier.json", 32,
+     [{"micro_batches": 2},
+      {"micro_batches": 4, "pipeline_stages": 2, "schedule": "1f1b"}]),
 ]
 
 
