@@ -1,10 +1,10 @@
-//===- SequenceOps.cpp - emb.sequence_lookup, emb.sequence_pool ------------===//
+//===- SequenceOps.cpp - sequence_lookup, positions, sequence_pool ---------===//
 //
 // Sequences arrive as jagged ids (the bags of a sparse feature, in order):
 // sequence_lookup lays them out as B x L x D, zero past each sequence's
-// length, and sequence_pool reduces the valid positions back to B x D. Both
-// read the lengths from the offsets, so nothing past a batch's longest
-// sequence is computed.
+// length, positions adds positional embeddings to the valid positions, and
+// sequence_pool reduces them back to B x D. All read the lengths from the
+// offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +106,86 @@ LogicalResult SequenceLookupGradOp::verify() {
     return emitOpError("result must be one row of ")
            << grad.getDimSize(2) << " per id (" << tensorType(getIds()) << "), got " << rows;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PositionsOp, PositionsGradOp
+//===----------------------------------------------------------------------===//
+
+/// A learned table `table` (T x D, T >= L) for `seq` (B x L x D), present
+/// exactly when `kind` is learned; `what` names it in errors.
+static LogicalResult verifyPositionTable(Operation *op, Value seq, Value table,
+                                         PositionKind kind, StringRef what) {
+  const bool learned = kind == PositionKind::learned;
+  if (learned != bool(table))
+    return op->emitOpError(learned ? "learned positions need their '" : "sinusoidal positions take no '")
+           << what << "'";
+  if (!table)
+    return success();
+  RankedTensorType s = tensorType(seq), t = tensorType(table);
+  if (t.getRank() != 2 || t.getDimSize(1) != s.getDimSize(2) ||
+      t.getDimSize(0) < s.getDimSize(1) || t.getElementType() != s.getElementType())
+    return op->emitOpError() << what << " must be at least " << s.getDimSize(1) << " x "
+                             << s.getDimSize(2) << " of " << s.getElementType()
+                             << " (a row per position of " << s << "), got " << t;
+  return success();
+}
+
+LogicalResult PositionsOp::verify() {
+  if (failed(verifySequence(*this, getInput(), getOffsets(), "input")))
+    return failure();
+  if (getResult().getType() != getInput().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " must be the input's, " << getInput().getType();
+  return verifyPositionTable(*this, getInput(), getTable(), getKind(), "table");
+}
+
+// An add per element; sinusoidal positions also a sin or cos.
+int64_t PositionsOp::getForwardFlops() { return tensorType(getInput()).getNumElements(); }
+
+int64_t PositionsOp::getForwardBytes() {
+  int64_t elements = 2 * tensorType(getInput()).getNumElements();
+  if (getTable())
+    elements += tensorType(getTable()).getNumElements();
+  return elements * getElementBytes(getResult());
+}
+
+LogicalResult PositionsOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                         ArrayRef<bool> need,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  const bool learned = bool(getTable());
+  if (!resultGrads[0] || !(need[0] || (learned && need[2])))
+    return success();
+  auto grad = PositionsGradOp::create(b, getLoc(), getInput().getType(),
+                                      learned ? getTable().getType() : Type(), resultGrads[0],
+                                      getOffsets(), getKindAttr());
+  if (need[0])
+    operandGrads[0] = grad.getInputGrad();
+  if (learned && need[2])
+    operandGrads[2] = grad.getTableGrad();
+  return success();
+}
+
+LogicalResult PositionsOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::Positions);
+  k.attrs["kind"] = stringifyPositionKind(getKind()).str();
+  return e.emitOnOperands(*this, std::move(k));
+}
+
+LogicalResult PositionsGradOp::verify() {
+  if (failed(verifySequence(*this, getGrad(), getOffsets(), "grad")))
+    return failure();
+  if (getInputGrad().getType() != getGrad().getType())
+    return emitOpError("input_grad ") << getInputGrad().getType() << " must have grad's type "
+                                      << getGrad().getType();
+  return verifyPositionTable(*this, getGrad(), getTableGrad(), getKind(), "table_grad");
+}
+
+LogicalResult PositionsGradOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::PositionsGrad);
+  k.attrs["kind"] = stringifyPositionKind(getKind()).str();
+  return e.emitOnOperands(*this, std::move(k));
 }
 
 //===----------------------------------------------------------------------===//

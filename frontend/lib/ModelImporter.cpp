@@ -254,9 +254,20 @@ private:
     }
     case FeatureKind::Sequence: {
       const Table *t = model_.findTable(f->table);
+      Value offsets = body_->getArgument(arg + 1);
       v = SequenceLookupOp::create(builder_, loc, f32Tensor({batch(), f->hotness, t->dim}),
-                                   t->name, body_->getArgument(arg),
-                                   body_->getArgument(arg + 1));
+                                   t->name, body_->getArgument(arg), offsets);
+      if (f->positions) {
+        // Learned positions: a parameter of max_len rows, N(0, 0.02^2) as BERT's.
+        Value table;
+        if (*f->positions == runtime::PositionKind::Learned) {
+          Initializer init{runtime::InitKind::Normal};
+          init.std = 0.02;
+          table = param(f->name + "_positions", f->pointer, {f->hotness, t->dim}, init);
+        }
+        v = PositionsOp::create(builder_, loc, v.getType(), v, offsets, table,
+                                sameWord<PositionKind>(*f->positions));
+      }
       break;
     }
     case FeatureKind::Negatives: {
@@ -274,18 +285,23 @@ private:
   /// Declares a parameter and returns its value in the forward function.
   Value param(const Layer &l, const std::string &name,
               ArrayRef<int64_t> shape, const Initializer &init) {
-    std::string symbol = l.name + "_" + name;
+    return param(l.name + "_" + name, l.pointer, shape, init);
+  }
+  /// Declares parameter `symbol` (at `pointer` in the model file) and
+  /// returns its value in the forward function.
+  Value param(const std::string &symbol, const std::string &pointer, ArrayRef<int64_t> shape,
+              const Initializer &init) {
     RankedTensorType type = f32Tensor(shape);
     {
       OpBuilder::InsertionGuard guard(builder_);
       builder_.setInsertionPointToEnd(module_.getBody());
       // Keep parameters before the forward function.
       builder_.setInsertionPoint(&module_.getBody()->back());
-      ParamOp::create(builder_, locOf(l.pointer),
+      ParamOp::create(builder_, locOf(pointer),
                       builder_.getStringAttr(symbol), TypeAttr::get(type),
                       toAttr(ctx_, init));
     }
-    return GetOp::create(builder_, locOf(l.pointer), type, symbol);
+    return GetOp::create(builder_, locOf(pointer), type, symbol);
   }
 
   Value activate(Location loc, Value x, runtime::Activation activation) {

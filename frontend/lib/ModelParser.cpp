@@ -277,11 +277,18 @@ Feature readFeature(const JsonNode &node) {
                               "'mean' with per-id weights)");
   } else if (type == "sequence") {
     node.expectObject("a sequence feature",
-                      {"name", "type", "table", "vocab", "max_len", "source"});
+                      {"name", "type", "table", "vocab", "max_len", "positions", "source"});
     f.kind = FeatureKind::Sequence;
     f.table = node.getIdentifier("table");
     f.vocab = node.getInt("vocab", 1, kMaxRows);
     f.hotness = node.getInt("max_len", 1, kMaxHotness);
+    // "none", or a kind of the plan's PositionKind.
+    std::vector<std::string_view> positions = {"none"};
+    for (size_t i = 0; i < runtime::enumCount<runtime::PositionKind>(); ++i)
+      positions.push_back(runtime::enumName(runtime::PositionKind(i)));
+    const std::string kind = node.getEnum("positions", positions, "none");
+    if (kind != "none")
+      f.positions = runtime::parseEnum<runtime::PositionKind>(kind);
   } else if (type == "negatives") {
     node.expectObject("a negatives feature",
                       {"name", "type", "table", "count", "power",

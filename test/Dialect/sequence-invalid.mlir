@@ -90,3 +90,35 @@ func.func @bad_mode(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x
   %y = emb.sequence_pool %x, %offsets last : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @learned_without_table(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.positions' op learned positions need their 'table'}}
+  %y = emb.positions %x, %offsets learned : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %y : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @sinusoidal_with_table(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>, %p: tensor<6x8xf32>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.positions' op sinusoidal positions take no 'table'}}
+  %y = emb.positions %x, %offsets table %p sinusoidal : tensor<4x6x8xf32>, tensor<5xi64>, tensor<6x8xf32> -> tensor<4x6x8xf32>
+  return %y : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @short_table(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>, %p: tensor<5x8xf32>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.positions' op table must be at least 6 x 8 of 'f32' (a row per position of 'tensor<4x6x8xf32>'), got 'tensor<5x8xf32>'}}
+  %y = emb.positions %x, %offsets table %p learned : tensor<4x6x8xf32>, tensor<5xi64>, tensor<5x8xf32> -> tensor<4x6x8xf32>
+  return %y : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @grad_without_table_grad(%dy: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.positions_grad' op learned positions need their 'table_grad'}}
+  %dx = emb.positions_grad %dy, %offsets learned : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %dx : tensor<4x6x8xf32>
+}

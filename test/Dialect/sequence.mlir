@@ -13,6 +13,22 @@ func.func @lookup_and_pool(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> (ten
   return %m, %f : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @positions
+// CHECK:      emb.positions %{{.*}}, %{{.*}} table %{{.*}} learned : tensor<4x6x8xf32>, tensor<5xi64>, tensor<6x8xf32> -> tensor<4x6x8xf32>
+// CHECK:      emb.positions %{{.*}}, %{{.*}} sinusoidal : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+// CHECK:      emb.positions_grad %{{.*}}, %{{.*}} learned : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>, tensor<6x8xf32>
+// CHECK:      emb.positions_grad %{{.*}}, %{{.*}} sinusoidal : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+func.func @positions(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>, %pos: tensor<6x8xf32>)
+    -> (tensor<4x6x8xf32>, tensor<6x8xf32>, tensor<4x6x8xf32>) {
+  %l = emb.positions %x, %offsets table %pos learned
+      : tensor<4x6x8xf32>, tensor<5xi64>, tensor<6x8xf32> -> tensor<4x6x8xf32>
+  %s = emb.positions %l, %offsets sinusoidal : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  %dx, %dpos = emb.positions_grad %s, %offsets learned
+      : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>, tensor<6x8xf32>
+  %dy = emb.positions_grad %dx, %offsets sinusoidal : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %dy, %dpos, %s : tensor<4x6x8xf32>, tensor<6x8xf32>, tensor<4x6x8xf32>
+}
+
 // CHECK-LABEL: func.func @grads
 // CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} sum : tensor<4x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
 // CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} input %{{.*}} max : tensor<4x8xf32>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<4x6x8xf32>

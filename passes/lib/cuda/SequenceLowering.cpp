@@ -1,4 +1,4 @@
-//===- SequenceLowering.cpp - sequence_lookup, sequence_pool and grads ----===//
+//===- SequenceLowering.cpp - sequence lookups, positions, pools, grads ---===//
 //
 // The sequence kernels as runtime/include/embc/runtime/cpu/SequenceKernels.h
 // computes them, operation for operation (bit-identical results). Threads
@@ -7,6 +7,8 @@
 // so a warp reads and writes whole rows coalesced:
 //  - sequence_lookup: one thread per (b, l, column vector), zeros past n_b;
 //  - sequence_lookup_grad: the same walk, scattering dy into the id rows;
+//  - positions and its dx: the same walk; the learned table's gradient one
+//    thread per (row, column vector), summing the sequences in order;
 //  - sequence_pool and its gradient: one thread per (b, column vector),
 //    walking the positions in order as the CPU does.
 // Grids are capped (gridFor) and every kernel strides over its items.
@@ -182,6 +184,129 @@ std::string clampedLength(const std::string &offsets, int64_t L) {
          lit(L) + " ? " + lit(L) + " : len);\n";
 }
 
+// positions: x (B x L x D), offsets, [table] -> y. Sinusoids are computed in
+// double as the CPU's table is (cpu::sinusoid), then rounded to float.
+void lowerPositions(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const bool learned =
+      wordOf<rt::PositionKind>(stringAttr(k, "kind"), "the positions") == rt::PositionKind::Learned;
+  expectCounts(k, learned ? 3 : 2, 1);
+  const auto [B, L, D] = sequenceShape(em, k.inputs[0], "input");
+  if (learned && (f32Buffer(em, k.inputs[2], "table").shape.size() != 2 ||
+                  em.buffer(k.inputs[2]).shape[0] < L || em.buffer(k.inputs[2]).shape[1] != D))
+    throw CodegenError("the positions' table must hold at least " + std::to_string(L) +
+                       " rows of " + std::to_string(D));
+  const int64_t V = learned ? vectorWidth(em, D, {k.inputs[0], k.inputs[2], k.outputs[0]})
+                            : vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
+  Args args;
+  const std::string x = args.buffer(k.inputs[0], "const float");
+  const std::string offsets = args.buffer(k.inputs[1], "const emb_i64");
+  const std::string table = learned ? args.buffer(k.inputs[2], "const float") : "";
+  const std::string y = args.buffer(k.outputs[0], "float");
+  const int64_t DV = D / V;
+  std::ostringstream t;
+  const std::string entry = em.entryName(k.op);
+  t << "// positions (" << (learned ? "learned" : "sinusoidal") << ") of " << B << " x " << L
+    << " x " << D << ": zeros past each sequence.\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  " << strideLoop(lit(B * L * DV)) << " {\n"
+    << "    const emb_i64 b = i / " << lit(L * DV) << ", l = (i / " << lit(DV) << ") % " << lit(L)
+    << ", c = (i % " << lit(DV) << ") * " << V << ";\n"
+    << clampedLength(offsets, L)
+    << "    float o[" << V << "] = {0.0f};\n"
+    << "    if (l < len) {\n"
+    << "      " << load(V, "v", x + " + (b * " + lit(L) + " + l) * " + lit(D) + " + c") << "\n";
+  if (learned)
+    t << "      " << load(V, "p", table + " + l * " + lit(D) + " + c") << "\n"
+      << "      for (int t = 0; t < " << V << "; ++t) o[t] = v[t] + p[t];\n";
+  else
+    t << "      for (int t = 0; t < " << V << "; ++t) {\n"
+      << "        const emb_i64 j = c + t;\n"
+      << "        const double angle = (double)l / pow(10000.0, (double)(2 * (j / 2)) / "
+      << D << ".0);\n"
+      << "        o[t] = v[t] + (float)(j % 2 == 0 ? sin(angle) : cos(angle));\n"
+      << "      }\n";
+  t << "    }\n"
+    << "    " << store(V, y + " + (b * " + lit(L) + " + l) * " + lit(D) + " + c", "o") << "\n"
+    << "  }\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L * DV, kBlock), kBlock));
+}
+
+// positions_grad: dy, offsets -> dx, [dtable]: dx masks dy; a thread per
+// table row's column vector sums the sequences' dy in b order (as the CPU).
+void lowerPositionsGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const bool learned = wordOf<rt::PositionKind>(stringAttr(k, "kind"), "the positions_grad") ==
+                       rt::PositionKind::Learned;
+  expectCounts(k, 2, learned ? 2 : 1);
+  const auto [B, L, D] = sequenceShape(em, k.inputs[0], "dy");
+  int64_t rows = 0;
+  if (learned) {
+    const rt::Buffer &dt = f32Buffer(em, k.outputs[1], "dtable");
+    if (dt.shape.size() != 2 || dt.shape[0] < L || dt.shape[1] != D)
+      throw CodegenError("the positions' table gradient must hold at least " +
+                         std::to_string(L) + " rows of " + std::to_string(D));
+    rows = dt.shape[0];
+  }
+  const int64_t V = learned ? vectorWidth(em, D, {k.inputs[0], k.outputs[0], k.outputs[1]})
+                            : vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
+  const int64_t DV = D / V;
+  {
+    Args args;
+    const std::string dy = args.buffer(k.inputs[0], "const float");
+    const std::string offsets = args.buffer(k.inputs[1], "const emb_i64");
+    const std::string dx = args.buffer(k.outputs[0], "float");
+    const std::string entry = em.entryName(k.op);
+    std::ostringstream t;
+    t << "// positions_grad, dx of " << B << " x " << L << " x " << D
+      << ": dy on the valid positions.\n"
+      << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+      << "  " << strideLoop(lit(B * L * DV)) << " {\n"
+      << "    const emb_i64 b = i / " << lit(L * DV) << ", l = (i / " << lit(DV) << ") % "
+      << lit(L) << ", c = (i % " << lit(DV) << ") * " << V << ";\n"
+      << clampedLength(offsets, L)
+      << "    const emb_i64 at = (b * " << lit(L) << " + l) * " << lit(D) << " + c;\n"
+      << "    " << load(V, "g", dy + " + at") << "\n"
+      << "    float o[" << V << "];\n"
+      << "    for (int t = 0; t < " << V << "; ++t) o[t] = l < len ? g[t] : 0.0f;\n"
+      << "    " << store(V, dx + " + at", "o") << "\n"
+      << "  }\n"
+      << "}\n";
+    em.append(t.str());
+    out.launches.push_back(
+        CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L * DV, kBlock), kBlock));
+  }
+  if (!learned)
+    return;
+  Args args;
+  const std::string dy = args.buffer(k.inputs[0], "const float");
+  const std::string offsets = args.buffer(k.inputs[1], "const emb_i64");
+  const std::string dtable = args.buffer(k.outputs[1], "float");
+  const std::string entry = em.entryName("positions_grad_table");
+  std::ostringstream t;
+  t << "// positions_grad, the table's " << rows << " x " << D
+    << ": each row sums dy over the sequences that reach it, in sequence order.\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  " << strideLoop(lit(rows * DV)) << " {\n"
+    << "    const emb_i64 l = i / " << lit(DV) << ", c = (i % " << lit(DV) << ") * " << V << ";\n"
+    << "    float acc[" << V << "] = {0.0f};\n"
+    << "    if (l < " << lit(L) << ")\n"
+    << "      for (emb_i64 b = 0; b < " << lit(B) << "; ++b) {\n"
+    << "        emb_i64 len = " << offsets << "[b + 1] - " << offsets << "[b];\n"
+    << "        if (l >= len) continue; // also a negative length\n"
+    << "        " << load(V, "g", dy + " + (b * " + lit(L) + " + l) * " + lit(D) + " + c") << "\n"
+    << "        for (int t = 0; t < " << V << "; ++t) acc[t] += g[t];\n"
+    << "      }\n"
+    << "    " << store(V, dtable + " + l * " + lit(D) + " + c", "acc") << "\n"
+    << "  }\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, gridFor(rows * DV, kBlock), kBlock));
+}
+
+
 // sequence_pool: x (B x L x D), offsets -> y (B x D).
 void lowerSequencePool(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
@@ -293,5 +418,7 @@ void lowerSequencePoolGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
 
 EMBC_CUDA_LOWERING(SequenceLookup, lowerSequenceLookup)
 EMBC_CUDA_LOWERING(SequenceLookupGrad, lowerSequenceLookupGrad)
+EMBC_CUDA_LOWERING(Positions, lowerPositions)
+EMBC_CUDA_LOWERING(PositionsGrad, lowerPositionsGrad)
 EMBC_CUDA_LOWERING(SequencePool, lowerSequencePool)
 EMBC_CUDA_LOWERING(SequencePoolGrad, lowerSequencePoolGrad)

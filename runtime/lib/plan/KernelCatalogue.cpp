@@ -40,6 +40,7 @@ const AttrSpec kDequantize = word("dequantize", wordsOf<Storage>(), N::Optional)
 const AttrSpec kRequantize = word("requantize", wordsOf<Requantize>(), N::Optional);
 const AttrSpec kPooling = word("pooling", wordsOf<Pooling>());
 const AttrSpec kSequencePooling = word("mode", wordsOf<SequencePooling>());
+const AttrSpec kPositionKind = word("kind", wordsOf<PositionKind>());
 const AttrSpec kActivationKind = word("kind", wordsOf<Activation>());
 const AttrSpec kGradScale = req("grad_scale", A::Real);
 const AttrSpec kTableOrBatch[] = {{"table", A::Table, N::OneOf}, {"batch", A::Batch, N::OneOf}};

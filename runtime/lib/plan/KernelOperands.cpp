@@ -153,6 +153,48 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.matrix(false, 0, B, D);
     break;
   }
+  case KernelOp::Positions: { // x (B x L x D), offsets, [table (>= L x D)] -> like x
+    const auto [B, L, D] = o.sequence(true, 0);
+    o.i64(true, 1);
+    o.count(true, 1, B + 1);
+    const bool learned =
+        kernel.attrs.at("kind").get<std::string>() == enumName(PositionKind::Learned);
+    if (o.ok() && learned != (kernel.inputs.size() == 3))
+      o.failAt("inputs", learned ? "with learned positions needs the table as its third operand"
+                                 : "with sinusoidal positions takes no table");
+    if (kernel.inputs.size() == 3) {
+      o.f32(true, 2);
+      const auto [rows, width] = o.matrix(true, 2, -1, D);
+      (void)width;
+      if (o.ok() && rows < L)
+        o.fail(true, 2, "must hold a row for each of the " + std::to_string(L) +
+                            " positions, got " + shapeText(o.in(2)));
+    }
+    o.f32(false, 0);
+    o.sameShape(false, 0, o.in(0));
+    break;
+  }
+  case KernelOp::PositionsGrad: { // dy, offsets -> dx (like dy), [dtable (>= L x D)]
+    const auto [B, L, D] = o.sequence(true, 0);
+    o.i64(true, 1);
+    o.count(true, 1, B + 1);
+    const bool learned =
+        kernel.attrs.at("kind").get<std::string>() == enumName(PositionKind::Learned);
+    if (o.ok() && learned != (kernel.outputs.size() == 2))
+      o.failAt("outputs", learned ? "with learned positions writes the table's gradient second"
+                                  : "with sinusoidal positions writes only dx");
+    o.f32(false, 0);
+    o.sameShape(false, 0, o.in(0));
+    if (kernel.outputs.size() == 2) {
+      o.f32(false, 1);
+      const auto [rows, width] = o.matrix(false, 1, -1, D);
+      (void)width;
+      if (o.ok() && rows < L)
+        o.fail(false, 1, "must hold a row for each of the " + std::to_string(L) +
+                             " positions, got " + shapeText(o.out(1)));
+    }
+    break;
+  }
   case KernelOp::SequencePoolGrad: { // dy (B x D), offsets, [x for max] -> dx (B x L x D)
     const auto [B, L, D] = o.sequence(false, 0);
     (void)L;

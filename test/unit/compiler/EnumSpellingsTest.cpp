@@ -47,6 +47,7 @@ TEST(EnumSpellings, TheDialectSpellsThePlansWords) {
   expectSameWords<rt::Pooling, emb::Pooling>(emb::getMaxEnumValForPooling());
   expectSameWords<rt::SequencePooling, emb::SequencePooling>(
       emb::getMaxEnumValForSequencePooling());
+  expectSameWords<rt::PositionKind, emb::PositionKind>(emb::getMaxEnumValForPositionKind());
   // The dialect's activations are ops' kinds; "none" is a model file's and
   // a fused layer's absence of one.
   expectSameWords<rt::Activation, emb::Activation>(emb::getMaxEnumValForActivation(), {"none"});

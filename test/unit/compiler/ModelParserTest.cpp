@@ -569,10 +569,17 @@ TEST(ModelParser, SequenceFeatureAndPooling) {
   const Layer *pooled = m->findLayer("pooled");
   EXPECT_EQ(pooled->width, 4);
   EXPECT_EQ(pooled->sequencePooling, runtime::SequencePooling::Mean);
+  EXPECT_FALSE(ids->positions.has_value());
   j["layers"][0]["mode"] = "first";
+  j["features"][1]["positions"] = "sinusoidal";
   m = parseOk(j.dump());
   ASSERT_TRUE(m);
   EXPECT_EQ(m->findLayer("pooled")->sequencePooling, runtime::SequencePooling::First);
+  EXPECT_EQ(m->findFeature("ids")->positions, runtime::PositionKind::Sinusoidal);
+  j["features"][1]["positions"] = "none";
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->findFeature("ids")->positions.has_value());
 }
 
 TEST(ModelParser, SequenceErrorsNameTheField) {

@@ -23,6 +23,13 @@ def Emb_SequencePooling : I32EnumAttr<"SequencePooling",
 }
 def Emb_SequencePoolingAttr : EnumAttr<Emb_Dialect, Emb_SequencePooling, "sequence_pooling">;
 
+def Emb_PositionKind : I32EnumAttr<"PositionKind", "positional embedding of a sequence", [
+    I32EnumAttrCase<"learned", 0>, I32EnumAttrCase<"sinusoidal", 1>]> {
+  let cppNamespace = "::embc::emb";
+  let genSpecializedAttr = 0;
+}
+def Emb_PositionKindAttr : EnumAttr<Emb_Dialect, Emb_PositionKind, "position_kind">;
+
 def Emb_Activation : I32EnumAttr<"Activation", "elementwise activation", [
     I32EnumAttrCase<"relu", 0>, I32EnumAttrCase<"sigmoid", 1>,
     I32EnumAttrCase<"tanh", 2>, I32EnumAttrCase<"gelu", 3>]> {

@@ -217,6 +217,56 @@ def Emb_SequenceLookupGradOp : Emb_GradOp<"sequence_lookup_grad", [Emb_Lowered, 
   let hasVerifier = 1;
 }
 
+def Emb_PositionsOp : Emb_Op<"positions", [Emb_LowersItself, Emb_Differentiable, Pure,
+    Emb_Cost]> {
+  let summary = "add positional embeddings to each sequence's valid positions";
+  let description = [{
+    Position l of sequence b (l below its length n_b, from `offsets`) gets
+    row l of `table` (`learned`: a parameter of at least L rows of D) or
+    the sinusoid of l (`sinusoidal`: column 2i holds sin(l / 10000^(2i/D)),
+    column 2i + 1 the cosine of the same angle). Positions past n_b stay
+    zero.
+
+    ```mlir
+    %y = emb.positions %x, %offsets table %pos learned
+        : tensor<32x64x16xf32>, tensor<33xi64>, tensor<64x16xf32> -> tensor<32x64x16xf32>
+    %s = emb.positions %x, %offsets sinusoidal
+        : tensor<32x64x16xf32>, tensor<33xi64> -> tensor<32x64x16xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_IdTensor:$offsets,
+                       Optional<Emb_FloatTensor>:$table, Emb_PositionKindAttr:$kind);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $offsets (`table` $table^)? `` $kind attr-dict `:` type($input) `,`
+    type($offsets) (`,` type($table)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_PositionsGradOp : Emb_GradOp<"positions_grad", [Emb_LowersItself, Pure]> {
+  let summary = "gradients of emb.positions: its input and its learned table";
+  let description = [{
+    The input's gradient is `grad` on each sequence's valid positions and 0
+    after them; with a `table_grad` result (learned positions), row l of it
+    is the sum over the sequences at least l + 1 long of grad[b, l], in
+    sequence order (rows past L are 0).
+
+    ```mlir
+    %dx, %dpos = emb.positions_grad %dy, %offsets learned
+        : tensor<32x64x16xf32>, tensor<33xi64> -> tensor<32x64x16xf32>, tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_IdTensor:$offsets,
+                       Emb_PositionKindAttr:$kind);
+  let results = (outs Emb_FloatTensor:$input_grad, Optional<Emb_FloatTensor>:$table_grad);
+  let assemblyFormat = [{
+    $grad `,` $offsets `` $kind attr-dict `:` type($grad) `,` type($offsets) `->`
+    type($input_grad) (`,` type($table_grad)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Emb_SequencePoolOp : Emb_Op<"sequence_pool", [Emb_LowersItself, Emb_Differentiable, Pure,
     Emb_Cost]> {
   let summary = "pooling of each sequence's valid positions";

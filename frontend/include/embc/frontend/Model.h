@@ -55,6 +55,7 @@ struct Feature {
   int64_t count = 0;      ///< negatives per example
   double power = 0.75;    ///< negatives: unigram exponent
   runtime::LabelKind labelKind = runtime::LabelKind::Binary; ///< label
+  std::optional<runtime::PositionKind> positions; ///< sequence: added to each token
 };
 
 struct Table {

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -345,6 +346,41 @@ BoundKernel bindSequenceLookupGrad(const Binder &b) {
   };
 }
 
+/// positions: x (B x L x D), offsets, [table (>= L x D): learned] -> y.
+BoundKernel bindPositions(const Binder &b) {
+  const Kernel &k = b.k;
+  const PositionKind kind = wordOf<PositionKind>(b, "kind");
+  const bool learned = kind == PositionKind::Learned;
+  b.expectCounts(learned ? 3 : 2, 1);
+  const auto [B, L, D] = sequenceShape(b, b.in(0));
+  const int32_t x = k.inputs[0], offsets = k.inputs[1], table = learned ? k.inputs[2] : -1,
+                y = k.outputs[0];
+  // Sinusoids are the same every step: computed once, here.
+  auto sinusoids = std::make_shared<std::vector<float>>(
+      learned ? std::vector<float>() : cpu::sinusoidTable<float>(L, D));
+  return [=](ExecState &s) {
+    cpu::positionsForward(s.data<float>(x), s.data<int64_t>(offsets),
+                          learned ? s.data<float>(table) : sinusoids->data(), B, L, D,
+                          s.data<float>(y));
+  };
+}
+
+/// positions_grad: dy, offsets -> dx, [dtable: learned].
+BoundKernel bindPositionsGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  const bool learned = wordOf<PositionKind>(b, "kind") == PositionKind::Learned;
+  b.expectCounts(2, learned ? 2 : 1);
+  const auto [B, L, D] = sequenceShape(b, b.in(0));
+  const int64_t tableRows = learned ? b.dim(b.out(1), 0) : 0;
+  const int32_t dy = k.inputs[0], offsets = k.inputs[1], dx = k.outputs[0],
+                dtable = learned ? k.outputs[1] : -1;
+  return [=](ExecState &s) {
+    cpu::positionsBackward(s.data<float>(dy), s.data<int64_t>(offsets), B, L, D,
+                           s.data<float>(dx), learned ? s.data<float>(dtable) : nullptr,
+                           tableRows);
+  };
+}
+
 /// sequence_pool: x (B x L x D), offsets -> B x D.
 BoundKernel bindSequencePool(const Binder &b) {
   const Kernel &k = b.k;
@@ -645,6 +681,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::LayerNorm, bindLayerNorm},
       {KernelOp::SequenceLookup, bindSequenceLookup},
       {KernelOp::SequencePool, bindSequencePool},
+      {KernelOp::Positions, bindPositions},
       {KernelOp::Loss, bindLoss},
       {KernelOp::LossGrad, bindLossGrad},
       {KernelOp::DenseGradInput, bindDenseGradInput},
@@ -658,6 +695,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::LayerNormGrad, bindLayerNormGrad},
       {KernelOp::SequenceLookupGrad, bindSequenceLookupGrad},
       {KernelOp::SequencePoolGrad, bindSequencePoolGrad},
+      {KernelOp::PositionsGrad, bindPositionsGrad},
       {KernelOp::LookupGrad, bindLookupGrad},
       {KernelOp::AccumulateGrad, bindAccumulateGrad},
       {KernelOp::AccumulateRows, bindAccumulateRows},

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -423,6 +424,39 @@ TEST(CpuKernels, SequenceLookupPadsWithZerosAndZeroesRowsOutsideTheSequences) {
   std::vector<float> rows(4 * 2, -1.0f);
   sequenceLookupBackward(dy.data(), offsets.data(), 2, 3, 2, 4, rows.data());
   EXPECT_EQ(rows, (std::vector<float>{0, 0, 1, 2, 3, 4, 7, 8}));
+}
+
+TEST(CpuGradientCheck, PositionsLearnedAndSinusoidal) {
+  Sequences s;
+  const int64_t B = Sequences::B, L = Sequences::L, D = Sequences::D, rows = L + 1;
+  Vec x = randomVector(B * L * D, 141), table = randomVector(rows * D, 142);
+  const Vec r = randomVector(B * L * D, 143);
+  auto objective = [&](const Vec &added) {
+    return [&, added] {
+      Vec y(B * L * D);
+      positionsForward(x.data(), s.offsets.data(), added.empty() ? table.data() : added.data(), B,
+                       L, D, y.data());
+      return weightedSum(r, y);
+    };
+  };
+  Vec dx(B * L * D, -1.0), dtable(rows * D, -1.0);
+  positionsBackward(r.data(), s.offsets.data(), B, L, D, dx.data(), dtable.data(), rows);
+  expectGradientMatches("positions learned dx", x, dx, objective({}));
+  expectGradientMatches("positions learned dtable", table, dtable, objective({}));
+  const Vec sinusoids = sinusoidTable<double>(L, D);
+  Vec dxs(B * L * D, -1.0);
+  positionsBackward(r.data(), s.offsets.data(), B, L, D, dxs.data(), (double *)nullptr, 0);
+  expectGradientMatches("positions sinusoidal dx", x, dxs, objective(sinusoids));
+}
+
+TEST(CpuKernels, SinusoidsAreSinAndCosOfTheScaledPosition) {
+  // D = 4: columns 0, 1 at frequency 1, columns 2, 3 at 1 / 100.
+  EXPECT_DOUBLE_EQ(sinusoid(0, 0, 4), 0.0);
+  EXPECT_DOUBLE_EQ(sinusoid(0, 1, 4), 1.0);
+  EXPECT_DOUBLE_EQ(sinusoid(3, 0, 4), std::sin(3.0));
+  EXPECT_DOUBLE_EQ(sinusoid(3, 1, 4), std::cos(3.0));
+  EXPECT_NEAR(sinusoid(3, 2, 4), std::sin(0.03), 1e-15);
+  EXPECT_NEAR(sinusoid(3, 3, 4), std::cos(0.03), 1e-15);
 }
 
 void checkSequencePool(SequencePooling mode, const std::string &name) {

@@ -1,14 +1,15 @@
 //===- SequenceKernels.h - sequence_lookup, sequence_pool -------*- C++ -*-===//
 //
-// The CPU kernels of the sequence ops (emb.sequence_lookup, emb.sequence_pool
-// and their gradients). A batch of sequences is a sparse feature's jagged
+// The CPU kernels of the sequence ops (emb.sequence_lookup, emb.positions,
+// emb.sequence_pool and their gradients). A batch of sequences is a sparse feature's jagged
 // ids: sequence b is ids[offsets[b] .. offsets[b+1]), n_b of them, laid out
 // as B x L x D with zeros after position n_b. Templates in a header so the
 // float kernels the backend binds and the double ones the finite-difference
 // checks use are the same code.
 //
-// Every kernel owns whole sequences (rows b), so the results do not depend
-// on the thread count. Lengths are clamped to [0, L] here; the binding has
+// Every kernel owns whole sequences (rows b), or whole positions for the
+// learned positions' gradient (summed over b in order), so the results do
+// not depend on the thread count. Lengths are clamped to [0, L] here; the binding has
 // already refused a sequence longer than L with a data error.
 //
 //===----------------------------------------------------------------------===//
@@ -20,8 +21,10 @@
 #include "embc/runtime/plan/Enums.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace embc::runtime::cpu {
 
@@ -63,6 +66,68 @@ void sequenceLookupBackward(const T *dy, const int64_t *offsets, int64_t B, int6
     for (int64_t b = bBegin; b < bEnd; ++b) {
       const int64_t n = sequence::length(offsets, b, L);
       std::memcpy(rows + offsets[b] * D, dy + b * L * D, sizeof(T) * size_t(n * D));
+    }
+  });
+}
+
+/// Column j of the sinusoidal embedding of position l (D columns): the sine
+/// (j even) or cosine (j odd) of l / 10000^(2 (j / 2) / D), in double.
+inline double sinusoid(int64_t l, int64_t j, int64_t D) {
+  const double angle = double(l) / std::pow(10000.0, double(2 * (j / 2)) / double(D));
+  return j % 2 == 0 ? std::sin(angle) : std::cos(angle);
+}
+
+/// The L x D sinusoids as T: what `positionsForward` adds for sinusoidal
+/// positions (computed once when the kernel is bound).
+template <class T> std::vector<T> sinusoidTable(int64_t L, int64_t D) {
+  std::vector<T> table(size_t(L * D));
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t j = 0; j < D; ++j)
+      table[size_t(l * D + j)] = T(sinusoid(l, j, D));
+  return table;
+}
+
+/// y[b, l] = x[b, l] + table[l] for l < n_b, zeros after. `table` holds at
+/// least L rows of D: the learned positions, or sinusoidTable(L, D).
+template <class T>
+void positionsForward(const T *x, const int64_t *offsets, const T *table, int64_t B, int64_t L,
+                      int64_t D, T *y) {
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      const T *xb = x + b * L * D;
+      T *yb = y + b * L * D;
+      for (int64_t i = 0; i < n * D; ++i)
+        yb[i] = xb[i] + table[i];
+      std::fill(yb + n * D, yb + L * D, T(0));
+    }
+  });
+}
+
+/// dx = dy on each sequence's valid positions, 0 after; with `dtable`
+/// (learned positions, `tableRows` >= L rows), dtable[l] = the sum of dy[b, l]
+/// over the sequences with l < n_b in b order, and 0 for rows past L.
+template <class T>
+void positionsBackward(const T *dy, const int64_t *offsets, int64_t B, int64_t L, int64_t D,
+                       T *dx, T *dtable, int64_t tableRows) {
+  parallelFor(B, B * L * D > sequence::kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = sequence::length(offsets, b, L);
+      std::copy(dy + b * L * D, dy + (b * L + n) * D, dx + b * L * D);
+      std::fill(dx + (b * L + n) * D, dx + (b + 1) * L * D, T(0));
+    }
+  });
+  if (!dtable)
+    return;
+  std::fill(dtable + L * D, dtable + tableRows * D, T(0));
+  parallelFor(L, B * L * D > sequence::kParallelWork, [&](int64_t lBegin, int64_t lEnd) {
+    for (int64_t l = lBegin; l < lEnd; ++l) {
+      T *row = dtable + l * D;
+      std::fill(row, row + D, T(0));
+      for (int64_t b = 0; b < B; ++b)
+        if (l < sequence::length(offsets, b, L))
+          for (int64_t j = 0; j < D; ++j)
+            row[j] += dy[(b * L + l) * D + j];
     }
   });
 }

@@ -46,6 +46,11 @@ EMBC_PLAN_ENUM(Pooling, Max, "pooling", "sum", "mean", "max");
 enum class SequencePooling : uint8_t { Sum, Mean, Max, First };
 EMBC_PLAN_ENUM(SequencePooling, First, "sequence pooling", "sum", "mean", "max", "first");
 
+/// What `positions` adds to position l of a sequence: row l of a learned
+/// table, or the sinusoid of l (Vaswani et al.: sin, cos of l / 10000^(2i/D)).
+enum class PositionKind : uint8_t { Learned, Sinusoidal };
+EMBC_PLAN_ENUM(PositionKind, Sinusoidal, "position kind", "learned", "sinusoidal");
+
 /// None is the identity (fused kernels' layers without an activation).
 enum class Activation : uint8_t { None, Relu, Sigmoid, Tanh, Gelu };
 EMBC_PLAN_ENUM(Activation, Gelu, "activation", "none", "relu", "sigmoid", "tanh", "gelu");
