@@ -1,10 +1,10 @@
-//===- SequenceOps.cpp - sequence_lookup, positions, sequence_pool ---------===//
+//===- SequenceOps.cpp - sequence lookups, positions, attention, pools ----===//
 //
 // Sequences arrive as jagged ids (the bags of a sparse feature, in order):
 // sequence_lookup lays them out as B x L x D, zero past each sequence's
-// length, positions adds positional embeddings to the valid positions, and
-// sequence_pool reduces them back to B x D. All read the lengths from the
-// offsets.
+// length, positions adds positional embeddings to the valid positions,
+// attention mixes the positions of each sequence, and sequence_pool reduces
+// them back to B x D. All read the lengths from the offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -186,6 +186,73 @@ LogicalResult PositionsGradOp::lowerToPlan(PlanEmitter &e) {
   rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::PositionsGrad);
   k.attrs["kind"] = stringifyPositionKind(getKind()).str();
   return e.emitOnOperands(*this, std::move(k));
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp, AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+/// `seq` (the operands' common type, ODS checked that) is a sequence of D
+/// columns that `heads` divides.
+static LogicalResult verifyAttention(Operation *op, Value seq, Value offsets, int64_t heads) {
+  if (failed(verifySequence(op, seq, offsets, "query")))
+    return failure();
+  const int64_t D = tensorType(seq).getDimSize(2);
+  if (D % heads != 0)
+    return op->emitOpError() << heads << " heads do not divide the " << D << " columns of "
+                             << seq.getType();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()));
+}
+
+// Per head and query row: L scores and L weighted values of D / heads.
+int64_t AttentionOp::getForwardFlops() {
+  RankedTensorType t = tensorType(getQuery());
+  return 4 * t.getNumElements() * t.getDimSize(1);
+}
+
+int64_t AttentionOp::getForwardBytes() {
+  return 4 * tensorType(getQuery()).getNumElements() * getElementBytes(getResult());
+}
+
+LogicalResult AttentionOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                         ArrayRef<bool> need,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (!resultGrads[0] || !(need[0] || need[1] || need[2]))
+    return success();
+  Type t = getQuery().getType();
+  auto grad = AttentionGradOp::create(b, getLoc(), t, t, t, resultGrads[0], getQuery(), getKey(),
+                                      getValue(), getOffsets(), getHeadsAttr(), getCausalAttr());
+  for (unsigned i = 0; i < 3; ++i)
+    if (need[i])
+      operandGrads[i] = grad->getResult(i);
+  return success();
+}
+
+/// The kernel of an attention op: its heads and, when set, causal.
+template <class OpTy> static LogicalResult lowerAttention(OpTy op, rt::KernelOp kind,
+                                                        PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(kind);
+  k.attrs["heads"] = int64_t(op.getHeads());
+  if (op.getCausal())
+    k.attrs["causal"] = true;
+  return e.emitOnOperands(op, std::move(k));
+}
+
+LogicalResult AttentionOp::lowerToPlan(PlanEmitter &e) {
+  return lowerAttention(*this, rt::KernelOp::Attention, e);
+}
+
+LogicalResult AttentionGradOp::verify() {
+  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()));
+}
+
+LogicalResult AttentionGradOp::lowerToPlan(PlanEmitter &e) {
+  return lowerAttention(*this, rt::KernelOp::AttentionGrad, e);
 }
 
 //===----------------------------------------------------------------------===//

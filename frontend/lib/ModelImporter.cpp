@@ -312,6 +312,13 @@ private:
                                 x);
   }
 
+  /// The offsets of the sequence `name` is (a sequence feature, or a layer
+  /// computed from one).
+  Value sequenceOffsets(const std::string &name) {
+    const Layer *l = model_.findLayer(name);
+    return body_->getArgument(featureArgs_.at(l ? l->sequence : name) + 1);
+  }
+
   Value buildLayer(const Layer &l) {
     Location loc = locOf(l.pointer);
     SmallVector<Value> in;
@@ -365,8 +372,11 @@ private:
     }
     if (t == "sequence_pool") // the sequence's lengths are its offsets
       return SequencePoolOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
-                                    body_->getArgument(featureArgs_.at(l.inputs[0]) + 1),
+                                    sequenceOffsets(l.inputs[0]),
                                     sameWord<SequencePooling>(l.sequencePooling));
+    if (t == "self_attention") // queries, keys and values are the sequence itself
+      return AttentionOp::create(builder_, loc, in[0].getType(), in[0], in[0], in[0],
+                                 sequenceOffsets(l.inputs[0]), l.heads, l.causal);
     if (t == "dot")
       return DotOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
                            in[1]);

@@ -370,7 +370,7 @@ Layer readLayer(const JsonNode &node) {
   l.pointer = node.pointer();
   l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
                                  "dot_interaction", "cross", "dot", "add",
-                                 "sequence_pool"});
+                                 "sequence_pool", "self_attention"});
   const std::string &t = l.type;
   if (t == "mlp") {
     node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
@@ -411,6 +411,11 @@ Layer readLayer(const JsonNode &node) {
                       {"name", "type", "input", "num_layers"});
     l.inputs = readInputs(node, false, 1);
     l.numLayers = node.getInt("num_layers", 1, kMaxLayersPerBlock, 1);
+  } else if (t == "self_attention") {
+    node.expectObject("a 'self_attention' layer", {"name", "type", "input", "heads", "causal"});
+    l.inputs = readInputs(node, false, 1);
+    l.heads = node.getInt("heads", 1, 4096, 1);
+    l.causal = node.getBool("causal", false);
   } else if (t == "sequence_pool") {
     node.expectObject("a 'sequence_pool' layer", {"name", "type", "input", "mode"});
     l.inputs = readInputs(node, false, 1);
@@ -729,7 +734,8 @@ private:
 
   static std::string inputPointer(const Layer &l, size_t k) {
     return l.type == "mlp" || l.type == "dense" || l.type == "activation" ||
-                   l.type == "cross" || l.type == "sequence_pool"
+                   l.type == "cross" || l.type == "sequence_pool" ||
+                   l.type == "self_attention"
                ? l.pointer + "/input"
                : l.pointer + "/inputs/" + std::to_string(k);
   }
@@ -747,13 +753,34 @@ private:
         throw SchemaError(inputPointer(l, k),
                           "negatives feature '" + in + "' can only be the "
                           "second input of a 'dot' layer");
-      if (f->kind == FeatureKind::Sequence && l.type != "sequence_pool")
+      if (f->kind == FeatureKind::Sequence && l.type != "sequence_pool" &&
+          l.type != "self_attention")
         throw SchemaError(inputPointer(l, k),
                           "sequence feature '" + in + "' is B x " + std::to_string(f->hotness) +
                               " x " + std::to_string(model_.shapeOf(in).width) +
                               ": pool it with a 'sequence_pool' layer first");
     }
+    if (const Layer *seq = model_.findLayer(in);
+        seq && !seq->sequence.empty() && l.type != "sequence_pool" && l.type != "self_attention")
+      throw SchemaError(inputPointer(l, k),
+                        "layer '" + in + "' is a sequence, B x " + std::to_string(seq->maxLen) +
+                            " x " + std::to_string(seq->width) +
+                            ": pool it with a 'sequence_pool' layer first");
     return model_.shapeOf(in);
+  }
+
+  /// The sequence feature behind input 0 of `l` (a sequence feature or a
+  /// sequence-valued layer), or a SchemaError naming `what` needs one.
+  const Feature &sequenceOf(const Layer &l, const std::string &what) {
+    const std::string &in = l.inputs[0];
+    std::string feature = in;
+    if (const Layer *seq = model_.findLayer(in))
+      feature = seq->sequence;
+    const Feature *f = model_.findFeature(feature);
+    if (!f || f->kind != FeatureKind::Sequence)
+      throw SchemaError(inputPointer(l, 0), what + " a sequence feature or a sequence layer; '" +
+                                                in + "' is not one");
+    return *f;
   }
 
   void shapeLayer(Layer &l) {
@@ -762,11 +789,18 @@ private:
       throw SchemaError(inputPointer(l, k), msg);
     };
     if (t == "sequence_pool") {
-      const Feature *f = model_.findFeature(l.inputs[0]);
-      if (!f || f->kind != FeatureKind::Sequence)
-        widthError(0, "'sequence_pool' pools a sequence feature; '" + l.inputs[0] +
-                          "' is not one");
+      sequenceOf(l, "'sequence_pool' pools");
       l.width = inputShape(l, 0, false).width;
+    } else if (t == "self_attention") {
+      const Feature &f = sequenceOf(l, "'self_attention' reads");
+      l.width = inputShape(l, 0, false).width;
+      l.sequence = f.name;
+      l.maxLen = f.hotness;
+      if (l.width % l.heads != 0)
+        throw SchemaError(l.pointer + "/heads", "'heads' " + std::to_string(l.heads) +
+                                                    " does not divide the width " +
+                                                    std::to_string(l.width) + " of '" +
+                                                    l.inputs[0] + "'");
     } else if (t == "mlp" || t == "dense") {
       inputShape(l, 0, false);
       l.width = l.sizes.back();
@@ -975,7 +1009,7 @@ const Layer *Model::findLayer(std::string_view name) const {
 
 ValueShape Model::shapeOf(std::string_view name) const {
   if (const Layer *l = findLayer(name))
-    return {l->width, 0};
+    return {l->width, l->sequence.empty() ? 0 : l->maxLen};
   if (const Feature *f = findFeature(name)) {
     switch (f->kind) {
     case FeatureKind::Dense:

@@ -122,3 +122,27 @@ func.func @grad_without_table_grad(%dy: tensor<4x6x8xf32>, %offsets: tensor<5xi6
   %dx = emb.positions_grad %dy, %offsets learned : tensor<4x6x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
   return %dx : tensor<4x6x8xf32>
 }
+
+// -----
+
+func.func @heads_divide(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention' op 3 heads do not divide the 8 columns of 'tensor<4x6x8xf32>'}}
+  %o = emb.attention %x, %x, %x, %offsets heads(3) : tensor<4x6x8xf32>, tensor<5xi64>
+  return %o : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @zero_heads(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %o = emb.attention %x, %x, %x, %offsets heads(0) : tensor<4x6x8xf32>, tensor<5xi64>
+  return %o : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @attention_offsets(%x: tensor<4x6x8xf32>, %offsets: tensor<4xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention' op offsets must be 5 64-bit ids (B + 1 for the query's 'tensor<4x6x8xf32>'), got 'tensor<4xi64>'}}
+  %o = emb.attention %x, %x, %x, %offsets heads(2) : tensor<4x6x8xf32>, tensor<4xi64>
+  return %o : tensor<4x6x8xf32>
+}

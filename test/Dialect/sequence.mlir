@@ -29,6 +29,19 @@ func.func @positions(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>, %pos: tenso
   return %dy, %dpos, %s : tensor<4x6x8xf32>, tensor<6x8xf32>, tensor<4x6x8xf32>
 }
 
+// CHECK-LABEL: func.func @attention
+// CHECK:      %[[O:.*]] = emb.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) : tensor<4x6x8xf32>, tensor<5xi64>
+// CHECK:      emb.attention %[[O]], %[[O]], %[[O]], %{{.*}} heads(4) causal : tensor<4x6x8xf32>, tensor<5xi64>
+// CHECK:      emb.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) causal : tensor<4x6x8xf32>, tensor<5xi64>
+func.func @attention(%q: tensor<4x6x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x8xf32>,
+                     %offsets: tensor<5xi64>) -> (tensor<4x6x8xf32>, tensor<4x6x8xf32>) {
+  %o = emb.attention %q, %k, %v, %offsets heads(2) : tensor<4x6x8xf32>, tensor<5xi64>
+  %c = emb.attention %o, %o, %o, %offsets heads(4) causal : tensor<4x6x8xf32>, tensor<5xi64>
+  %dq, %dk, %dv = emb.attention_grad %c, %q, %k, %v, %offsets heads(2) causal
+      : tensor<4x6x8xf32>, tensor<5xi64>
+  return %dq, %dv : tensor<4x6x8xf32>, tensor<4x6x8xf32>
+}
+
 // CHECK-LABEL: func.func @grads
 // CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} sum : tensor<4x8xf32>, tensor<5xi64> -> tensor<4x6x8xf32>
 // CHECK:      emb.sequence_pool_grad %{{.*}}, %{{.*}} input %{{.*}} max : tensor<4x8xf32>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<4x6x8xf32>

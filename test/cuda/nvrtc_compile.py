@@ -35,6 +35,16 @@ VARIANTS = [
     ("dlrm_small.no_fuse", "dlrm_small", {}, ["--no-fuse"]),
     ("dlrm_small.no_pack", "dlrm_small", {}, ["--no-pack"]),
     ("wide_deep.no_fuse_no_pack", "wide_deep", {}, ["--no-fuse", "--no-pack"]),
+    # Sinusoidal positions and one attention head of 64 columns (two column
+    # chunks a thread) over the 64-token passages.
+    ("text_classifier.attention", "text_classifier",
+     {"features": [{"name": "tokens", "type": "sequence", "table": "words", "vocab": 30000,
+                    "max_len": 64, "positions": "sinusoidal"},
+                   {"name": "label", "type": "label", "kind": "class"}],
+      "layers": [{"name": "mixed", "type": "self_attention", "input": "tokens", "heads": 1},
+                 {"name": "mean", "type": "sequence_pool", "input": "mixed"},
+                 {"name": "logits", "type": "mlp", "input": "mean", "sizes": [128, 7],
+                  "final_activation": "none"}]}, []),
 ]
 
 

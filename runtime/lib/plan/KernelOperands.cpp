@@ -153,6 +153,25 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.matrix(false, 0, B, D);
     break;
   }
+  case KernelOp::Attention:       // q, k, v (B x L x D), offsets -> o (like q)
+  case KernelOp::AttentionGrad: { // dy, q, k, v, offsets -> dq, dk, dv (like q)
+    const size_t first = op == KernelOp::Attention ? 0 : 1;
+    const auto [B, L, D] = o.sequence(true, first);
+    (void)L;
+    for (size_t i = 0; i < first + 3; ++i)
+      o.sameShape(true, i, o.in(first));
+    o.i64(true, first + 3);
+    o.count(true, first + 3, B + 1);
+    for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+      o.f32(false, i);
+      o.sameShape(false, i, o.in(first));
+    }
+    const int64_t heads = kernel.attrs.at("heads").get<int64_t>();
+    if (o.ok() && (heads < 1 || D % heads != 0))
+      o.failAt("attrs.heads", "has " + std::to_string(heads) + " heads, which do not divide its " +
+                                  std::to_string(D) + " columns");
+    break;
+  }
   case KernelOp::Positions: { // x (B x L x D), offsets, [table (>= L x D)] -> like x
     const auto [B, L, D] = o.sequence(true, 0);
     o.i64(true, 1);

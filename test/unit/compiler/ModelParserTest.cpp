@@ -590,7 +590,8 @@ TEST(ModelParser, SequenceErrorsNameTheField) {
                    "first");
   j = sequenceModel();
   j["layers"][0]["input"] = "x";
-  expectParseError(j, "/layers/0/input", "'sequence_pool' pools a sequence feature; 'x' is not one");
+  expectParseError(j, "/layers/0/input",
+                   "'sequence_pool' pools a sequence feature or a sequence layer; 'x' is not one");
   j = sequenceModel();
   j["features"][1]["max_len"] = 0;
   ModelError e = parseError(j.dump());

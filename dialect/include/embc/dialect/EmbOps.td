@@ -267,6 +267,62 @@ def Emb_PositionsGradOp : Emb_GradOp<"positions_grad", [Emb_LowersItself, Pure]>
   let hasVerifier = 1;
 }
 
+def Emb_AttentionOp : Emb_Op<"attention", [Emb_LowersItself, Emb_Differentiable, Pure, Emb_Cost,
+    AllTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "multi-head scaled dot-product attention within each sequence";
+  let description = [{
+    `query`, `key` and `value` are B x L x D, split into `heads` heads of
+    D / heads columns. Query position i of sequence b (i below its length
+    n_b, from `offsets`) attends to the key positions j < n_b (j <= i as
+    well when `causal`): with s_ij = q_i . k_j / sqrt(D / heads) in its
+    head, the result row is sum_j softmax_j(s_ij) v_j. Padded positions
+    are never attended to and their results are zeros. The softmax is
+    computed in double (its maximum, exponentials and sum); the scores and
+    the weighted sum of values in the operands' type, in position order.
+
+    ```mlir
+    %o = emb.attention %q, %k, %v, %offsets heads(4) causal
+        : tensor<32x64x128xf32>, tensor<33xi64>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$query, Emb_FloatTensor:$key, Emb_FloatTensor:$value,
+                       Emb_IdTensor:$offsets, ConfinedAttr<I64Attr, [IntPositive]>:$heads,
+                       UnitAttr:$causal);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $offsets `heads` `(` $heads `)` (`causal` $causal^)?
+    attr-dict `:` type($query) `,` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_AttentionGradOp : Emb_GradOp<"attention_grad", [Emb_LowersItself, Pure,
+    AllTypesMatch<["grad", "query", "key", "value", "query_grad", "key_grad", "value_grad"]>]> {
+  let summary = "gradients of emb.attention: query, key and value";
+  let description = [{
+    The attention weights are recomputed from `query` and `key` (nothing of
+    the forward is kept): with P the weights, dP_ij = grad_i . v_j and
+    dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'), the query's gradient is
+    sum_j dS_ij k_j / sqrt(dh), the key's sum_i dS_ij q_i / sqrt(dh) and the
+    value's sum_i P_ij grad_i; padded positions get zeros.
+
+    ```mlir
+    %dq, %dk, %dv = emb.attention_grad %do, %q, %k, %v, %offsets heads(4) causal
+        : tensor<32x64x128xf32>, tensor<33xi64>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$query, Emb_FloatTensor:$key,
+                       Emb_FloatTensor:$value, Emb_IdTensor:$offsets,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads, UnitAttr:$causal);
+  let results = (outs Emb_FloatTensor:$query_grad, Emb_FloatTensor:$key_grad,
+                      Emb_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key `,` $value `,` $offsets `heads` `(` $heads `)`
+    (`causal` $causal^)? attr-dict `:` type($grad) `,` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
 def Emb_SequencePoolOp : Emb_Op<"sequence_pool", [Emb_LowersItself, Emb_Differentiable, Pure,
     Emb_Cost]> {
   let summary = "pooling of each sequence's valid positions";

@@ -72,7 +72,7 @@ struct Layer {
   std::string name;
   std::string pointer;
   std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add,
-                    ///< sequence_pool
+                    ///< sequence_pool, self_attention
   std::vector<std::string> inputs;
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
   runtime::Activation activation = runtime::Activation::None;
@@ -82,6 +82,13 @@ struct Layer {
   bool selfInteraction = false, keepFirst = true;
   int64_t numLayers = 1;         ///< cross
   runtime::SequencePooling sequencePooling = runtime::SequencePooling::Mean; ///< sequence_pool
+  int64_t heads = 1;             ///< self_attention
+  bool causal = false;           ///< self_attention
+  // Computed by the checker:
+  /// The sequence feature whose lengths a sequence-valued layer
+  /// (self_attention) carries; empty for a B x width layer.
+  std::string sequence;
+  int64_t maxLen = 0;            ///< its L, for a sequence-valued layer
   // Computed by the checker:
   int64_t width = 0;             ///< output is B x width
 };

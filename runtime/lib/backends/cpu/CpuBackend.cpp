@@ -14,6 +14,7 @@
 #include "TeamTuner.h"
 
 #include "embc/runtime/backends/CpuBackend.h"
+#include "embc/runtime/cpu/AttentionKernels.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/SequenceKernels.h"
@@ -381,6 +382,39 @@ BoundKernel bindPositionsGrad(const Binder &b) {
   };
 }
 
+/// The attention's shape: its sequences (operand `seq`), heads and mask.
+cpu::AttentionShape attentionShape(const Binder &b, const Buffer &seq) {
+  const auto [B, L, D] = sequenceShape(b, seq);
+  return {B, L, D, b.integer("heads"), b.flag("causal")};
+}
+
+/// attention: q, k, v (B x L x D), offsets -> o.
+BoundKernel bindAttention(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(4, 1);
+  const cpu::AttentionShape shape = attentionShape(b, b.in(0));
+  const int32_t q = k.inputs[0], key = k.inputs[1], v = k.inputs[2], offsets = k.inputs[3],
+                o = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::attentionForward(s.data<float>(q), s.data<float>(key), s.data<float>(v),
+                          s.data<int64_t>(offsets), shape, s.data<float>(o));
+  };
+}
+
+/// attention_grad: dy, q, k, v, offsets -> dq, dk, dv.
+BoundKernel bindAttentionGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(5, 3);
+  const cpu::AttentionShape shape = attentionShape(b, b.in(1));
+  const int32_t dy = k.inputs[0], q = k.inputs[1], key = k.inputs[2], v = k.inputs[3],
+                offsets = k.inputs[4], dq = k.outputs[0], dk = k.outputs[1], dv = k.outputs[2];
+  return [=](ExecState &s) {
+    cpu::attentionBackward(s.data<float>(dy), s.data<float>(q), s.data<float>(key),
+                           s.data<float>(v), s.data<int64_t>(offsets), shape, s.data<float>(dq),
+                           s.data<float>(dk), s.data<float>(dv));
+  };
+}
+
 /// sequence_pool: x (B x L x D), offsets -> B x D.
 BoundKernel bindSequencePool(const Binder &b) {
   const Kernel &k = b.k;
@@ -682,6 +716,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::SequenceLookup, bindSequenceLookup},
       {KernelOp::SequencePool, bindSequencePool},
       {KernelOp::Positions, bindPositions},
+      {KernelOp::Attention, bindAttention},
       {KernelOp::Loss, bindLoss},
       {KernelOp::LossGrad, bindLossGrad},
       {KernelOp::DenseGradInput, bindDenseGradInput},
@@ -696,6 +731,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::SequenceLookupGrad, bindSequenceLookupGrad},
       {KernelOp::SequencePoolGrad, bindSequencePoolGrad},
       {KernelOp::PositionsGrad, bindPositionsGrad},
+      {KernelOp::AttentionGrad, bindAttentionGrad},
       {KernelOp::LookupGrad, bindLookupGrad},
       {KernelOp::AccumulateGrad, bindAccumulateGrad},
       {KernelOp::AccumulateRows, bindAccumulateRows},

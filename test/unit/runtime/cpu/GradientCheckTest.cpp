@@ -12,6 +12,7 @@
 
 #include "GradientCheck.h"
 
+#include "embc/runtime/cpu/AttentionKernels.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/SequenceKernels.h"
@@ -457,6 +458,49 @@ TEST(CpuKernels, SinusoidsAreSinAndCosOfTheScaledPosition) {
   EXPECT_DOUBLE_EQ(sinusoid(3, 1, 4), std::cos(3.0));
   EXPECT_NEAR(sinusoid(3, 2, 4), std::sin(0.03), 1e-15);
   EXPECT_NEAR(sinusoid(3, 3, 4), std::cos(0.03), 1e-15);
+}
+
+/// Attention over 3 sequences of lengths 3, 0 and 4 (L = 4), D = 6 in 2
+/// heads: the three gradients against finite differences.
+void checkAttention(bool causal) {
+  const std::vector<int64_t> offsets = {0, 3, 3, 7};
+  const AttentionShape s{3, 4, 6, 2, causal};
+  const int64_t n = s.B * s.L * s.D;
+  Vec q = randomVector(n, 151, -1.5, 1.5), k = randomVector(n, 152, -1.5, 1.5),
+      v = randomVector(n, 153);
+  const Vec r = randomVector(n, 154);
+  auto objective = [&] {
+    Vec o(n);
+    attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data());
+    return weightedSum(r, o);
+  };
+  Vec dq(n, -1.0), dk(n, -1.0), dv(n, -1.0);
+  attentionBackward(r.data(), q.data(), k.data(), v.data(), offsets.data(), s, dq.data(),
+                    dk.data(), dv.data());
+  const std::string what = std::string("attention") + (causal ? " causal" : "");
+  expectGradientMatches(what + " dq", q, dq, objective);
+  expectGradientMatches(what + " dk", k, dk, objective);
+  expectGradientMatches(what + " dv", v, dv, objective);
+}
+
+TEST(CpuGradientCheck, Attention) { checkAttention(false); }
+TEST(CpuGradientCheck, AttentionCausal) { checkAttention(true); }
+
+TEST(CpuKernels, AttentionOfOnePositionIsItsValueAndPaddingIsZero) {
+  // Sequence 0 has one position: its only weight is 1. Sequence 1 has two
+  // equal keys: the mean of its values. Causal: position 0 sees itself only.
+  const std::vector<int64_t> offsets = {0, 1, 3};
+  const AttentionShape s{2, 2, 2, 1, false};
+  const std::vector<float> q = {1, 2, 9, 9, 0.5f, 0.5f, -1, 1};
+  const std::vector<float> k = {3, 4, 9, 9, 1, 1, 1, 1};
+  const std::vector<float> v = {5, 6, 9, 9, 2, 4, 6, 8};
+  std::vector<float> o(8, -1.0f);
+  attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data());
+  EXPECT_EQ(o, (std::vector<float>{5, 6, 0, 0, 4, 6, 4, 6}));
+  AttentionShape causal = s;
+  causal.causal = true;
+  attentionForward(q.data(), k.data(), v.data(), offsets.data(), causal, o.data());
+  EXPECT_EQ(o, (std::vector<float>{5, 6, 0, 0, 2, 4, 4, 6}));
 }
 
 void checkSequencePool(SequencePooling mode, const std::string &name) {
