@@ -180,6 +180,15 @@ $STATS    float acc[$C];
   launch(em, out, entry, args, s);
 }
 
+/// The operands both backward passes read, registered in this order.
+struct GradOperands {
+  std::string dy, q, key, v, offsets;
+  GradOperands(Args &args, const rt::Kernel &k)
+      : dy(args.buffer(k.inputs[0], "const float")), q(args.buffer(k.inputs[1], "const float")),
+        key(args.buffer(k.inputs[2], "const float")), v(args.buffer(k.inputs[3], "const float")),
+        offsets(args.buffer(k.inputs[4], "const emb_i64")) {}
+};
+
 // attention_grad: dy, q, k, v, offsets -> dq, dk, dv. The row pass keeps
 // each query row's maximum, sum and t_i in scratch for the key pass.
 void lowerAttentionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
@@ -202,11 +211,7 @@ void lowerAttentionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
   };
   {
     Args args;
-    const std::string dy = args.buffer(k.inputs[0], "const float");
-    const std::string q = args.buffer(k.inputs[1], "const float");
-    const std::string key = args.buffer(k.inputs[2], "const float");
-    const std::string v = args.buffer(k.inputs[3], "const float");
-    const std::string offsets = args.buffer(k.inputs[4], "const emb_i64");
+    const GradOperands in(args, k);
     const std::string dq = args.buffer(k.outputs[0], "float");
     const std::string sumP = args.scratch(sums, "double");
     const std::string statP = args.scratch(floats, "float");
@@ -245,23 +250,19 @@ $STATS    float acc[$C];
 }
 )",
                     with({{"ENTRY", entry},
-                          {"KP", key},
-                          {"VP", v},
-                          {"QP", q},
-                          {"GP", dy},
+                          {"KP", in.key},
+                          {"VP", in.v},
+                          {"QP", in.q},
+                          {"GP", in.dy},
                           {"DQ", dq},
                           {"SUMS", sumP},
                           {"STATSP", statP},
                           {"ITEMS", items(s, "i")},
-                          {"STATS", rowStats(s, dh, offsets)}})));
+                          {"STATS", rowStats(s, dh, in.offsets)}})));
     launch(em, out, entry, args, s);
   }
   Args args;
-  const std::string dy = args.buffer(k.inputs[0], "const float");
-  const std::string q = args.buffer(k.inputs[1], "const float");
-  const std::string key = args.buffer(k.inputs[2], "const float");
-  const std::string v = args.buffer(k.inputs[3], "const float");
-  const std::string offsets = args.buffer(k.inputs[4], "const emb_i64");
+  const GradOperands in(args, k);
   const std::string dk = args.buffer(k.outputs[1], "float");
   const std::string dv = args.buffer(k.outputs[2], "float");
   const std::string sumP = args.scratch(sums, "const double");
@@ -301,11 +302,11 @@ $ITEMS    emb_i64 n = $OFF[b + 1] - $OFF[b];
 }
 )",
                   with({{"ENTRY", entry},
-                        {"QP", q},
-                        {"GP", dy},
-                        {"KP", key},
-                        {"VP", v},
-                        {"OFF", offsets},
+                        {"QP", in.q},
+                        {"GP", in.dy},
+                        {"KP", in.key},
+                        {"VP", in.v},
+                        {"OFF", in.offsets},
                         {"DK", dk},
                         {"DV", dv},
                         {"SUMS", sumP},
