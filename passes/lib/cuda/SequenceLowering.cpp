@@ -205,7 +205,8 @@ void lowerPositions(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const int64_t DV = D / V;
   std::ostringstream t;
   const std::string entry = em.entryName(k.op);
-  t << "// positions (" << (learned ? "learned" : "sinusoidal") << ") of " << B << " x " << L
+  const rt::PositionKind kind = learned ? rt::PositionKind::Learned : rt::PositionKind::Sinusoidal;
+  t << "// positions (" << rt::enumName(kind) << ") of " << B << " x " << L
     << " x " << D << ": zeros past each sequence.\n"
     << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
     << "  " << strideLoop(lit(B * L * DV)) << " {\n"
