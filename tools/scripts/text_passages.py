@@ -12,7 +12,8 @@ OUT/train.txt and OUT/eval.txt, one `label<TAB>passage` line each (the
 format of embrun's text lines reader, docs/data.md), and OUT/labels.txt
 (label, book, passages). Every tenth passage of each book, by a hash of its
 book and index, goes to eval.txt. The data is not redistributable: the
-files go to OUT (default /tmp/embc-passages), never into the repository.
+files go to OUT (default: embc-passages in the system's temporary folder),
+never into the repository.
 """
 import argparse
 import hashlib
@@ -20,6 +21,7 @@ import lzma
 import os
 import re
 import sys
+import tempfile
 import unicodedata
 
 
@@ -34,7 +36,7 @@ def main():
     default_data = os.path.join(here, "..", "..", "..", "shared", "data", "text-gutenberg")
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=default_data)
-    ap.add_argument("--out", default="/tmp/embc-passages")
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "embc-passages"))
     ap.add_argument("--words", type=int, default=64)
     args = ap.parse_args()
     books = sorted(f for f in os.listdir(args.data) if f.endswith(".txt.xz")) \

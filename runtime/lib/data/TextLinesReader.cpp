@@ -159,11 +159,8 @@ private:
   void read(const StreamOptions &options, int64_t cap) {
     const std::string text = readWholeFile(path_);
     // Lines: [begin, end) of each non-empty line's text (after the label).
-    struct Line {
-      std::string_view text;
-      uint64_t number;
-    };
-    std::vector<Line> lines;
+    // The words of each non-empty line's text (after the label), split once.
+    std::vector<std::vector<std::string_view>> lineWords;
     uint64_t number = 0;
     size_t pos = 0;
     while (pos < text.size()) {
@@ -175,7 +172,7 @@ private:
       pos = end + 1;
       if (!line.empty() && line.back() == '\r')
         line.remove_suffix(1);
-      if (wordsOf(line).empty())
+      if (std::all_of(line.begin(), line.end(), isSpace))
         continue; // blank lines separate nothing: skip them
       if (hasLabel_) {
         const size_t tab = line.find('\t');
@@ -185,9 +182,9 @@ private:
         labels_.push_back(parseLabel(line.substr(0, tab), number));
         line = line.substr(tab + 1);
       }
-      lines.push_back({line, number});
+      lineWords.push_back(wordsOf(line));
     }
-    if (lines.empty())
+    if (lineWords.empty())
       throw DataError(path_ + ": no lines with words");
 
     // Counts, in file order for "first appearance".
@@ -195,11 +192,9 @@ private:
       uint64_t count = 0, first = 0;
     };
     std::unordered_map<std::string_view, Count> counts;
-    std::vector<std::vector<std::string_view>> lineWords(lines.size());
     uint64_t words = 0;
-    for (size_t l = 0; l < lines.size(); ++l) {
-      lineWords[l] = wordsOf(lines[l].text);
-      for (std::string_view w : lineWords[l]) {
+    for (const std::vector<std::string_view> &ws : lineWords) {
+      for (std::string_view w : ws) {
         Count &c = counts[w];
         if (c.count++ == 0)
           c.first = words;
@@ -243,9 +238,9 @@ private:
       truncated += longest > 0 && int64_t(ws.size()) > longest;
       starts_.push_back(tokens_.size());
     }
-    stats_.examples = int64_t(lines.size());
+    stats_.examples = int64_t(lineWords.size());
     stats_.description =
-        "text lines " + path_ + ": " + std::to_string(lines.size()) + " lines" +
+        "text lines " + path_ + ": " + std::to_string(lineWords.size()) + " lines" +
         (hasLabel_ ? " (label<TAB>text)" : "") + ", " + std::to_string(words) + " words, " +
         std::to_string(counts.size()) + " distinct, vocabulary " +
         std::to_string(words_.size()) + " with " + kUnknown +

@@ -181,14 +181,8 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     if (o.ok() && learned != (kernel.inputs.size() == 3))
       o.failAt("inputs", learned ? "with learned positions needs the table as its third operand"
                                  : "with sinusoidal positions takes no table");
-    if (kernel.inputs.size() == 3) {
-      o.f32(true, 2);
-      const auto [rows, width] = o.matrix(true, 2, -1, D);
-      (void)width;
-      if (o.ok() && rows < L)
-        o.fail(true, 2, "must hold a row for each of the " + std::to_string(L) +
-                            " positions, got " + shapeText(o.in(2)));
-    }
+    if (kernel.inputs.size() == 3)
+      o.positionTable(true, 2, L, D);
     o.f32(false, 0);
     o.sameShape(false, 0, o.in(0));
     break;
@@ -204,14 +198,8 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
                                   : "with sinusoidal positions writes only dx");
     o.f32(false, 0);
     o.sameShape(false, 0, o.in(0));
-    if (kernel.outputs.size() == 2) {
-      o.f32(false, 1);
-      const auto [rows, width] = o.matrix(false, 1, -1, D);
-      (void)width;
-      if (o.ok() && rows < L)
-        o.fail(false, 1, "must hold a row for each of the " + std::to_string(L) +
-                             " positions, got " + shapeText(o.out(1)));
-    }
+    if (kernel.outputs.size() == 2)
+      o.positionTable(false, 1, L, D);
     break;
   }
   case KernelOp::SequencePoolGrad: { // dy (B x D), offsets, [x for max] -> dx (B x L x D)

@@ -140,6 +140,16 @@ public:
     return ok() ? std::array<int64_t, 3>{b.shape[0], b.shape[1], b.shape[2]}
                 : std::array<int64_t, 3>{0, 0, 0};
   }
+  /// Input (or output) `i` is an f32 table of at least `positions` rows of
+  /// `width`: one row per position of a sequence.
+  void positionTable(bool input, size_t i, int64_t positions, int64_t width) {
+    f32(input, i);
+    const auto [rows, cols] = matrix(input, i, -1, width);
+    (void)cols;
+    if (ok() && rows < positions)
+      fail(input, i, "must hold a row for each of the " + std::to_string(positions) +
+                         " positions, got " + shapeText(input ? in(i) : out(i)));
+  }
   /// Jagged bags: ids (input `ids`, i64 vector), offsets (B + 1 i64), and
   /// when `weights` >= 0 one f32 weight per id.
   void bags(size_t ids, size_t offsets, int64_t B, int weights = -1) {
