@@ -45,19 +45,19 @@ static LogicalResult verifyInputsAndMatrixResult(Operation *op, ValueRange input
 LogicalResult DenseOp::verify() {
   if (failed(verifySameFloatElementType(*this)))
     return failure();
-  if (failed(verifyMatrix(*this, getInput(), "input")) ||
-      failed(verifyMatrix(*this, getWeight(), "weight")) ||
-      failed(verifyMatrix(*this, getResult(), "result")))
+  if (failed(verifyRowMatrix(*this, getInput(), "'input'")) ||
+      failed(verifyMatrix(*this, getWeight(), "weight")))
     return failure();
   ArrayRef<int64_t> x = tensorType(getInput()).getShape();
   ArrayRef<int64_t> w = tensorType(getWeight()).getShape();
-  ArrayRef<int64_t> y = tensorType(getResult()).getShape();
-  if (x[1] != w[0])
+  if (x.back() != w[0])
     return emitOpError("input width (")
-           << x[1] << ") != weight rows (" << w[0] << ")";
-  if (y[0] != x[0] || y[1] != w[1])
-    return emitOpError("result shape must be ")
-           << x[0] << "x" << w[1] << ", got " << y[0] << "x" << y[1];
+           << x.back() << ") != weight rows (" << w[0] << ")";
+  // Each row (a B x K batch, or every position of a B x L x K sequence)
+  // goes through the same layer.
+  auto expected = tensorType(getInput()).clone(withLastDim(x, w[1]));
+  if (getResult().getType() != expected)
+    return emitOpError("result type must be ") << expected << ", got " << getResult().getType();
   if (Value bias = getBias()) {
     RankedTensorType b = tensorType(bias);
     if (b.getRank() != 1 || b.getDimSize(0) != w[1])
@@ -68,9 +68,9 @@ LogicalResult DenseOp::verify() {
 }
 
 int64_t DenseOp::getForwardFlops() {
-  ArrayRef<int64_t> x = tensorType(getInput()).getShape();
+  const int64_t rows = getRowCount(getInput());
   ArrayRef<int64_t> w = tensorType(getWeight()).getShape();
-  return 2 * x[0] * x[1] * w[1] + (getBias() ? x[0] * w[1] : 0);
+  return 2 * rows * w[0] * w[1] + (getBias() ? rows * w[1] : 0);
 }
 
 int64_t DenseOp::getForwardBytes() {
@@ -202,7 +202,11 @@ int64_t ConcatOp::getForwardBytes() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddOp::verify() {
-  if (failed(verifyInputsAndMatrixResult(*this, getInputs(), getResult())))
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (failed(verifyRowMatrix(*this, getResult(), "result")))
     return failure();
   Type resultType = getResult().getType();
   for (auto [i, input] : llvm::enumerate(getInputs()))
@@ -212,7 +216,7 @@ LogicalResult AddOp::verify() {
                                     << resultType;
   if (Value bias = getBias()) {
     RankedTensorType b = tensorType(bias);
-    int64_t width = tensorType(getResult()).getDimSize(1);
+    int64_t width = tensorType(getResult()).getShape().back();
     if (b.getRank() != 1 || b.getDimSize(0) != width)
       return emitOpError("bias must have ") << width << " entries, got " << b;
   }

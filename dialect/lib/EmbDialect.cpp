@@ -51,6 +51,28 @@ LogicalResult embc::emb::verifySameFloatElementType(Operation *op) {
   return success();
 }
 
+LogicalResult embc::emb::verifyRowMatrix(Operation *op, Value v, StringRef what) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() < 2 || !type.hasStaticShape())
+    return op->emitOpError() << what << " must be a static tensor of rank 2 or more (rows x "
+                             << "columns, or B x L x columns), got " << type;
+  return success();
+}
+
+int64_t embc::emb::getRowCount(Value v) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  return rows;
+}
+
+SmallVector<int64_t> embc::emb::withLastDim(ArrayRef<int64_t> shape, int64_t width) {
+  SmallVector<int64_t> out(shape);
+  out.back() = width;
+  return out;
+}
+
 int64_t embc::emb::getElementBytes(Value v) {
   Type element = cast<ShapedType>(v.getType()).getElementType();
   return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);

@@ -113,7 +113,8 @@ static FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused, PlanEmitter &e) {
   if (act) {
     auto type = cast<RankedTensorType>(act.getType());
     k.outputs.push_back(e.addBuffer("workspace/" + w.name + "/dz", rt::BufferRole::Workspace,
-                                  rt::DType::F32, {type.getDimSize(0), type.getDimSize(1)}));
+                                  rt::DType::F32,
+                                  std::vector<int64_t>(type.getShape().begin(), type.getShape().end())));
   }
   k.outputs.push_back(w.grad);
   if (bias)

@@ -43,46 +43,48 @@ LogicalResult LossGradOp::verify() {
   return verifySameFloatElementType(*this);
 }
 
+/// True when `a` and `b` have the same dimensions but the last (the rows of
+/// a dense layer's input and output).
+static bool sameRows(Value a, Value b) {
+  return tensorType(a).getShape().drop_back() == tensorType(b).getShape().drop_back();
+}
+
 LogicalResult DenseGradInputOp::verify() {
-  if (failed(verifyMatrix(*this, getGrad(), "'grad'")) ||
+  if (failed(verifyRowMatrix(*this, getGrad(), "'grad'")) ||
       failed(verifyMatrix(*this, getWeight(), "'weight'")) ||
-      failed(verifyMatrix(*this, getResult(), "result")))
+      failed(verifyRowMatrix(*this, getResult(), "result")))
     return failure();
-  auto dy = tensorType(getGrad()).getShape();
   auto w = tensorType(getWeight()).getShape();
-  auto dx = tensorType(getResult()).getShape();
-  if (dy[1] != w[1] || dx[0] != dy[0] || dx[1] != w[0])
-    return emitOpError("expected grad B x N, weight K x N and result B x K, "
-                       "got ")
+  if (tensorType(getGrad()).getShape().back() != w[1] || !sameRows(getGrad(), getResult()) ||
+      tensorType(getResult()).getShape().back() != w[0])
+    return emitOpError("expected grad [rows] x N, weight K x N and result [rows] x K, got ")
            << getGrad().getType() << ", " << getWeight().getType() << ", "
            << getResult().getType();
   return verifySameFloatElementType(*this);
 }
 
 LogicalResult DenseGradWeightOp::verify() {
-  if (failed(verifyMatrix(*this, getInput(), "'input'")) ||
-      failed(verifyMatrix(*this, getGrad(), "'grad'")) ||
+  if (failed(verifyRowMatrix(*this, getInput(), "'input'")) ||
+      failed(verifyRowMatrix(*this, getGrad(), "'grad'")) ||
       failed(verifyMatrix(*this, getResult(), "result")))
     return failure();
-  auto x = tensorType(getInput()).getShape();
-  auto dy = tensorType(getGrad()).getShape();
   auto dw = tensorType(getResult()).getShape();
-  if (x[0] != dy[0] || dw[0] != x[1] || dw[1] != dy[1])
-    return emitOpError("expected input B x K, grad B x N and result K x N, "
-                       "got ")
+  if (!sameRows(getInput(), getGrad()) || dw[0] != tensorType(getInput()).getShape().back() ||
+      dw[1] != tensorType(getGrad()).getShape().back())
+    return emitOpError("expected input [rows] x K, grad [rows] x N and result K x N, got ")
            << getInput().getType() << ", " << getGrad().getType() << ", "
            << getResult().getType();
   return verifySameFloatElementType(*this);
 }
 
 LogicalResult BiasGradOp::verify() {
-  if (failed(verifyMatrix(*this, getGrad(), "'grad'")))
+  if (failed(verifyRowMatrix(*this, getGrad(), "'grad'")))
     return failure();
   RankedTensorType result = tensorType(getResult());
-  if (result.getRank() != 1 ||
-      result.getDimSize(0) != tensorType(getGrad()).getDimSize(1))
+  const int64_t width = tensorType(getGrad()).getShape().back();
+  if (result.getRank() != 1 || result.getDimSize(0) != width)
     return emitOpError("result must have one entry per column of 'grad' (")
-           << tensorType(getGrad()).getDimSize(1) << "), got " << result;
+           << width << "), got " << result;
   return verifySameFloatElementType(*this);
 }
 

@@ -330,17 +330,23 @@ private:
     if (t == "mlp" || t == "dense") {
       Value x = in[0];
       for (size_t i = 0; i < l.sizes.size(); ++i) {
-        int64_t inWidth = cast<RankedTensorType>(x.getType()).getDimSize(1);
-        int64_t outWidth = l.sizes[i];
         std::string idx = std::to_string(i);
-        Value w = param(l, "w" + idx, {inWidth, outWidth}, l.init);
-        Value b = l.bias ? param(l, "b" + idx, {outWidth}, zeros) : Value();
-        x = DenseOp::create(builder_, loc, f32Tensor({batch(), outWidth}), x,
-                            w, b);
+        Value w = param(l, "w" + idx, {widthOf(x), l.sizes[i]}, l.init);
+        Value b = l.bias ? param(l, "b" + idx, {l.sizes[i]}, zeros) : Value();
+        x = linear(loc, x, w, b);
         bool last = i + 1 == l.sizes.size();
         x = activate(loc, x, last ? l.finalActivation : l.activation);
       }
       return x;
+    }
+    if (t == "layer_norm")
+      return layerNorm(loc, in[0], l.name, l);
+    if (t == "encoder") {
+      Value x = in[0];
+      for (int64_t i = 0; i < l.encoder.layers; ++i)
+        x = encoderLayer(loc, x, l, l.name + "_l" + std::to_string(i));
+      // Pre-norm layers leave their residual stream unnormalised.
+      return l.encoder.preNorm ? layerNorm(loc, x, l.name + "_final", l) : x;
     }
     if (t == "activation")
       return activate(loc, in[0], l.activation);
@@ -380,10 +386,68 @@ private:
     if (t == "dot")
       return DotOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
                            in[1]);
-    // add
+    // add: the inputs share one type, B x width or B x L x width.
     Value bias = l.bias ? param(l, "b0", {l.width}, zeros) : Value();
-    return AddOp::create(builder_, loc, f32Tensor({batch(), l.width}), in,
-                         bias);
+    return AddOp::create(builder_, loc, in[0].getType(), in, bias);
+  }
+
+  static int64_t widthOf(Value x) { return cast<RankedTensorType>(x.getType()).getShape().back(); }
+
+  /// x w (+ b) on each row of x: B x K, or every position of B x L x K.
+  Value linear(Location loc, Value x, Value w, Value b) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.back() = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    return DenseOp::create(builder_, loc, type.clone(shape), x, w, b);
+  }
+
+  /// A layer norm of x's rows with parameters `<prefix>_gamma` (ones) and
+  /// `<prefix>_beta` (zeros).
+  Value layerNorm(Location loc, Value x, const std::string &prefix, const Layer &l) {
+    const int64_t d = widthOf(x);
+    Initializer ones{runtime::InitKind::Constant};
+    ones.value = 1.0;
+    Value gamma = param(prefix + "_gamma", l.pointer, {d}, ones);
+    Value beta = param(prefix + "_beta", l.pointer, {d}, Initializer{runtime::InitKind::Zeros});
+    return LayerNormOp::create(builder_, loc, x.getType(), x, gamma, beta,
+                               builder_.getF64FloatAttr(l.eps));
+  }
+
+  /// One Transformer encoder layer on x (B x L x d): multi-head
+  /// self-attention with Q, K, V and output projections, then a GELU
+  /// feed-forward block, each added to its input (the residual) with a layer
+  /// norm before the sublayer (pre) or after the sum (post). Parameters are
+  /// `<prefix>_{wq,bq,wk,bk,wv,bv,wo,bo,wffn1,bffn1,wffn2,bffn2,ln1_*,ln2_*}`
+  /// (ModelParser's layerParameters lists them for its name checks).
+  Value encoderLayer(Location loc, Value x, const Layer &l, const std::string &prefix) {
+    const int64_t d = widthOf(x), ffn = l.encoder.ffn;
+    Initializer xavier{runtime::InitKind::XavierUniform}, zeros{runtime::InitKind::Zeros};
+    auto project = [&](Value v, const std::string &name, int64_t out) {
+      Value w = param(prefix + "_w" + name, l.pointer, {widthOf(v), out}, xavier);
+      Value b = param(prefix + "_b" + name, l.pointer, {out}, zeros);
+      return linear(loc, v, w, b);
+    };
+    auto residual = [&](Value a, Value b) {
+      return AddOp::create(builder_, loc, a.getType(), ValueRange{a, b}, Value()).getResult();
+    };
+    const bool pre = l.encoder.preNorm;
+    Value offsets = sequenceOffsets(l.inputs[0]);
+    Value a = pre ? layerNorm(loc, x, prefix + "_ln1", l) : x;
+    // One statement each: the parameters are declared in this order.
+    Value q = project(a, "q", d);
+    Value k = project(a, "k", d);
+    Value v = project(a, "v", d);
+    Value attended = AttentionOp::create(builder_, loc, a.getType(), q, k, v, offsets, l.heads,
+                                         l.causal);
+    Value projected = project(attended, "o", d);
+    Value h = residual(x, projected);
+    if (!pre)
+      h = layerNorm(loc, h, prefix + "_ln1", l);
+    Value f = pre ? layerNorm(loc, h, prefix + "_ln2", l) : h;
+    f = activate(loc, project(f, "ffn1", ffn), runtime::Activation::Gelu);
+    f = project(f, "ffn2", d);
+    Value y = residual(h, f);
+    return pre ? y : layerNorm(loc, y, prefix + "_ln2", l);
   }
 
   const Model &model_;

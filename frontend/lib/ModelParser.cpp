@@ -363,6 +363,13 @@ std::vector<std::string> readInputs(const JsonNode &node, bool list,
   return node.getIdentifierList("inputs", minSize);
 }
 
+double readEps(const JsonNode &node) {
+  const double eps = node.getDouble("eps", 1e-5);
+  if (!(eps > 0) || !std::isfinite(eps))
+    node.failAt("eps", "'eps' must be positive and finite");
+  return eps;
+}
+
 Layer readLayer(const JsonNode &node) {
   if (!node.json().is_object())
     node.fail("a layer must be an object, got " + describeType(node.json()));
@@ -370,7 +377,8 @@ Layer readLayer(const JsonNode &node) {
   l.pointer = node.pointer();
   l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
                                  "dot_interaction", "cross", "dot", "add",
-                                 "sequence_pool", "self_attention"});
+                                 "sequence_pool", "self_attention", "layer_norm",
+                                 "encoder"});
   const std::string &t = l.type;
   if (t == "mlp") {
     node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
@@ -416,6 +424,24 @@ Layer readLayer(const JsonNode &node) {
     l.inputs = readInputs(node, false, 1);
     l.heads = node.getInt("heads", 1, 4096, 1);
     l.causal = node.getBool("causal", false);
+  } else if (t == "layer_norm") {
+    node.expectObject("a 'layer_norm' layer", {"name", "type", "input", "eps"});
+    l.inputs = readInputs(node, false, 1);
+    l.eps = readEps(node);
+  } else if (t == "encoder") {
+    node.expectObject("an 'encoder' layer", {"name", "type", "input", "layers", "heads",
+                                             "d_model", "ffn", "dropout", "causal", "norm",
+                                             "eps"});
+    l.inputs = readInputs(node, false, 1);
+    l.encoder.layers = node.getInt("layers", 1, kMaxLayersPerBlock, 1);
+    l.heads = node.getInt("heads", 1, 4096, 1);
+    l.sizes = {node.getInt("d_model", 1, kMaxWidth, 0)}; // 0: the input's width
+    l.encoder.ffn = node.getInt("ffn", 1, kMaxWidth, 0);  // 0: 4 d_model
+    if (node.getDouble("dropout", 0.0) != 0.0)
+      node.failAt("dropout", "dropout is not implemented yet: set 'dropout' to 0 or leave it out");
+    l.causal = node.getBool("causal", false);
+    l.encoder.preNorm = node.getEnum("norm", {"pre", "post"}, "pre") == "pre";
+    l.eps = readEps(node);
   } else if (t == "sequence_pool") {
     node.expectObject("a 'sequence_pool' layer", {"name", "type", "input", "mode"});
     l.inputs = readInputs(node, false, 1);
@@ -721,6 +747,8 @@ private:
       marks[i] = Mark::Done;
       model_.layers.push_back(layers[i]);
       shapeLayer(model_.layers.back());
+      if (readsRows(model_.layers.back()))
+        keepSequence(model_.layers.back());
       if (model_.layers.back().width > kMaxWidth)
         throw SchemaError(layers[i].pointer,
                           "layer '" + layers[i].name + "' has width " +
@@ -735,9 +763,45 @@ private:
   static std::string inputPointer(const Layer &l, size_t k) {
     return l.type == "mlp" || l.type == "dense" || l.type == "activation" ||
                    l.type == "cross" || l.type == "sequence_pool" ||
-                   l.type == "self_attention"
+                   l.type == "self_attention" || l.type == "layer_norm" || l.type == "encoder"
                ? l.pointer + "/input"
                : l.pointer + "/inputs/" + std::to_string(k);
+  }
+
+  /// Whether `l` takes a B x L x D sequence: it reads it row by row (one
+  /// position at a time), attends over it or pools it.
+  static bool readsRows(const Layer &l) {
+    static const std::set<std::string> kinds = {"sequence_pool", "self_attention", "encoder",
+                                                "mlp", "dense", "activation", "add",
+                                                "layer_norm"};
+    return kinds.count(l.type) != 0;
+  }
+
+  /// The sequence feature input `k` of `l` is (itself, or a sequence-valued
+  /// layer's), or "" for a B x width value.
+  std::string sequenceFeatureOf(const Layer &l, size_t k) const {
+    const std::string &in = l.inputs[k];
+    if (const Layer *seq = model_.findLayer(in))
+      return seq->sequence;
+    const Feature *f = model_.findFeature(in);
+    return f && f->kind == FeatureKind::Sequence ? f->name : std::string();
+  }
+
+  /// Layers that read rows keep their input's sequence (its lengths and L).
+  void keepSequence(Layer &l) {
+    if (l.type == "sequence_pool")
+      return;
+    const std::string first = sequenceFeatureOf(l, 0);
+    for (size_t k = 1; k < l.inputs.size(); ++k)
+      if (sequenceFeatureOf(l, k) != first)
+        throw SchemaError(inputPointer(l, k),
+                          "'" + l.type + "' inputs must all be rows of the same sequence, or "
+                          "all B x width: '" + l.inputs[k] + "' and '" + l.inputs[0] +
+                          "' are not");
+    if (first.empty())
+      return;
+    l.sequence = first;
+    l.maxLen = model_.findFeature(first)->hotness;
   }
 
   /// Shape of input `k` of `l`, rejecting labels and (where not accepted)
@@ -753,15 +817,14 @@ private:
         throw SchemaError(inputPointer(l, k),
                           "negatives feature '" + in + "' can only be the "
                           "second input of a 'dot' layer");
-      if (f->kind == FeatureKind::Sequence && l.type != "sequence_pool" &&
-          l.type != "self_attention")
+      if (f->kind == FeatureKind::Sequence && !readsRows(l))
         throw SchemaError(inputPointer(l, k),
                           "sequence feature '" + in + "' is B x " + std::to_string(f->hotness) +
                               " x " + std::to_string(model_.shapeOf(in).width) +
                               ": pool it with a 'sequence_pool' layer first");
     }
     if (const Layer *seq = model_.findLayer(in);
-        seq && !seq->sequence.empty() && l.type != "sequence_pool" && l.type != "self_attention")
+        seq && !seq->sequence.empty() && !readsRows(l))
       throw SchemaError(inputPointer(l, k),
                         "layer '" + in + "' is a sequence, B x " + std::to_string(seq->maxLen) +
                             " x " + std::to_string(seq->width) +
@@ -783,6 +846,18 @@ private:
     return *f;
   }
 
+  /// d_model must be the input's width (the encoder adds no projection in
+  /// front of it); ffn defaults to 4 d_model.
+  void shapeEncoder(Layer &l) {
+    if (l.sizes[0] != 0 && l.sizes[0] != l.width)
+      throw SchemaError(l.pointer + "/d_model",
+                        "'d_model' " + std::to_string(l.sizes[0]) + " must be the width " +
+                            std::to_string(l.width) + " of its input '" + l.inputs[0] + "'");
+    l.sizes[0] = l.width;
+    if (l.encoder.ffn == 0)
+      l.encoder.ffn = 4 * l.width;
+  }
+
   void shapeLayer(Layer &l) {
     const std::string &t = l.type;
     auto widthError = [&](size_t k, const std::string &msg) {
@@ -791,11 +866,11 @@ private:
     if (t == "sequence_pool") {
       sequenceOf(l, "'sequence_pool' pools");
       l.width = inputShape(l, 0, false).width;
-    } else if (t == "self_attention") {
-      const Feature &f = sequenceOf(l, "'self_attention' reads");
+    } else if (t == "self_attention" || t == "encoder") {
+      sequenceOf(l, "'" + t + "' reads");
       l.width = inputShape(l, 0, false).width;
-      l.sequence = f.name;
-      l.maxLen = f.hotness;
+      if (t == "encoder")
+        shapeEncoder(l);
       if (l.width % l.heads != 0)
         throw SchemaError(l.pointer + "/heads", "'heads' " + std::to_string(l.heads) +
                                                     " does not divide the width " +
@@ -804,7 +879,7 @@ private:
     } else if (t == "mlp" || t == "dense") {
       inputShape(l, 0, false);
       l.width = l.sizes.back();
-    } else if (t == "activation" || t == "cross") {
+    } else if (t == "activation" || t == "cross" || t == "layer_norm") {
       l.width = inputShape(l, 0, false).width;
     } else if (t == "concat") {
       for (size_t k = 0; k < l.inputs.size(); ++k)
@@ -890,12 +965,20 @@ private:
 
   ValueShape lossOperand(const JsonNode &node, const std::string &key,
                          const std::string &name) {
-    if (!model_.findLayer(name)) {
+    const Layer *layer = model_.findLayer(name);
+    if (!layer) {
       const Feature *f = model_.findFeature(name);
       if (!f || f->kind == FeatureKind::Label)
         node.failAt(key, "loss " + key + " '" + name + "' is not a layer");
     }
     ValueShape shape = model_.shapeOf(name);
+    const Feature *feature = model_.findFeature(name);
+    if ((layer && !layer->sequence.empty()) ||
+        (feature && feature->kind == FeatureKind::Sequence))
+      node.failAt(key, "loss " + key + " '" + name + "' is a sequence, B x " +
+                           std::to_string(layer ? layer->maxLen : feature->hotness) + " x " +
+                           std::to_string(shape.width) +
+                           "; pool it with a 'sequence_pool' layer first");
     if (shape.count != 0)
       node.failAt(key, "loss " + key + " '" + name +
                            "' is B x " + std::to_string(shape.count) + " x " +
@@ -937,7 +1020,41 @@ private:
                           "table '" + t.name + "' is not used by any feature");
   }
 
-  /// Tables and layer parameters (`<layer>_w<i>`, `<layer>_b<i>`) are
+  /// The parameters the importer declares for `l` (ModelImporter.cpp).
+  static std::vector<std::string> layerParameters(const Layer &l) {
+    std::vector<std::string> symbols;
+    auto norm = [&](const std::string &prefix) {
+      symbols.push_back(prefix + "_gamma");
+      symbols.push_back(prefix + "_beta");
+    };
+    if (l.type == "mlp" || l.type == "dense" || l.type == "cross") {
+      size_t n = l.type == "cross" ? l.numLayers : l.sizes.size();
+      for (size_t i = 0; i < n; ++i) {
+        symbols.push_back(l.name + "_w" + std::to_string(i));
+        if (l.bias)
+          symbols.push_back(l.name + "_b" + std::to_string(i));
+      }
+    } else if (l.type == "add" && l.bias) {
+      symbols.push_back(l.name + "_b0");
+    } else if (l.type == "layer_norm") {
+      norm(l.name);
+    } else if (l.type == "encoder") {
+      for (int64_t i = 0; i < l.encoder.layers; ++i) {
+        const std::string prefix = l.name + "_l" + std::to_string(i);
+        for (const char *p : {"q", "k", "v", "o", "ffn1", "ffn2"}) {
+          symbols.push_back(prefix + "_w" + p);
+          symbols.push_back(prefix + "_b" + p);
+        }
+        norm(prefix + "_ln1");
+        norm(prefix + "_ln2");
+      }
+      if (l.encoder.preNorm)
+        norm(l.name + "_final");
+    }
+    return symbols;
+  }
+
+  /// Tables and layer parameters (`<layer>_w<i>`, `<layer>_b<i>`, ...) are
   /// symbols of one IR module, so their names must differ.
   void checkSymbolClashes() {
     for (const Table &t : model_.tables)
@@ -945,25 +1062,21 @@ private:
         throw SchemaError(t.pointer + "/name",
                           "table name 'forward' is reserved for the forward "
                           "function");
-    for (const Layer &l : model_.layers) {
-      std::vector<std::string> symbols;
-      if (l.type == "mlp" || l.type == "dense" || l.type == "cross") {
-        size_t n = l.type == "cross" ? l.numLayers : l.sizes.size();
-        for (size_t i = 0; i < n; ++i) {
-          symbols.push_back(l.name + "_w" + std::to_string(i));
-          if (l.bias)
-            symbols.push_back(l.name + "_b" + std::to_string(i));
-        }
-      } else if (l.type == "add" && l.bias) {
-        symbols.push_back(l.name + "_b0");
-      }
-      for (const std::string &symbol : symbols)
+    std::map<std::string, const Layer *> owners;
+    for (const Layer &l : model_.layers)
+      for (const std::string &symbol : layerParameters(l)) {
         if (const Table *t = model_.findTable(symbol))
           throw SchemaError(t->pointer + "/name",
                             "table name '" + symbol +
                                 "' clashes with a parameter of layer '" +
                                 l.name + "'; rename one of them");
-    }
+        auto [it, fresh] = owners.emplace(symbol, &l);
+        if (!fresh)
+          throw SchemaError(l.pointer + "/name",
+                            "layers '" + it->second->name + "' and '" + l.name +
+                                "' both have a parameter named '" + symbol +
+                                "'; rename one of them");
+      }
   }
 
   /// Features and layers share one namespace.

@@ -67,8 +67,9 @@ private:
 };
 
 /// The gradient contributions of one value. emb.add sums those of a static
-/// B x N tensor into one; other values (a 1-D bias read twice, a 3-D gather of
-/// negatives used twice), which emb.add cannot sum, keep one entry per use and
+/// B x N (or B x L x N) tensor into one, so a residual stream read by every
+/// layer keeps one backward chain; other values (a 1-D bias read twice, a
+/// dynamic tensor), which emb.add cannot sum, keep one entry per use and
 /// their op's rule runs once per entry (every backward rule is linear in the
 /// gradient of the result, so this is the same as summing first).
 using GradList = SmallVector<Value, 1>;
@@ -79,7 +80,8 @@ void accumulate(OpBuilder &b, Location loc, DenseMap<Value, GradList> &grads,
                 Value value, Value grad) {
   GradList &list = grads[value];
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  bool summable = type && type.getRank() == 2 && type.hasStaticShape();
+  bool summable = type && type.getRank() >= 2 && type.hasStaticShape() &&
+                  isa<FloatType>(type.getElementType());
   if (!list.empty() && summable)
     list.front() = AddOp::create(b, loc, value.getType(),
                                  ValueRange{list.front(), grad}, Value());

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 func.func @input_rank(%x: tensor<8xf32>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'emb.dense' op 'input' must be a static 2-D tensor, got 'tensor<8xf32>'}}
+  // expected-error @+1 {{'emb.dense' op 'input' must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<8xf32>'}}
   %0 = emb.dense %x, %w : tensor<8xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
@@ -14,7 +14,7 @@ func.func @input_rank(%x: tensor<8xf32>, %w: tensor<8x4xf32>) -> tensor<8x4xf32>
 // -----
 
 func.func @input_dynamic(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'emb.dense' op 'input' must be a static 2-D tensor, got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'emb.dense' op 'input' must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<?x8xf32>'}}
   %0 = emb.dense %x, %w : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
@@ -30,7 +30,7 @@ func.func @weight_rank(%x: tensor<2x8xf32>, %w: tensor<8x4x1xf32>) -> tensor<2x4
 // -----
 
 func.func @result_dynamic(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x?xf32> {
-  // expected-error @+1 {{'emb.dense' op 'result' must be a static 2-D tensor, got 'tensor<2x?xf32>'}}
+  // expected-error @+1 {{'emb.dense' op result type must be 'tensor<2x4xf32>', got 'tensor<2x?xf32>'}}
   %0 = emb.dense %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x?xf32>
   return %0 : tensor<2x?xf32>
 }
@@ -46,7 +46,7 @@ func.func @inner_dim(%x: tensor<2x8xf32>, %w: tensor<6x4xf32>) -> tensor<2x4xf32
 // -----
 
 func.func @result_shape(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'emb.dense' op result shape must be 2x4, got 2x8}}
+  // expected-error @+1 {{'emb.dense' op result type must be 'tensor<2x4xf32>', got 'tensor<2x8xf32>'}}
   %0 = emb.dense %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
@@ -54,9 +54,18 @@ func.func @result_shape(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x8x
 // -----
 
 func.func @result_batch(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<3x4xf32> {
-  // expected-error @+1 {{'emb.dense' op result shape must be 2x4, got 3x4}}
+  // expected-error @+1 {{'emb.dense' op result type must be 'tensor<2x4xf32>', got 'tensor<3x4xf32>'}}
   %0 = emb.dense %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// On a sequence, every position is a row: the result keeps B x L.
+func.func @result_positions(%x: tensor<2x3x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{'emb.dense' op result type must be 'tensor<2x3x4xf32>', got 'tensor<2x4x4xf32>'}}
+  %0 = emb.dense %x, %w : tensor<2x3x8xf32>, tensor<8x4xf32> -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
 }
 
 // -----
@@ -184,7 +193,7 @@ func.func @add_empty(%g: tensor<1xf32>) -> tensor<2x1xf32> {
 // -----
 
 func.func @add_result(%a: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'emb.add' op 'result' must be a static 2-D tensor, got 'tensor<2xf32>'}}
+  // expected-error @+1 {{'emb.add' op result must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<2xf32>'}}
   %0 = emb.add %a, %a : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }

@@ -1,4 +1,4 @@
-// Round trip of emb.dense (with and without bias), emb.activation (every kind), emb.concat and emb.add (with and without bias).
+// Round trip of emb.dense (with and without bias, on B x K and B x L x K), emb.activation (every kind), emb.concat and emb.add (with and without bias).
 // RUN: emb-opt %s | emb-opt | FileCheck %s
 
 // CHECK-LABEL: func.func @dense
@@ -11,6 +11,18 @@ func.func @dense(%x: tensor<8x13xf32>, %w: tensor<13x64xf32>, %b: tensor<64xf32>
   %0 = emb.dense %x, %w, %b : tensor<8x13xf32>, tensor<13x64xf32>, tensor<64xf32> -> tensor<8x64xf32>
   %1 = emb.dense %x, %w : tensor<8x13xf32>, tensor<13x64xf32> -> tensor<8x64xf32>
   return %0, %1 : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// A dense layer and a sum apply to every row: here each of B x L positions.
+// CHECK-LABEL: func.func @dense_on_sequence
+// CHECK-NEXT:    %[[Y:.*]] = emb.dense %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16x8xf32>, tensor<8x32xf32>, tensor<32xf32> -> tensor<4x16x32xf32>
+// CHECK-NEXT:    %[[S:.*]] = emb.add %[[Y]], %[[Y]] bias %{{.*}} : tensor<4x16x32xf32>, tensor<4x16x32xf32> bias tensor<32xf32> -> tensor<4x16x32xf32>
+// CHECK-NEXT:    return %[[S]]
+func.func @dense_on_sequence(%x: tensor<4x16x8xf32>, %w: tensor<8x32xf32>, %b: tensor<32xf32>)
+    -> tensor<4x16x32xf32> {
+  %0 = emb.dense %x, %w, %b : tensor<4x16x8xf32>, tensor<8x32xf32>, tensor<32xf32> -> tensor<4x16x32xf32>
+  %1 = emb.add %0, %0 bias %b : tensor<4x16x32xf32>, tensor<4x16x32xf32> bias tensor<32xf32> -> tensor<4x16x32xf32>
+  return %1 : tensor<4x16x32xf32>
 }
 
 // CHECK-LABEL: func.func @activations

@@ -58,7 +58,7 @@ func.func @element_type(%x: tensor<8x1xf32>, %y: tensor<8x1xbf16>) {
 // -----
 
 func.func @dense_grad_input_grad_rank(%dy: tensor<64xf32>, %w: tensor<13x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_input' op 'grad' must be a static 2-D tensor, got 'tensor<64xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_input' op 'grad' must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<64xf32>'}}
   %0 = emb.dense_grad_input %dy, %w : tensor<64xf32>, tensor<13x64xf32> -> tensor<8x13xf32>
   return
 }
@@ -74,7 +74,7 @@ func.func @dense_grad_input_weight_dynamic(%dy: tensor<8x64xf32>, %w: tensor<?x6
 // -----
 
 func.func @dense_grad_input_result_rank(%dy: tensor<8x64xf32>, %w: tensor<13x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_input' op result must be a static 2-D tensor, got 'tensor<8x13x1xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_input' op expected grad [rows] x N, weight K x N and result [rows] x K, got 'tensor<8x64xf32>', 'tensor<13x64xf32>', 'tensor<8x13x1xf32>'}}
   %0 = emb.dense_grad_input %dy, %w : tensor<8x64xf32>, tensor<13x64xf32> -> tensor<8x13x1xf32>
   return
 }
@@ -82,7 +82,7 @@ func.func @dense_grad_input_result_rank(%dy: tensor<8x64xf32>, %w: tensor<13x64x
 // -----
 
 func.func @dense_grad_input_width(%dy: tensor<8x32xf32>, %w: tensor<13x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_input' op expected grad B x N, weight K x N and result B x K, got 'tensor<8x32xf32>', 'tensor<13x64xf32>', 'tensor<8x13xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_input' op expected grad [rows] x N, weight K x N and result [rows] x K, got 'tensor<8x32xf32>', 'tensor<13x64xf32>', 'tensor<8x13xf32>'}}
   %0 = emb.dense_grad_input %dy, %w : tensor<8x32xf32>, tensor<13x64xf32> -> tensor<8x13xf32>
   return
 }
@@ -90,7 +90,7 @@ func.func @dense_grad_input_width(%dy: tensor<8x32xf32>, %w: tensor<13x64xf32>) 
 // -----
 
 func.func @dense_grad_input_result(%dy: tensor<8x64xf32>, %w: tensor<13x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_input' op expected grad B x N, weight K x N and result B x K, got 'tensor<8x64xf32>', 'tensor<13x64xf32>', 'tensor<4x13xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_input' op expected grad [rows] x N, weight K x N and result [rows] x K, got 'tensor<8x64xf32>', 'tensor<13x64xf32>', 'tensor<4x13xf32>'}}
   %0 = emb.dense_grad_input %dy, %w : tensor<8x64xf32>, tensor<13x64xf32> -> tensor<4x13xf32>
   return
 }
@@ -110,7 +110,7 @@ func.func @dense_grad_input_element(%dy: tensor<8x64xbf16>, %w: tensor<13x64xf32
 // -----
 
 func.func @dense_grad_weight_input_rank(%x: tensor<8x13x1xf32>, %dy: tensor<8x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_weight' op 'input' must be a static 2-D tensor, got 'tensor<8x13x1xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_weight' op expected input [rows] x K, grad [rows] x N and result K x N, got 'tensor<8x13x1xf32>', 'tensor<8x64xf32>', 'tensor<13x64xf32>'}}
   %0 = emb.dense_grad_weight %x, %dy : tensor<8x13x1xf32>, tensor<8x64xf32> -> tensor<13x64xf32>
   return
 }
@@ -118,7 +118,7 @@ func.func @dense_grad_weight_input_rank(%x: tensor<8x13x1xf32>, %dy: tensor<8x64
 // -----
 
 func.func @dense_grad_weight_grad_dynamic(%x: tensor<8x13xf32>, %dy: tensor<?x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_weight' op 'grad' must be a static 2-D tensor, got 'tensor<?x64xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_weight' op 'grad' must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<?x64xf32>'}}
   %0 = emb.dense_grad_weight %x, %dy : tensor<8x13xf32>, tensor<?x64xf32> -> tensor<13x64xf32>
   return
 }
@@ -134,7 +134,7 @@ func.func @dense_grad_weight_result_rank(%x: tensor<8x13xf32>, %dy: tensor<8x64x
 // -----
 
 func.func @dense_grad_weight_batch(%x: tensor<8x13xf32>, %dy: tensor<4x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_weight' op expected input B x K, grad B x N and result K x N, got 'tensor<8x13xf32>', 'tensor<4x64xf32>', 'tensor<13x64xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_weight' op expected input [rows] x K, grad [rows] x N and result K x N, got 'tensor<8x13xf32>', 'tensor<4x64xf32>', 'tensor<13x64xf32>'}}
   %0 = emb.dense_grad_weight %x, %dy : tensor<8x13xf32>, tensor<4x64xf32> -> tensor<13x64xf32>
   return
 }
@@ -142,7 +142,7 @@ func.func @dense_grad_weight_batch(%x: tensor<8x13xf32>, %dy: tensor<4x64xf32>) 
 // -----
 
 func.func @dense_grad_weight_transposed(%x: tensor<8x13xf32>, %dy: tensor<8x64xf32>) {
-  // expected-error @+1 {{'emb.dense_grad_weight' op expected input B x K, grad B x N and result K x N, got 'tensor<8x13xf32>', 'tensor<8x64xf32>', 'tensor<64x13xf32>'}}
+  // expected-error @+1 {{'emb.dense_grad_weight' op expected input [rows] x K, grad [rows] x N and result K x N, got 'tensor<8x13xf32>', 'tensor<8x64xf32>', 'tensor<64x13xf32>'}}
   %0 = emb.dense_grad_weight %x, %dy : tensor<8x13xf32>, tensor<8x64xf32> -> tensor<64x13xf32>
   return
 }
@@ -162,7 +162,7 @@ func.func @dense_grad_weight_element(%x: tensor<8x13xf16>, %dy: tensor<8x64xf16>
 // -----
 
 func.func @bias_grad_rank(%dy: tensor<64xf32>) {
-  // expected-error @+1 {{'emb.bias_grad' op 'grad' must be a static 2-D tensor, got 'tensor<64xf32>'}}
+  // expected-error @+1 {{'emb.bias_grad' op 'grad' must be a static tensor of rank 2 or more (rows x columns, or B x L x columns), got 'tensor<64xf32>'}}
   %0 = emb.bias_grad %dy : tensor<64xf32> -> tensor<64xf32>
   return
 }

@@ -1,6 +1,6 @@
-// emb.attention the whole way: -emb-autodiff builds one attention_grad per
-// use of the gradient (the three operands are one value here, so their
-// three gradients each reach the lookup), -emb-to-plan lowers both kernels
+// emb.attention the whole way: -emb-autodiff sums the three gradients of
+// its operands (one value here) and builds one chain back to the lookup,
+// -emb-to-plan lowers both kernels
 // with their heads and causal flag, the CUDA program computes what the CPU
 // computes (emb-parity on the emulated device), and the model learns.
 // RUN: emb-opt %s -emb-autodiff | FileCheck %s --check-prefix=GRAD
@@ -15,9 +15,10 @@
 // GRAD:      %[[X:.*]] = emb.positions
 // GRAD:      emb.attention %[[X]], %[[X]], %[[X]], %{{.*}} heads(2) causal
 // GRAD:      %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = emb.attention_grad %{{.*}}, %[[X]], %[[X]], %[[X]], %{{.*}} heads(2) causal
-// GRAD-DAG:  emb.positions_grad %[[DQ]]
-// GRAD-DAG:  emb.positions_grad %[[DK]]
-// GRAD-DAG:  emb.positions_grad %[[DV]]
+// GRAD-NEXT: %[[S:.*]] = emb.add %[[DQ]], %[[DK]] : tensor<16x6x8xf32>
+// GRAD-NEXT: %[[D:.*]] = emb.add %[[S]], %[[DV]] : tensor<16x6x8xf32>
+// GRAD-NEXT: emb.positions_grad %[[D]]
+// GRAD-NOT:  emb.positions_grad
 
 // PLAN: "attrs": { "causal": true, "heads": 2 }, "bytes": {{[0-9]+}}, "inputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ], "op": "attention"
 // PLAN: "attrs": { "causal": true, "heads": 2 }, "bytes": {{[0-9]+}}, "inputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ], "op": "attention_grad", "outputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ]

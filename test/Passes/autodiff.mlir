@@ -281,17 +281,17 @@ module @neg_sampling attributes {emb.training = #emb.training<batch_size = 4, de
 
 // -----
 
-// Gathered negatives used by two dots: their B x K x D gradients cannot be
-// summed with emb.add, so each use appends its own rows (coalesce_rows sums
-// the duplicates before the update).
+// Gathered negatives used by two dots: emb.add sums their B x K x D
+// gradients (it sums any static float tensor of rank 2 or more, row by row),
+// so the table gets one set of rows.
 // CHECK-LABEL: module @gather_twice
 // CHECK:         %[[N:.*]] = emb.gather @out[%[[NEG:.*]]] : tensor<4x3xi64> -> tensor<4x3x8xf32>
 // CHECK:         %[[G:.*]]:2 = emb.loss_grad neg_sampling
 // CHECK-NEXT:    %{{.*}}, %[[DN1:.*]] = emb.dot_grad %[[G]]#1, %{{.*}}, %[[N]]
 // CHECK-NEXT:    %{{.*}}, %[[DN2:.*]] = emb.dot_grad %[[G]]#1, %{{.*}}, %[[N]]
-// CHECK-NOT:     emb.add {{.*}}x3x8xf32
-// CHECK:         emb.accumulate_rows @out[%[[NEG]]], %[[DN1]] : tensor<4x3xi64>, tensor<4x3x8xf32>
-// CHECK-NEXT:    emb.accumulate_rows @out[%[[NEG]]], %[[DN2]] : tensor<4x3xi64>, tensor<4x3x8xf32>
+// CHECK-NEXT:    %[[DN:.*]] = emb.add %[[DN1]], %[[DN2]] : tensor<4x3x8xf32>, tensor<4x3x8xf32> -> tensor<4x3x8xf32>
+// CHECK:         emb.accumulate_rows @out[%[[NEG]]], %[[DN]] : tensor<4x3xi64>, tensor<4x3x8xf32>
+// CHECK-NOT:     emb.accumulate_rows @out[%[[NEG]]]
 // CHECK:         func.func @update()
 // CHECK-NEXT:      emb.coalesce_rows @out
 // CHECK-NEXT:      emb.coalesce_rows @in

@@ -57,10 +57,9 @@ Arg biasArg(const CudaEmitter &em, int32_t id, int64_t N) {
 void lowerDense(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const bool bias = k.inputs.size() == 3;
   expectCounts(k, bias ? 3 : 2, 1);
-  const rt::Buffer &x = f32Matrix(em, k.inputs[0], -1, -1, "input");
-  const int64_t B = x.shape[0], K = x.shape[1];
+  const auto [B, K] = f32Rows(em, k.inputs[0], -1, -1, "input");
   const int64_t N = f32Matrix(em, k.inputs[1], K, -1, "weight").shape[1];
-  f32Matrix(em, k.outputs[0], B, N, "output");
+  f32Rows(em, k.outputs[0], B, N, "output");
   std::optional<Arg> b;
   if (bias)
     b = biasArg(em, k.inputs[2], N);
@@ -80,13 +79,12 @@ void lowerDenseAct(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
                        (bias ? "3 inputs (x, w, b)" : "2 inputs (x, w)") +
                        " and 1 or 2 outputs (y, [z]), got " + std::to_string(k.inputs.size()) +
                        " and " + std::to_string(k.outputs.size()));
-  const rt::Buffer &xb = f32Matrix(em, k.inputs[0], -1, -1, "input");
-  const int64_t B = xb.shape[0], K = xb.shape[1];
+  const auto [B, K] = f32Rows(em, k.inputs[0], -1, -1, "input");
   const int64_t N = f32Matrix(em, k.inputs[1], K, -1, "weight").shape[1];
-  f32Matrix(em, k.outputs[0], B, N, "output");
+  f32Rows(em, k.outputs[0], B, N, "output");
   const bool keepZ = k.outputs.size() == 2;
   if (keepZ)
-    f32Matrix(em, k.outputs[1], B, N, "pre-activation output");
+    f32Rows(em, k.outputs[1], B, N, "pre-activation output");
   std::optional<Arg> b;
   if (bias)
     b = biasArg(em, k.inputs[2], N);
@@ -142,9 +140,8 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     throw CodegenError("gelu cannot be differentiated from its output");
   expectCounts(k, activated ? 4 : 3, size_t(activated) + 1 + size_t(bias) + size_t(inputGrad));
   const size_t xAt = activated ? 2 : 1;
-  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
-  const int64_t B = dyb.shape[0], N = dyb.shape[1];
-  const int64_t K = f32Matrix(em, k.inputs[xAt], B, -1, "layer input").shape[1];
+  const auto [B, N] = f32Rows(em, k.inputs[0], -1, -1, "output gradient");
+  const int64_t K = f32Rows(em, k.inputs[xAt], B, -1, "layer input").cols;
   f32Matrix(em, k.inputs[xAt + 1], K, N, "weight");
   if (activated)
     expectNumel(em, k.inputs[1], B * N, fromOutput ? "activation output" : "pre-activation");
@@ -208,10 +205,9 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
 // dense_grad_input: dy (B x N), w (K x N) -> dx = dy w^T (B x K).
 void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
-  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
-  const int64_t B = dyb.shape[0], N = dyb.shape[1];
+  const auto [B, N] = f32Rows(em, k.inputs[0], -1, -1, "output gradient");
   const int64_t K = f32Matrix(em, k.inputs[1], -1, N, "weight").shape[0];
-  f32Matrix(em, k.outputs[0], B, K, "input gradient");
+  f32Rows(em, k.outputs[0], B, K, "input gradient");
   const rt::DType abType = computeTypeOf(k);
   const auto r = emitRoundedOperands(
       em, out, abType,
@@ -224,9 +220,8 @@ void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
 // overwritten (accumulate_grad adds it to the parameter's gradient).
 void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
-  const rt::Buffer &xb = f32Matrix(em, k.inputs[0], -1, -1, "layer input");
-  const int64_t B = xb.shape[0], K = xb.shape[1];
-  const int64_t N = f32Matrix(em, k.inputs[1], B, -1, "output gradient").shape[1];
+  const auto [B, K] = f32Rows(em, k.inputs[0], -1, -1, "layer input");
+  const int64_t N = f32Rows(em, k.inputs[1], B, -1, "output gradient").cols;
   expectNumel(em, k.outputs[0], K * N, "weight gradient");
   const rt::DType abType = computeTypeOf(k);
   const auto r = emitRoundedOperands(
@@ -238,10 +233,10 @@ void lowerDenseGradWeight(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &
 // bias_grad: dy (B x N) -> db = column sums of dy, overwritten.
 void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 1, 1);
-  const rt::Buffer &dyb = f32Matrix(em, k.inputs[0], -1, -1, "output gradient");
+  const auto [rows, cols] = f32Rows(em, k.inputs[0], -1, -1, "output gradient");
   ColumnSum c;
   c.hint = k.op;
-  c.rows = dyb.shape[0], c.cols = dyb.shape[1];
+  c.rows = rows, c.cols = cols;
   c.dy = CudaEmitter::buf(k.inputs[0]);
   biasArg(em, k.outputs[0], c.cols);
   c.db = CudaEmitter::buf(k.outputs[0]);

@@ -63,8 +63,7 @@ void lowerAdd(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
                        (bias ? "2 inputs (with the bias)" : "1 input") + " and 1 output, got " +
                        std::to_string(k.inputs.size()) + " and " +
                        std::to_string(k.outputs.size()));
-  const rt::Buffer &y = f32Matrix(em, k.outputs[0], -1, -1, "output");
-  const int64_t B = y.shape[0], N = y.shape[1];
+  const auto [B, N] = f32Rows(em, k.outputs[0], -1, -1, "output");
   Elementwise e;
   e.hint = k.op;
   e.n = B * N;

@@ -201,6 +201,14 @@ int64_t numel(const runtime::Buffer &buffer);
 /// The buffer `id`, which must be f32; `what` names it in the error.
 const runtime::Buffer &f32Buffer(const CudaEmitter &em, int32_t id, const std::string &what);
 /// The f32 matrix `id`, which must be rows x cols (either -1: any) and non-empty.
+/// An f32 buffer read as rows x columns: rank 2 or more, its rows every
+/// dimension but the last (the batch, or B x L positions of a sequence),
+/// each `rows` and `cols` when >= 0. Dense layers and sums run on rows.
+struct RowMatrix {
+  int64_t rows = 0, cols = 0;
+};
+RowMatrix f32Rows(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
+                  const std::string &what);
 const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows, int64_t cols,
                                  const std::string &what);
 /// The buffer `id`, which must be f32 with n elements.

@@ -44,6 +44,23 @@ const rt::Buffer &codegen::f32Matrix(const CudaEmitter &em, int32_t id, int64_t 
   return b;
 }
 
+codegen::RowMatrix codegen::f32Rows(const CudaEmitter &em, int32_t id, int64_t rows,
+                                    int64_t cols, const std::string &what) {
+  const rt::Buffer &b = f32Buffer(em, id, what);
+  RowMatrix m;
+  if (b.shape.size() >= 2) {
+    m.cols = b.shape.back();
+    m.rows = m.cols > 0 ? numel(b) / m.cols : 0;
+  }
+  if (b.shape.size() < 2 || (rows >= 0 && m.rows != rows) || (cols >= 0 && m.cols != cols))
+    throw CodegenError(what + " '" + b.name + "' is " + shapeText(b) + ", expected " +
+                       (rows >= 0 ? std::to_string(rows) : "B") + " rows of " +
+                       (cols >= 0 ? std::to_string(cols) : "N"));
+  if (m.rows < 1 || m.cols < 1)
+    throw CodegenError(what + " '" + b.name + "' is empty " + shapeText(b));
+  return m;
+}
+
 const rt::Buffer &codegen::expectNumel(const CudaEmitter &em, int32_t id, int64_t n,
                                        const std::string &what) {
   const rt::Buffer &b = f32Buffer(em, id, what);

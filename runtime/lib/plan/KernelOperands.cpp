@@ -24,37 +24,38 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   Operands o(kernel, plan, at);
   const size_t ins = kernel.inputs.size();
   switch (op) {
+  // B below is the rows: the batch, or B x L positions of a sequence.
   case KernelOp::Dense:      // x (B x K), w (K x N), [b (N)] -> B x N
   case KernelOp::DenseAct: { // the same -> y (B x N), [z (B x N)]
     o.allF32();
-    auto [B, K] = o.matrix(true, 0);
+    auto [B, K] = o.rows(true, 0);
     auto [K2, N] = o.matrix(true, 1, K);
     (void)K2;
     if (ins == 3)
       o.count(true, 2, N);
     for (size_t i = 0; i < kernel.outputs.size(); ++i)
-      o.matrix(false, i, B, N);
+      o.rows(false, i, B, N);
     break;
   }
   case KernelOp::DenseGradInput: { // dy (B x N), w (K x N) -> B x K
     o.allF32();
-    auto [B, N] = o.matrix(true, 0);
+    auto [B, N] = o.rows(true, 0);
     auto [K, N2] = o.matrix(true, 1, -1, N);
     (void)N2;
-    o.matrix(false, 0, B, K);
+    o.rows(false, 0, B, K);
     break;
   }
   case KernelOp::DenseGradWeight: { // x (B x K), dy (B x N) -> K x N
     o.allF32();
-    auto [B, K] = o.matrix(true, 0);
-    auto [B2, N] = o.matrix(true, 1, B);
+    auto [B, K] = o.rows(true, 0);
+    auto [B2, N] = o.rows(true, 1, B);
     (void)B2;
     o.matrix(false, 0, K, N);
     break;
   }
   case KernelOp::BiasGrad: { // dy (B x N) -> N
     o.allF32();
-    auto [B, N] = o.matrix(true, 0);
+    auto [B, N] = o.rows(true, 0);
     (void)B;
     o.count(false, 0, N);
     break;
@@ -225,7 +226,7 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   case KernelOp::Add: { // x_i (B x N), [bias (N), last] -> B x N
     o.allF32();
     const bool bias = kernel.attrs.value("bias", false);
-    auto [B, N] = o.matrix(false, 0);
+    auto [B, N] = o.rows(false, 0);
     if (bias && ins < 2)
       o.fail(true, 0, "is alone, but the kernel adds a bias after its inputs");
     for (size_t i = 0; i + (bias ? 1 : 0) < ins; ++i)
@@ -294,8 +295,8 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   case KernelOp::DenseActGrad: { // dy, [a], x, w -> [dz], dW, [db], [dx]
     o.allF32();
     const size_t x = ins - 2, w = ins - 1;
-    auto [B, N] = o.matrix(true, 0);
-    auto [B2, K] = o.matrix(true, x, B);
+    auto [B, N] = o.rows(true, 0);
+    auto [B2, K] = o.rows(true, x, B);
     (void)B2;
     o.matrix(true, w, K, N);
     if (ins == 4)

@@ -63,6 +63,25 @@ public:
                (cols >= 0 ? std::to_string(cols) : std::string("any")) + ", got " + shapeText(b));
     return ok() ? std::pair{b.shape[0], b.shape[1]} : std::pair<int64_t, int64_t>{0, 0};
   }
+  /// Input (or output) `i` is read as rows x columns: rank 2 or more, its
+  /// rows every dimension but the last (B, or B x L of a sequence), each
+  /// `rows` and `cols` when >= 0; returns them.
+  std::pair<int64_t, int64_t> rows(bool input, size_t i, int64_t rows = -1, int64_t cols = -1) {
+    const Buffer &b = input ? in(i) : out(i);
+    if (!ok())
+      return {0, 0};
+    int64_t r = 1;
+    for (size_t d = 0; d + 1 < b.shape.size(); ++d)
+      r *= b.shape[d];
+    const int64_t c = b.shape.empty() ? 0 : b.shape.back();
+    if (b.shape.size() < 2)
+      fail(input, i, "must be rows x columns (rank 2 or more), got " + shapeText(b));
+    else if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols))
+      fail(input, i,
+           "must be " + (rows >= 0 ? std::to_string(rows) : std::string("any")) + " rows of " +
+               (cols >= 0 ? std::to_string(cols) : std::string("any")) + ", got " + shapeText(b));
+    return ok() ? std::pair{r, c} : std::pair<int64_t, int64_t>{0, 0};
+  }
   /// Input (or output) `i` holds `n` values.
   void count(bool input, size_t i, int64_t n) {
     const Buffer &b = input ? in(i) : out(i);

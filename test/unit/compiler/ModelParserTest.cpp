@@ -154,7 +154,7 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
                        "mf_movielens.json", "skipgram.json", "text_classifier.json",
-                       "two_tower.json", "wide_deep.json"}));
+                       "transformer_layer.json", "two_tower.json", "wide_deep.json"}));
   for (const std::string &name : names) {
     SCOPED_TRACE(name);
     std::optional<Model> m = parseExample(name);
@@ -609,6 +609,106 @@ TEST(ModelParser, SequenceErrorsNameTheField) {
   j["layers"][0]["mode"] = "last";
   e = parseError(j.dump());
   EXPECT_EQ(e.pointer, "/layers/0/mode");
+}
+
+/// sequenceModel() with an encoder between the sequence and its pooling:
+/// layers enc, pooled, out, cat.
+Json encoderModel() {
+  Json j = sequenceModel();
+  j["layers"].insert(j["layers"].begin(),
+                     Json::parse(R"({"name": "enc", "type": "encoder", "input": "ids", "layers": 2,
+                                     "heads": 2})"));
+  j["layers"][1]["input"] = "enc";
+  return j;
+}
+
+TEST(ModelParser, EncoderIsASequenceLayer) {
+  Json j = encoderModel();
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  expectWellFormed(*m);
+  const Layer *enc = m->findLayer("enc");
+  EXPECT_EQ(enc->sequence, "ids");
+  EXPECT_EQ(enc->maxLen, 12);
+  EXPECT_EQ(enc->width, 4);
+  EXPECT_EQ(enc->encoder.layers, 2);
+  EXPECT_EQ(enc->encoder.ffn, 16); // 4 d_model
+  EXPECT_TRUE(enc->encoder.preNorm);
+  EXPECT_EQ(enc->heads, 2);
+  EXPECT_EQ(m->findLayer("pooled")->width, 4);
+
+  // Row-wise layers keep the sequence: a dense projection, a layer norm and
+  // a residual sum of two sequence layers.
+  j["layers"][0]["norm"] = "post";
+  j["layers"][0]["ffn"] = 6;
+  j["layers"][0]["d_model"] = 4;
+  j["layers"].push_back(Json::parse(R"({"name": "proj", "type": "dense", "input": "enc", "size": 4})"));
+  j["layers"].push_back(Json::parse(R"({"name": "sum", "type": "add", "inputs": ["proj", "ids"]})"));
+  j["layers"].push_back(Json::parse(R"({"name": "norm", "type": "layer_norm", "input": "sum"})"));
+  j["layers"][1]["input"] = "norm";
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->findLayer("enc")->encoder.preNorm);
+  EXPECT_EQ(m->findLayer("enc")->encoder.ffn, 6);
+  for (const char *name : {"proj", "sum", "norm"}) {
+    EXPECT_EQ(m->findLayer(name)->sequence, "ids") << name;
+    EXPECT_EQ(m->findLayer(name)->maxLen, 12) << name;
+  }
+}
+
+TEST(ModelParser, EncoderErrorsNameTheField) {
+  Json j = encoderModel();
+  j["layers"][0]["heads"] = 3;
+  expectParseError(j, "/layers/0/heads", "'heads' 3 does not divide the width 4 of 'ids'");
+  j = encoderModel();
+  j["layers"][0]["d_model"] = 8;
+  expectParseError(j, "/layers/0/d_model", "'d_model' 8 must be the width 4 of its input 'ids'");
+  j = encoderModel();
+  j["layers"][0]["dropout"] = 0.1;
+  expectParseError(j, "/layers/0/dropout",
+                   "dropout is not implemented yet: set 'dropout' to 0 or leave it out");
+  j = encoderModel();
+  j["layers"][0]["norm"] = "sandwich";
+  EXPECT_EQ(parseError(j.dump()).pointer, "/layers/0/norm");
+  j = encoderModel();
+  j["layers"][0]["eps"] = 0;
+  expectParseError(j, "/layers/0/eps", "'eps' must be positive and finite");
+  j = encoderModel();
+  j["layers"][0]["input"] = "x";
+  expectParseError(j, "/layers/0/input",
+                   "'encoder' reads a sequence feature or a sequence layer; 'x' is not one");
+  // A sequence layer must be pooled before a layer that mixes features.
+  j = encoderModel();
+  j["layers"][3]["inputs"][1] = "enc";
+  expectParseError(j, "/layers/3/inputs/1",
+                   "layer 'enc' is a sequence, B x 12 x 4: pool it with a 'sequence_pool' layer "
+                   "first");
+  // ... and before the loss.
+  j = encoderModel();
+  j["loss"]["input"] = "enc";
+  expectParseError(j, "/loss/input",
+                   "loss input 'enc' is a sequence, B x 12 x 4; pool it with a 'sequence_pool' "
+                   "layer first");
+  // A residual sum of a sequence and a B x width value.
+  j = encoderModel();
+  j["layers"].push_back(Json::parse(R"({"name": "bad", "type": "add", "inputs": ["enc", "x"]})"));
+  expectParseError(j, "/layers/4/inputs/1",
+                   "'add' inputs must all be rows of the same sequence, or all B x width: 'x' "
+                   "and 'enc' are not");
+  // The encoder's parameters are symbols: a table may not take their names.
+  j = encoderModel();
+  j["embeddings"][0]["name"] = "enc_l1_wffn2";
+  j["features"][1]["table"] = "enc_l1_wffn2";
+  expectParseError(j, "/embeddings/0/name",
+                   "table name 'enc_l1_wffn2' clashes with a parameter of layer 'enc'; rename "
+                   "one of them");
+  // Nor may another layer's parameters.
+  j = encoderModel();
+  j["layers"].push_back(Json::parse(R"({"name": "enc_final", "type": "layer_norm", "input": "enc"})"));
+  j["layers"][1]["input"] = "enc_final";
+  expectParseError(j, "/layers/4/name",
+                   "layers 'enc' and 'enc_final' both have a parameter named 'enc_final_gamma'; "
+                   "rename one of them");
 }
 
 TEST(ModelParser, OptimizerDefaults) {

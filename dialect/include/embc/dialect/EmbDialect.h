@@ -97,6 +97,19 @@ constexpr llvm::StringLiteral kForwardFuncName = "forward";
 /// same element type (compute ops do not mix precisions implicitly).
 mlir::LogicalResult verifySameFloatElementType(mlir::Operation *op);
 
+/// Checks that `v` is a static tensor of rank 2 or more, read as a matrix of
+/// rows (every dimension but the last: B, or B x L for a sequence) by its
+/// last dimension; names it `what` in the error. Dense layers, sums and
+/// their gradients apply to each row alike.
+mlir::LogicalResult verifyRowMatrix(mlir::Operation *op, mlir::Value v, llvm::StringRef what);
+
+/// The rows of a tensor `verifyRowMatrix` accepts: the product of every
+/// dimension but the last.
+int64_t getRowCount(mlir::Value v);
+
+/// `shape` with its last dimension replaced by `width`.
+llvm::SmallVector<int64_t> withLastDim(llvm::ArrayRef<int64_t> shape, int64_t width);
+
 /// Bytes of one element of the tensor `v` (2 for f16/bf16, 4 for f32); the
 /// cost model multiplies element counts by it.
 int64_t getElementBytes(mlir::Value v);

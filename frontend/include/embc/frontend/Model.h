@@ -72,7 +72,7 @@ struct Layer {
   std::string name;
   std::string pointer;
   std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add,
-                    ///< sequence_pool, self_attention
+                    ///< sequence_pool, self_attention, layer_norm, encoder
   std::vector<std::string> inputs;
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
   runtime::Activation activation = runtime::Activation::None;
@@ -82,11 +82,21 @@ struct Layer {
   bool selfInteraction = false, keepFirst = true;
   int64_t numLayers = 1;         ///< cross
   runtime::SequencePooling sequencePooling = runtime::SequencePooling::Mean; ///< sequence_pool
-  int64_t heads = 1;             ///< self_attention
-  bool causal = false;           ///< self_attention
+  int64_t heads = 1;             ///< self_attention, encoder
+  bool causal = false;           ///< self_attention, encoder
+  double eps = 1e-5;             ///< layer_norm, encoder
+  /// encoder: `layers` Transformer encoder layers of width d_model (the
+  /// input's), each self-attention with Q, K, V and output projections,
+  /// then a GELU feed-forward block of `ffn`, each sublayer with a
+  /// residual and a layer norm before (pre) or after (post) it.
+  struct Encoder {
+    int64_t layers = 1, ffn = 0;
+    bool preNorm = true;
+  } encoder;
   // Computed by the checker:
-  /// The sequence feature whose lengths a sequence-valued layer
-  /// (self_attention) carries; empty for a B x width layer.
+  /// The sequence feature whose lengths a sequence-valued layer (one that
+  /// reads a sequence row by row: self_attention, encoder, mlp, dense,
+  /// activation, add, layer_norm) carries; empty for a B x width layer.
   std::string sequence;
   int64_t maxLen = 0;            ///< its L, for a sequence-valued layer
   // Computed by the checker:

@@ -84,7 +84,7 @@ BoundKernel bindDense(const Binder &b) {
   const Kernel &k = b.k;
   bool bias = k.inputs.size() == 3;
   b.expectCounts(bias ? 3 : 2, 1);
-  int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+  int64_t B = b.rows(b.in(0)), K = b.cols(b.in(0)), N = b.dim(b.in(1), 1);
   if (b.dim(b.in(1), 0) != K)
     b.fail("weight rows != input columns");
   int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1,
@@ -127,7 +127,7 @@ BoundKernel bindAdd(const Binder &b) {
   const Kernel &k = b.k;
   bool bias = b.flag("bias");
   b.expectMinInputs(bias ? 2 : 1, 1);
-  int64_t B = b.dim(b.out(0), 0), N = b.dim(b.out(0), 1);
+  int64_t B = b.rows(b.out(0)), N = b.cols(b.out(0));
   std::vector<int32_t> ins(k.inputs.begin(), k.inputs.end() - (bias ? 1 : 0));
   int32_t bb = bias ? k.inputs.back() : -1, y = k.outputs[0];
   return [=](ExecState &s) {
@@ -233,7 +233,7 @@ BoundKernel bindLossGrad(const Binder &b) {
 BoundKernel bindDenseGradInput(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(2, 1);
-  int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1), K = b.dim(b.in(1), 0);
+  int64_t B = b.rows(b.in(0)), N = b.cols(b.in(0)), K = b.dim(b.in(1), 0);
   int32_t dy = k.inputs[0], w = k.inputs[1], dx = k.outputs[0];
   cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) {
@@ -245,7 +245,7 @@ BoundKernel bindDenseGradInput(const Binder &b) {
 BoundKernel bindDenseGradWeight(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(2, 1);
-  int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+  int64_t B = b.rows(b.in(0)), K = b.cols(b.in(0)), N = b.cols(b.in(1));
   int32_t x = k.inputs[0], dy = k.inputs[1], dw = k.outputs[0];
   cpu::ComputeType compute = computeOf(b);
   return [=](ExecState &s) {
@@ -258,8 +258,7 @@ BoundKernel bindDenseGradWeight(const Binder &b) {
 /// The plan reader checked the other operands against it
 /// (KernelOperands.cpp), so the kernels may trust them.
 std::pair<int64_t, int64_t> normRows(const Binder &b, const Buffer &x) {
-  const int64_t D = b.dim(x, x.shape.size() - 1);
-  return {Binder::numel(x) / std::max<int64_t>(D, 1), D};
+  return {b.rows(x), b.cols(x)};
 }
 
 /// layer_norm: x, gamma, beta (D) -> y like x.
@@ -447,7 +446,7 @@ BoundKernel bindSequencePoolGrad(const Binder &b) {
 BoundKernel bindBiasGrad(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(1, 1);
-  int64_t B = b.dim(b.in(0), 0), N = b.dim(b.in(0), 1);
+  int64_t B = b.rows(b.in(0)), N = b.cols(b.in(0));
   int32_t dy = k.inputs[0], db = k.outputs[0];
   return [=](ExecState &s) {
     cpu::biasGrad(s.data<float>(dy), s.data<float>(db), B, N);

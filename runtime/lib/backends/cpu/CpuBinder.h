@@ -52,6 +52,15 @@ public:
       fail("buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()));
     return b.shape[d];
   }
+  /// `b` read as rows x columns (rank 2 or more): its rows are every
+  /// dimension but the last, the batch or a sequence batch's B x L positions.
+  int64_t rows(const Buffer &b) const {
+    if (b.shape.size() < 2)
+      fail("buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()) +
+           ", expected rows x columns");
+    return numel(b) / std::max<int64_t>(b.shape.back(), 1);
+  }
+  int64_t cols(const Buffer &b) const { return dim(b, b.shape.size() - 1); }
   static int64_t numel(const Buffer &b) {
     int64_t n = 1;
     for (int64_t d : b.shape)

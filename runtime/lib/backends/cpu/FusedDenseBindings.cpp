@@ -40,6 +40,15 @@ void expectMatrix(const Binder &b, const Buffer &buf, int64_t rows, int64_t cols
            std::to_string(cols));
 }
 
+/// `buf` read as `rows` x `cols` (Binder::rows): a dense layer's input,
+/// output and their gradients, B x K or B x L x K.
+void expectRows(const Binder &b, const Buffer &buf, int64_t rows, int64_t cols,
+                const std::string &what) {
+  if (buf.shape.size() < 2 || b.rows(buf) != rows || b.cols(buf) != cols)
+    b.fail(what + " '" + buf.name + "' is not " + std::to_string(rows) + " rows of " +
+           std::to_string(cols));
+}
+
 int64_t pairCount(int64_t F, bool self) { return self ? F * (F + 1) / 2 : F * (F - 1) / 2; }
 
 /// An integer list attribute.
@@ -82,13 +91,13 @@ BoundKernel bindDenseAct(const Binder &b) {
     b.fail(std::string("expected ") + (bias ? "3 inputs (x, w, b)" : "2 inputs (x, w)") +
            " and 1 or 2 outputs (y, [z]), got " + std::to_string(k.inputs.size()) + " and " +
            std::to_string(k.outputs.size()));
-  const int64_t B = b.dim(b.in(0), 0), K = b.dim(b.in(0), 1), N = b.dim(b.in(1), 1);
+  const int64_t B = b.rows(b.in(0)), K = b.cols(b.in(0)), N = b.dim(b.in(1), 1);
   expectMatrix(b, b.in(1), K, N, "weight");
   if (bias)
     expectNumel(b, b.in(2), N, "bias");
-  expectMatrix(b, b.out(0), B, N, "output");
+  expectRows(b, b.out(0), B, N, "output");
   if (k.outputs.size() == 2)
-    expectMatrix(b, b.out(1), B, N, "pre-activation output");
+    expectRows(b, b.out(1), B, N, "pre-activation output");
   int32_t x = k.inputs[0], w = k.inputs[1], bb = bias ? k.inputs[2] : -1;
   int32_t y = k.outputs[0], z = k.outputs.size() == 2 ? k.outputs[1] : -1;
   const cpu::ComputeType compute = computeOf(b);
@@ -113,9 +122,8 @@ BoundKernel bindDenseActGrad(const Binder &b) {
   // Operand positions: inputs [dy, (a), x, w]; outputs [(dz), dW, (db), (dx)].
   const size_t xAt = activated ? 2 : 1;
   const Buffer &dyBuf = b.in(0), &xBuf = b.in(xAt), &wBuf = b.in(xAt + 1);
-  const int64_t B = b.dim(dyBuf, 0), N = b.dim(dyBuf, 1), K = b.dim(xBuf, 1);
-  expectMatrix(b, dyBuf, B, N, "output gradient");
-  expectMatrix(b, xBuf, B, K, "layer input");
+  const int64_t B = b.rows(dyBuf), N = b.cols(dyBuf), K = b.cols(xBuf);
+  expectRows(b, xBuf, B, K, "layer input");
   expectMatrix(b, wBuf, K, N, "weight");
   if (activated)
     expectNumel(b, b.in(1), B * N, fromOutput ? "activation output" : "pre-activation");

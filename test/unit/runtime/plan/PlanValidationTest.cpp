@@ -514,7 +514,7 @@ TEST(PlanValidation, FusedDenseOperands) {
   const nlohmann::json relu = {{"kind", "relu"}, {"bias", false}};
   EXPECT_EQ(errorAfter(step2("dense_act", {kConcat, kWeight}, {kLogits}, relu)), "<accepted>");
   refusedAt(step2("dense_act", {kConcat, kWeight}, {kLogits, kPooled}, relu),
-            "step[2].outputs[1]: ", "of the 'dense_act' kernel must be 4 x 1, got 4 x 8");
+            "step[2].outputs[1]: ", "of the 'dense_act' kernel must be 4 rows of 1, got 4 x 8");
   // dense_act_grad: dy (4 x 1), a (4 x 1), x (4 x 9), w (9 x 1) -> dz, dW.
   const nlohmann::json grad = {{"kind", "relu"}, {"bias", false}, {"input_grad", false},
                                {"from_output", true}};
