@@ -417,14 +417,14 @@ private:
   /// self-attention with Q, K, V and output projections, then a GELU
   /// feed-forward block, each added to its input (the residual) with a layer
   /// norm before the sublayer (pre) or after the sum (post). Parameters are
-  /// `<prefix>_{wq,bq,wk,bk,wv,bv,wo,bo,wffn1,bffn1,wffn2,bffn2,ln1_*,ln2_*}`
+  /// `<prefix>_{wq,bq,wk,wv,bv,wo,bo,wffn1,bffn1,wffn2,bffn2,ln1_*,ln2_*}`
   /// (ModelParser's layerParameters lists them for its name checks).
   Value encoderLayer(Location loc, Value x, const Layer &l, const std::string &prefix) {
     const int64_t d = widthOf(x), ffn = l.encoder.ffn;
     Initializer xavier{runtime::InitKind::XavierUniform}, zeros{runtime::InitKind::Zeros};
-    auto project = [&](Value v, const std::string &name, int64_t out) {
+    auto project = [&](Value v, const std::string &name, int64_t out, bool bias = true) {
       Value w = param(prefix + "_w" + name, l.pointer, {widthOf(v), out}, xavier);
-      Value b = param(prefix + "_b" + name, l.pointer, {out}, zeros);
+      Value b = bias ? param(prefix + "_b" + name, l.pointer, {out}, zeros) : Value();
       return linear(loc, v, w, b);
     };
     auto residual = [&](Value a, Value b) {
@@ -435,7 +435,10 @@ private:
     Value a = pre ? layerNorm(loc, x, prefix + "_ln1", l) : x;
     // One statement each: the parameters are declared in this order.
     Value q = project(a, "q", d);
-    Value k = project(a, "k", d);
+    // No key bias: it adds q . b to every score of a query alike, which the
+    // softmax cancels, so its gradient is zero up to rounding (and Adam
+    // would turn that rounding noise into steps).
+    Value k = project(a, "k", d, /*bias=*/false);
     Value v = project(a, "v", d);
     Value attended = AttentionOp::create(builder_, loc, a.getType(), q, k, v, offsets, l.heads,
                                          l.causal);

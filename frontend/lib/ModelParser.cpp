@@ -1041,9 +1041,10 @@ private:
     } else if (l.type == "encoder") {
       for (int64_t i = 0; i < l.encoder.layers; ++i) {
         const std::string prefix = l.name + "_l" + std::to_string(i);
-        for (const char *p : {"q", "k", "v", "o", "ffn1", "ffn2"}) {
+        for (const std::string p : {"q", "k", "v", "o", "ffn1", "ffn2"}) {
           symbols.push_back(prefix + "_w" + p);
-          symbols.push_back(prefix + "_b" + p);
+          if (p != "k") // the key projection has no bias
+            symbols.push_back(prefix + "_b" + p);
         }
         norm(prefix + "_ln1");
         norm(prefix + "_ln2");

@@ -14,6 +14,9 @@ tables, optimizer state; relative norm of the difference).
   two_tower (32)         2 and 8 micro-batches, 2 stages GPipe at 2
   text_classifier (32)   2 micro-batches, 2 stages 1F1B at 4 (sequences:
                          each micro-batch's offsets slice the jagged ids)
+  transformer_layer (16) 2 micro-batches, 2 stages 1F1B at 4 and GPipe at 2
+                         (an encoder layer split between two stages); its
+                         weights within 1e-5 (CASES says why)
 
 Usage: pipeline_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
@@ -26,6 +29,11 @@ import sys
 from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
+# Optimizer state: Adam's second moment of a layer norm's gamma (a sum over
+# B x L rows whose terms cancel) differs by up to 1e-5 relative when its
+# gradient is summed per micro-batch (transformer_layer, 4 micro-batches:
+# 9.4e-6), while the weights it updates stay within 1e-6.
+STATE_TOLERANCE = 2e-5
 STEPS = 4
 
 CASES = [
@@ -41,6 +49,14 @@ CASES = [
     ("text_classifier.json", 32,
      [{"micro_batches": 2},
       {"micro_batches": 4, "pipeline_stages": 2, "schedule": "1f1b"}]),
+    # Adam turns rounding-level gradient differences (each micro-batch's
+    # dense_grad_weight sums its own rows, then they are added) into
+    # per-element steps: at 4 micro-batches wffn1 moves 4.4e-6 apart in 4
+    # steps while the losses agree within 8e-7.
+    ("transformer_layer.json", 16,
+     [{"micro_batches": 2},
+      {"micro_batches": 4, "pipeline_stages": 2, "schedule": "1f1b"},
+      {"micro_batches": 2, "pipeline_stages": 2, "schedule": "gpipe"}], 1e-5),
 ]
 
 
@@ -81,23 +97,30 @@ def main():
     p = tool_args(__doc__.splitlines()[0])
     args = p.parse_args()
     ok = True
-    for model, batch, plans in CASES:
+    for model, batch, plans, *weight_tolerance in CASES:
+        weight_tolerance = weight_tolerance[0] if weight_tolerance else TOLERANCE
         base_loss, base = train(args, model, batch, None, "plain")
         for plan in plans:
             name = "-".join(f"{k}={v}" for k, v in plan.items())
             loss, ckpt = train(args, model, batch, plan, name)
             worst_loss = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(loss, base_loss))
-            worst, worst_name = 0.0, ""
+            # Parameters and tables, then optimizer state (Adam's second
+            # moment squares the gradient: twice its relative difference).
+            worst = {"weights": (0.0, ""), "state": (0.0, "")}
             for tensor, values in base.items():
                 if tensor not in ckpt or len(ckpt[tensor]) != len(values):
                     sys.exit(f"FAIL: {model} {name}: checkpoint tensor '{tensor}' missing or resized")
                 rel = relative_norm(ckpt[tensor], values)
-                if rel > worst:
-                    worst, worst_name = rel, tensor
-            good = worst_loss <= TOLERANCE and worst <= TOLERANCE
+                kind = "state" if tensor.startswith("state/") else "weights"
+                if rel > worst[kind][0]:
+                    worst[kind] = (rel, tensor)
+            good = (worst_loss <= TOLERANCE and worst["weights"][0] <= weight_tolerance and
+                    worst["state"][0] <= STATE_TOLERANCE)
             ok &= good
             print(f"{'PASS' if good else 'FAIL'}: {model} batch {batch} {name}: loss max rel "
-                  f"{worst_loss:.1e}, tensors max rel {worst:.1e} ({worst_name})", flush=True)
+                  f"{worst_loss:.1e}, weights max rel {worst['weights'][0]:.1e} "
+                  f"({worst['weights'][1]}), optimizer state max rel {worst['state'][0]:.1e} "
+                  f"({worst['state'][1]})", flush=True)
     sys.exit(0 if ok else 1)
 
 

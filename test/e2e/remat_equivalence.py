@@ -148,9 +148,13 @@ def check_model(args, model):
         if note["extra_pct"] > 35.0:
             failures.append(f"{model}: remat all costs {note['extra_pct']}% more FLOPs "
                             f"(at most 35%)")
-    if not (peaks["all"] <= peaks["auto"] <= peaks["none"]):
-        failures.append(f"{model}: auto's peak {peaks['auto']} is not between all's "
-                        f"{peaks['all']} and none's {peaks['none']}")
+    # Recomputing never raises the peak. auto may go below all: all's sqrt(n)
+    # segments follow the op chain, not where the planned peak is (on
+    # transformer_layer, all keeps the peak where it was and auto lowers it).
+    for mode in ("all", "auto"):
+        if peaks[mode] > peaks["none"]:
+            failures.append(f"{model}: remat {mode}'s peak {peaks[mode]} is above none's "
+                            f"{peaks['none']}")
     return failures
 
 
