@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/BlasCore.h"
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/backends/Registry.h"
 #include "embc/runtime/cpu/HalfFloat.h"
@@ -86,6 +87,9 @@ Difference compare(const rt::Plan &plan, int32_t buffer, const std::byte *cpu,
 } // namespace
 
 int main(int argc, char **argv) {
+  // Before anything loads work onto OpenBLAS: its fallback kernels on a CPU
+  // it does not know are 5x slower (cpu/BlasCore.h).
+  embc::runtime::cpu::useBestBlasKernels(argv);
   CLI::App app{"Runs every kernel of a plan on the CPU and on a CUDA device and compares"};
   std::string planPath, device = "emulated";
   int steps = 2, threads = 0;

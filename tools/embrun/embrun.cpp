@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "embc/runtime/cpu/BlasCore.h"
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/RunOptions.h"
 #include "embc/runtime/backends/Registry.h"
@@ -24,6 +25,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -83,6 +85,12 @@ struct NullStream : std::ostream {
 };
 
 int main(int argc, char **argv) {
+  // Before anything loads work onto OpenBLAS: its fallback kernels on a CPU
+  // it does not know are 5x slower (cpu/BlasCore.h).
+  embc::runtime::cpu::useBestBlasKernels(argv);
+  if (std::getenv("EMBC_BLAS_CORE_SET") && !embc::runtime::cpu::blasCore().empty())
+    std::cerr << "embrun: BLAS: OpenBLAS " << embc::runtime::cpu::blasCore()
+              << " kernels (it picked generic ones for this CPU; OPENBLAS_CORETYPE overrides)\n";
   std::vector<std::string> args(argv + 1, argv + argc);
   embc::runtime::ParseResult parsed = embc::runtime::parseRunOptions(args, rt::knownBackends());
   if (!parsed.options) {

@@ -87,9 +87,9 @@ std::string activationHelpers() {
     "  return " EMB_ACT_STR(EMB_ACT_TANH_GRAD(dy, t)) ";\n"
     "}\n"
     "__device__ __forceinline__ float emb_gelu_grad(float dy, float v) {\n"
-    "  const float t = " EMB_ACT_STR(EMB_ACT_GELU_T(v)) ";\n"
+    "  const float s = " EMB_ACT_STR(EMB_ACT_GELU_S(v)) ";\n"
     "  const float dInner = " EMB_ACT_STR(EMB_ACT_GELU_DINNER(v)) ";\n"
-    "  return " EMB_ACT_STR(EMB_ACT_GELU_GRAD(dy, v, t, dInner)) ";\n"
+    "  return " EMB_ACT_STR(EMB_ACT_GELU_GRAD(dy, v, s, dInner)) ";\n"
     "}\n"
     "// dy * f'(x) from the output y = f(x) (FusedDenseKernels.cpp).\n"
     "__device__ __forceinline__ float emb_sigmoid_grad_out(float dy, float y) {\n"
@@ -100,7 +100,7 @@ std::string activationHelpers() {
     "}\n";
   // The header's tokens, longest first where one is a prefix of another.
   const std::pair<const char *, std::string> tokens[] = {
-      {"EMB_GELU_C", floatLiteral(EMB_ACT_GELU_C_VALUE)},
+      {"EMB_GELU_C2", floatLiteral(EMB_ACT_GELU_C2_VALUE)},
       {"EMB_GELU_A", floatLiteral(EMB_ACT_GELU_A_VALUE)},
       {"EMB_HALF", "0.5f"},
       {"EMB_EXP", "expf"},

@@ -5,6 +5,7 @@ emb_unit_test(CpuKernelTests
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/OptimizerTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/OptimizerFormulaTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/ForwardReferenceTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/AttentionReferenceTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/EmbeddingUtilTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FiniteUpdateTest.cpp
 )

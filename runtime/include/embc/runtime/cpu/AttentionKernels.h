@@ -14,10 +14,13 @@
 // scores in T, its exponentials and their sum in double, a weight is the
 // double quotient rounded to T; weighted sums add their terms in position
 // order in T. Nothing of the forward is kept: the backward recomputes the
-// weights. The backward runs in two passes: one per query row (its dq and
-// the row's statistics: the maximum, the sum of exponentials and
-// t_i = sum_j P_ij dP_ij), then one per key row (its dk and dv, summing
-// over the query rows in order), so no two threads add into one value.
+// weights. The backward runs in two passes over each (sequence, head): one
+// per query row (its weights, t_i = sum_j P_ij dP_ij and dq), then one per
+// key row (its dk and dv, summing over the query rows in order from the
+// weights and dS the first pass kept), so no two threads add into one
+// value. A thread owns whole (sequence, head) pairs; it transposes their
+// keys and values once, so that a query's scores are computed side by side
+// (vectorised across keys, each still summed in column order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,14 +60,6 @@ const T *row(const T *x, const AttentionShape &s, int64_t b, int64_t l, int64_t 
   return x + (b * s.L + l) * s.D + h * s.headDim();
 }
 
-/// x . y over dh columns, in column order.
-template <class T> T dot(const T *x, const T *y, int64_t dh) {
-  T sum = T(0);
-  for (int64_t c = 0; c < dh; ++c)
-    sum += x[c] * y[c];
-  return sum;
-}
-
 /// 1 / sqrt(dh) as T.
 template <class T> T scaleOf(const AttentionShape &s) {
   return T(1.0 / std::sqrt(double(s.headDim())));
@@ -75,33 +70,74 @@ inline int64_t keysOf(const AttentionShape &s, int64_t i, int64_t n) {
   return s.causal ? std::min(i + 1, n) : n;
 }
 
-/// The softmax statistics of query row i: the maximum score and the sum of
-/// the exponentials.
-template <class T> struct RowStats {
-  T max;
-  double sum;
+/// One (sequence, head) at a time: its keys and values transposed (dh x n,
+/// so that a query's n scores are computed side by side, each still a sum
+/// over its dh columns in column order), and a query row's scores, weights
+/// and exponentials.
+template <class T> class Head {
+public:
+  Head(const AttentionShape &s) : s(s), dh(s.headDim()), scale(scaleOf<T>(s)) {}
+
+  /// Starts sequence b, head h: its length n and its keys (and with
+  /// `values`, its values) transposed.
+  void start(const T *k, const T *v, int64_t b, int64_t h, int64_t n, bool values) {
+    this->n = n;
+    kt.resize(size_t(dh * n));
+    vt.resize(values ? size_t(dh * n) : 0);
+    for (int64_t j = 0; j < n; ++j) {
+      const T *kj = row(k, s, b, j, h);
+      for (int64_t c = 0; c < dh; ++c)
+        kt[size_t(c * n + j)] = kj[c];
+      if (values) {
+        const T *vj = row(v, s, b, j, h);
+        for (int64_t c = 0; c < dh; ++c)
+          vt[size_t(c * n + j)] = vj[c];
+      }
+    }
+    scores.resize(size_t(n));
+    out.resize(size_t(n));
+    e.resize(size_t(n));
+  }
+
+    /// into[j] = x . (column j of the transposed t), j < keys: each a sum
+  /// over the dh columns in column order, from 0.
+  void products(const T *x, const std::vector<T> &t, int64_t keys, std::vector<T> &into) const {
+    std::fill(into.begin(), into.begin() + keys, T(0));
+    for (int64_t c = 0; c < dh; ++c) {
+      const T xc = x[c];
+      const T *tc = t.data() + c * n;
+      T *o = into.data();
+      for (int64_t j = 0; j < keys; ++j)
+        o[j] += xc * tc[j];
+    }
+  }
+
+  /// The weights of query row qi over its `keys` keys into `p`: the scores
+  /// q . k_j * scale, their maximum, the exponentials and their sum in
+  /// double, and each weight the double quotient rounded to T.
+  void weights(const T *qi, int64_t keys, T *p) {
+    products(qi, kt, keys, scores);
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < keys; ++j) {
+      scores[size_t(j)] *= scale;
+      m = std::max(m, scores[size_t(j)]);
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < keys; ++j) {
+      e[size_t(j)] = std::exp(double(scores[size_t(j)]) - double(m));
+      sum += e[size_t(j)];
+    }
+    for (int64_t j = 0; j < keys; ++j)
+      p[j] = T(e[size_t(j)] / sum);
+  }
+
+  const AttentionShape &s;
+  const int64_t dh;
+  const T scale;
+  int64_t n = 0;
+  std::vector<T> kt, vt, scores, out;
+  std::vector<double> e;
 };
-
-template <class T>
-RowStats<T> rowStats(const T *q, const T *k, const AttentionShape &s, int64_t b, int64_t h,
-                     int64_t i, int64_t keys) {
-  const int64_t dh = s.headDim();
-  const T scale = scaleOf<T>(s);
-  const T *qi = row(q, s, b, i, h);
-  T m = -std::numeric_limits<T>::infinity();
-  for (int64_t j = 0; j < keys; ++j)
-    m = std::max(m, dot(qi, row(k, s, b, j, h), dh) * scale);
-  double sum = 0.0;
-  for (int64_t j = 0; j < keys; ++j)
-    sum += std::exp(double(dot(qi, row(k, s, b, j, h), dh) * scale) - double(m));
-  return {m, sum};
-}
-
-/// The weight of key j for query i, from its row's statistics.
-template <class T>
-T weight(const T *qi, const T *kj, int64_t dh, T scale, const RowStats<T> &stats) {
-  return T(std::exp(double(dot(qi, kj, dh) * scale) - double(stats.max)) / stats.sum);
-}
 } // namespace attention
 
 /// o[b, i] = sum_j softmax_j(q_i . k_j * scale) v_j per head, for each
@@ -111,35 +147,38 @@ void attentionForward(const T *q, const T *k, const T *v, const int64_t *offsets
                       const AttentionShape &s, T *o) {
   using namespace attention;
   const int64_t dh = s.headDim();
-  const T scale = scaleOf<T>(s);
   parallelFor(s.B * s.heads, s.B * s.L * s.L * s.D > kParallelWork,
               [&](int64_t begin, int64_t end) {
-                std::vector<T> acc(static_cast<size_t>(dh));
+                Head<T> head(s);
+                std::vector<T> p(size_t(s.L));
                 for (int64_t bh = begin; bh < end; ++bh) {
                   const int64_t b = bh / s.heads, h = bh % s.heads;
                   const int64_t n = length(offsets, b, s.L);
+                  head.start(k, v, b, h, n, /*values=*/false);
                   for (int64_t i = 0; i < s.L; ++i) {
                     T *oi = o + (b * s.L + i) * s.D + h * dh;
-                    std::fill(acc.begin(), acc.end(), T(0));
-                    if (i < n) {
-                      const int64_t keys = keysOf(s, i, n);
-                      const RowStats<T> stats = rowStats(q, k, s, b, h, i, keys);
-                      const T *qi = row(q, s, b, i, h);
-                      for (int64_t j = 0; j < keys; ++j) {
-                        const T p = weight(qi, row(k, s, b, j, h), dh, scale, stats);
-                        const T *vj = row(v, s, b, j, h);
-                        for (int64_t c = 0; c < dh; ++c)
-                          acc[size_t(c)] += p * vj[c];
-                      }
+                    std::fill(oi, oi + dh, T(0));
+                    if (i >= n)
+                      continue;
+                    const int64_t keys = keysOf(s, i, n);
+                    head.weights(row(q, s, b, i, h), keys, p.data());
+                    for (int64_t j = 0; j < keys; ++j) { // weighted values, in key order
+                      const T pj = p[size_t(j)];
+                      const T *vj = row(v, s, b, j, h);
+                      for (int64_t c = 0; c < dh; ++c)
+                        oi[c] += pj * vj[c];
                     }
-                    std::copy(acc.begin(), acc.end(), oi);
                   }
                 }
               });
 }
 
 /// The gradients of attentionForward for dy = `dout`: dq, dk, dv (all
-/// B x L x D, zeros on the padded positions).
+/// B x L x D, zeros on the padded positions). Per (sequence, head): first
+/// each query row's weights P_ij, dP_ij = dy_i . v_j, t_i = sum_j P_ij dP_ij
+/// (in double) and dS_ij = P_ij (dP_ij - t_i), which give dq_i; then each
+/// key row's dk_j = sum_i dS_ij q_i and dv_j = sum_i P_ij dy_i over the
+/// query rows in order, from the P and dS kept for the head.
 template <class T>
 void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const int64_t *offsets,
                        const AttentionShape &s, T *dq, T *dk, T *dv) {
@@ -147,58 +186,46 @@ void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const 
   const int64_t dh = s.headDim();
   const T scale = scaleOf<T>(s);
   const bool parallel = s.B * s.L * s.L * s.D > kParallelWork;
-  // Per (b, h, i): the softmax statistics and t_i = sum_j P_ij dP_ij.
-  std::vector<RowStats<T>> stats(size_t(s.B * s.heads * s.L));
-  std::vector<T> t(size_t(s.B * s.heads * s.L));
   parallelFor(s.B * s.heads, parallel, [&](int64_t begin, int64_t end) {
-    std::vector<T> acc(static_cast<size_t>(dh));
+    Head<T> head(s);
+    std::vector<T> P, dS, accK(static_cast<size_t>(dh)), accV(static_cast<size_t>(dh));
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / s.heads, h = bh % s.heads;
       const int64_t n = length(offsets, b, s.L);
+      head.start(k, v, b, h, n, /*values=*/true);
+      P.assign(size_t(n * n), T(0));
+      dS.assign(size_t(n * n), T(0));
       for (int64_t i = 0; i < s.L; ++i) {
-        std::fill(acc.begin(), acc.end(), T(0));
-        if (i < n) {
-          const int64_t keys = keysOf(s, i, n);
-          const RowStats<T> st = rowStats(q, k, s, b, h, i, keys);
-          const T *qi = row(q, s, b, i, h), *gi = row(dout, s, b, i, h);
-          double ti = 0.0;
-          for (int64_t j = 0; j < keys; ++j)
-            ti += double(weight(qi, row(k, s, b, j, h), dh, scale, st)) *
-                  double(dot(gi, row(v, s, b, j, h), dh));
-          for (int64_t j = 0; j < keys; ++j) {
-            const T *kj = row(k, s, b, j, h);
-            const T p = weight(qi, kj, dh, scale, st);
-            const T ds = p * (dot(gi, row(v, s, b, j, h), dh) - T(ti));
-            for (int64_t c = 0; c < dh; ++c)
-              acc[size_t(c)] += ds * kj[c];
-          }
-          stats[size_t(bh * s.L + i)] = st;
-          t[size_t(bh * s.L + i)] = T(ti);
-        }
         T *dqi = dq + (b * s.L + i) * s.D + h * dh;
+        std::fill(dqi, dqi + dh, T(0));
+        if (i >= n)
+          continue;
+        const int64_t keys = keysOf(s, i, n);
+        T *p = P.data() + i * n, *ds = dS.data() + i * n;
+        head.weights(row(q, s, b, i, h), keys, p);
+        head.products(row(dout, s, b, i, h), head.vt, keys, head.out); // dP_ij
+        double ti = 0.0;
+        for (int64_t j = 0; j < keys; ++j)
+          ti += double(p[j]) * double(head.out[size_t(j)]);
+        const T t = T(ti);
+        for (int64_t j = 0; j < keys; ++j) {
+          ds[j] = p[j] * (head.out[size_t(j)] - t);
+          const T *kj = row(k, s, b, j, h);
+          for (int64_t c = 0; c < dh; ++c)
+            dqi[c] += ds[j] * kj[c];
+        }
         for (int64_t c = 0; c < dh; ++c)
-          dqi[c] = acc[size_t(c)] * scale;
+          dqi[c] *= scale;
       }
-    }
-  });
-  parallelFor(s.B * s.heads, parallel, [&](int64_t begin, int64_t end) {
-    std::vector<T> accK(static_cast<size_t>(dh)), accV(static_cast<size_t>(dh));
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t b = bh / s.heads, h = bh % s.heads;
-      const int64_t n = length(offsets, b, s.L);
       for (int64_t j = 0; j < s.L; ++j) {
         std::fill(accK.begin(), accK.end(), T(0));
         std::fill(accV.begin(), accV.end(), T(0));
-        if (j < n) {
-          const T *kj = row(k, s, b, j, h), *vj = row(v, s, b, j, h);
-          for (int64_t i = s.causal ? j : 0; i < n; ++i) {
-            const T *qi = row(q, s, b, i, h), *gi = row(dout, s, b, i, h);
-            const T p = weight(qi, kj, dh, scale, stats[size_t(bh * s.L + i)]);
-            const T ds = p * (dot(gi, vj, dh) - t[size_t(bh * s.L + i)]);
-            for (int64_t c = 0; c < dh; ++c) {
-              accK[size_t(c)] += ds * qi[c];
-              accV[size_t(c)] += p * gi[c];
-            }
+        for (int64_t i = s.causal ? j : 0; i < n && j < n; ++i) {
+          const T pij = P[size_t(i * n + j)], dsij = dS[size_t(i * n + j)];
+          const T *qi = row(q, s, b, i, h), *gi = row(dout, s, b, i, h);
+          for (int64_t c = 0; c < dh; ++c) {
+            accK[size_t(c)] += dsij * qi[c];
+            accV[size_t(c)] += pij * gi[c];
           }
         }
         T *dkj = dk + (b * s.L + j) * s.D + h * dh, *dvj = dv + (b * s.L + j) * s.D + h * dh;

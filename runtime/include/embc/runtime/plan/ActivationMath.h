@@ -11,7 +11,7 @@
 //
 // Each formula is a macro of its operands written with the tokens
 //   EMB_0 EMB_1 EMB_HALF EMB_3   the constants 0, 1, 0.5, 3
-//   EMB_GELU_C EMB_GELU_A        gelu's constants (the values below)
+//   EMB_GELU_C2 EMB_GELU_A       gelu's constants (the values below)
 //   EMB_EXP EMB_TANH             exp and tanh
 // which are ordinary names on the host (members of ActivationMath<T>:
 // T(1), std::exp, ...) and become 1.0f, expf, ... in the CUDA text. So both
@@ -32,16 +32,20 @@
 
 #include <cmath>
 
-// gelu(x) = 0.5 x (1 + tanh(c (x + a x^3))), the tanh approximation; the
-// constants as doubles, rounded to the kernel's type where they are used.
-#define EMB_ACT_GELU_C_VALUE 0.7978845608028654 /* sqrt(2 / pi) */
+// gelu(x) = 0.5 x (1 + tanh(u)), u = c (x + a x^3) with c = sqrt(2 / pi),
+// the tanh approximation, computed as x s with s = 1 / (1 + exp(-2u)), which
+// is (1 + tanh u) / 2 exactly: one exp instead of a tanh (glibc's tanhf took
+// a third of an encoder layer's CPU step, its expf is several times
+// cheaper), and no cancellation in 1 + tanh u where u is very negative. The
+// constants as doubles (C2 = 2c), rounded to the kernel's type where used.
+#define EMB_ACT_GELU_C2_VALUE 1.5957691216057308 /* 2 sqrt(2 / pi) */
 #define EMB_ACT_GELU_A_VALUE 0.044715
 
 // --- Forward: y = f(x) ------------------------------------------------------------
 #define EMB_ACT_RELU(x) x > EMB_0 ? x : EMB_0
 #define EMB_ACT_SIGMOID(x) EMB_1 / (EMB_1 + EMB_EXP(-x))
 #define EMB_ACT_TANH(x) EMB_TANH(x)
-#define EMB_ACT_GELU(v) EMB_HALF * v * (EMB_1 + EMB_TANH(EMB_GELU_C * (v + EMB_GELU_A * v * v * v)))
+#define EMB_ACT_GELU(v) v / (EMB_1 + EMB_EXP(-EMB_GELU_C2 * (v + EMB_GELU_A * v * v * v)))
 
 // --- Gradients: dy * f'(x) --------------------------------------------------------
 // relu: the kink at 0 gets derivative 0 (the subgradient frameworks use); it
@@ -52,11 +56,11 @@
 #define EMB_ACT_SIGMOID_GRAD(dy, s) dy * s * (EMB_1 - s)
 // tanh from t = tanh(x), likewise.
 #define EMB_ACT_TANH_GRAD(dy, t) dy * (EMB_1 - t * t)
-// gelu from its input only, in three steps: t, d(inner)/dv, the gradient.
-#define EMB_ACT_GELU_T(v) EMB_TANH(EMB_GELU_C * (v + EMB_GELU_A * v * v * v))
-#define EMB_ACT_GELU_DINNER(v) EMB_GELU_C * (EMB_1 + EMB_3 * EMB_GELU_A * v * v)
-#define EMB_ACT_GELU_GRAD(dy, v, t, dInner)                                               \
-  dy * (EMB_HALF * (EMB_1 + t) + EMB_HALF * v * (EMB_1 - t * t) * dInner)
+// gelu from its input only, in three steps: s, d(2u)/dv, the gradient
+// dy (s + v s (1 - s) d(2u)/dv).
+#define EMB_ACT_GELU_S(v) EMB_1 / (EMB_1 + EMB_EXP(-EMB_GELU_C2 * (v + EMB_GELU_A * v * v * v)))
+#define EMB_ACT_GELU_DINNER(v) EMB_GELU_C2 * (EMB_1 + EMB_3 * EMB_GELU_A * v * v)
+#define EMB_ACT_GELU_GRAD(dy, v, s, dInner) dy * (s + v * s * (EMB_1 - s) * dInner)
 
 // A formula as text, its operands and tokens as written (EMB_ACT_STR(
 // EMB_ACT_SIGMOID(x)) is "EMB_1 / (EMB_1 + EMB_EXP(-x))").
@@ -69,7 +73,7 @@ namespace embc::runtime {
 template <class T> struct ActivationMath {
   // The tokens of the formulas (see the file comment).
   static constexpr T EMB_0 = T(0), EMB_1 = T(1), EMB_HALF = T(0.5), EMB_3 = T(3);
-  static constexpr T EMB_GELU_C = T(EMB_ACT_GELU_C_VALUE);
+  static constexpr T EMB_GELU_C2 = T(EMB_ACT_GELU_C2_VALUE);
   static constexpr T EMB_GELU_A = T(EMB_ACT_GELU_A_VALUE);
   static T EMB_EXP(T v) { return std::exp(v); }
   static T EMB_TANH(T v) { return std::tanh(v); }
@@ -90,9 +94,9 @@ template <class T> struct ActivationMath {
     return EMB_ACT_TANH_GRAD(dy, t);
   }
   static T geluGrad(T dy, T v) {
-    const T t = EMB_ACT_GELU_T(v);
+    const T s = EMB_ACT_GELU_S(v);
     const T dInner = EMB_ACT_GELU_DINNER(v);
-    return EMB_ACT_GELU_GRAD(dy, v, t, dInner);
+    return EMB_ACT_GELU_GRAD(dy, v, s, dInner);
   }
 
   /// dy * f'(x) from the activation's output y = f(x) (gelu has none).
