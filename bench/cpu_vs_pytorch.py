@@ -35,6 +35,7 @@ Installs numpy, torch (CPU wheel) and xxhash with pip when they are missing.
 Exits with status 1 when a check line says MISMATCH.
 """
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -98,20 +99,22 @@ def gemm_flops_per_step(plan):
     w: K x N), dense_grad_input dx = dy w^T, dense_grad_weight dw = x^T dy,
     2 B K N each; dense_act_grad (fused) does dw and, with input_grad, dx."""
     shape = lambda buf: plan["buffers"][buf]["shape"]
+    # A layer's input and output are rows x columns: B, or B x L positions.
+    matrix = lambda buf: (math.prod(shape(buf)[:-1]), shape(buf)[-1])
     flops = {}
     for k in plan["step"]:
         op, ins = k["op"], k["inputs"]
         if op in ("dense", "dense_act"):
-            (bsz, n_in), n_out = shape(ins[0]), shape(ins[1])[1]
+            (bsz, n_in), n_out = matrix(ins[0]), shape(ins[1])[1]
             gemms = 1
         elif op == "dense_grad_input":
-            (bsz, n_out), n_in = shape(ins[0]), shape(ins[1])[0]
+            (bsz, n_out), n_in = matrix(ins[0]), shape(ins[1])[0]
             gemms = 1
         elif op == "dense_grad_weight":
-            (bsz, n_in), n_out = shape(ins[0]), shape(ins[1])[1]
+            (bsz, n_in), n_out = matrix(ins[0]), shape(ins[1])[1]
             gemms = 1
         elif op == "dense_act_grad":
-            bsz = shape(ins[0])[0]
+            bsz = matrix(ins[0])[0]
             n_in, n_out = shape(ins[-1])
             gemms = 2 if k["attrs"].get("input_grad", True) else 1
         else:

@@ -62,7 +62,8 @@ class Twin(nn.Module):
                        for n, t in self.table_specs.items()}
         for n, p in self.tables.items():  # a ParameterDict would refuse a table named "items"
             self.register_parameter("table_" + n, p)
-        # checkpoint name -> (tensor, stored transposed in the checkpoint)
+        # checkpoint name -> (tensor, stored transposed in the checkpoint[,
+        # the rows of the tensor it is: a slice])
         self.ckpt = {f"table/{n}": (p, False) for n, p in self.tables.items()}
 
     # Building blocks.
@@ -141,11 +142,12 @@ class Twin(nn.Module):
                              f"{sorted(names - set(self.ckpt))}, only in the twin "
                              f"{sorted(set(self.ckpt) - names)}")
         with torch.no_grad():
-            for name, (p, transposed) in self.ckpt.items():
+            for name, (p, transposed, *rows) in self.ckpt.items():
                 src = torch.from_numpy(ckpt[name])
                 src = src.t() if transposed else src
-                assert p.shape == src.shape, f"{name}: twin {tuple(p.shape)}, checkpoint {tuple(src.shape)}"
-                p.copy_(src)
+                dst = p[rows[0]] if rows else p  # a block of rows of a fused tensor
+                assert dst.shape == src.shape, f"{name}: twin {tuple(dst.shape)}, checkpoint {tuple(src.shape)}"
+                dst.copy_(src)
 
     def optimizers(self):
         """The model's dense optimizer over every non-table tensor, and one
@@ -168,6 +170,8 @@ class Twin(nn.Module):
             return F.binary_cross_entropy_with_logits(pred, label)
         if kind == "mse":
             return F.mse_loss(pred, label)
+        if kind == "softmax_ce":
+            return F.cross_entropy(pred, label.long())
         raise NotImplementedError(f"loss {kind}")
 
 
@@ -286,9 +290,83 @@ class MF(Twin):
         return out + self.bias
 
 
+def gelu_tanh(x):
+    """embc's gelu: the tanh approximation."""
+    return F.gelu(x, approximate="tanh")
+
+
+class Encoder(Twin):
+    """examples/transformer_layer.json: a sequence feature's word vectors
+    plus its learned positions (zeros past each sequence's length, as embc's
+    lookup), `encoder` layers as nn.TransformerEncoderLayer (pre- or
+    post-norm, GELU's tanh approximation, no dropout, padding masked) and,
+    for pre-norm, a final nn.LayerNorm; a masked mean over each sequence's
+    positions; a dense layer of class logits. embc's Q, K, V weights are the
+    blocks of in_proj_weight; its key projection has no bias, so the twin's
+    key bias stays at zero (its gradient is zero: the softmax cancels it)."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        enc = next(l for l in model["layers"] if l["type"] == "encoder")
+        pool = next(l for l in model["layers"] if l["type"] == "sequence_pool")
+        head = self.layer(model["loss"]["input"], "dense", activation=("none", "none"))
+        assert pool["input"] == enc["name"] and head["input"] == pool["name"]
+        assert pool.get("mode", "mean") == "mean", "the twin pools by mean"
+        assert enc.get("dropout", 0) == 0 and not enc.get("causal", False)
+        self.feature = self.features[enc["input"]]
+        assert self.feature["type"] == "sequence"
+        d = self.table_specs[self.feature["table"]]["dim"]
+        heads, ffn = enc.get("heads", 1), enc.get("ffn", 4 * d)
+        pre = enc.get("norm", "pre") == "pre"
+        self.pos = None
+        if self.feature.get("positions", "none") == "learned":
+            self.pos = nn.Parameter(torch.zeros(self.feature["max_len"], d))
+            self.ckpt[f"param/{self.feature['name']}_positions"] = (self.pos, False)
+        self.blocks = nn.ModuleList()
+        for i in range(enc.get("layers", 1)):
+            blk = nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, activation=gelu_tanh,
+                                             batch_first=True, norm_first=pre,
+                                             layer_norm_eps=enc.get("eps", 1e-5))
+            with torch.no_grad():
+                blk.self_attn.in_proj_bias.zero_()
+            at = f"param/{enc['name']}_l{i}_"
+            attn = blk.self_attn
+            for j, part in enumerate("qkv"):
+                self.ckpt[at + "w" + part] = (attn.in_proj_weight, True, slice(j * d, (j + 1) * d))
+                if part != "k":
+                    self.ckpt[at + "b" + part] = (attn.in_proj_bias, False, slice(j * d, (j + 1) * d))
+            for part, lin in (("o", attn.out_proj), ("ffn1", blk.linear1), ("ffn2", blk.linear2)):
+                self.ckpt[at + "w" + part] = (lin.weight, True)
+                self.ckpt[at + "b" + part] = (lin.bias, False)
+            for part, norm in (("ln1", blk.norm1), ("ln2", blk.norm2)):
+                self.ckpt[at + part + "_gamma"] = (norm.weight, False)
+                self.ckpt[at + part + "_beta"] = (norm.bias, False)
+            self.blocks.append(blk)
+        self.final = None
+        if pre:
+            self.final = nn.LayerNorm(d, eps=enc.get("eps", 1e-5))
+            self.ckpt[f"param/{enc['name']}_final_gamma"] = (self.final.weight, False)
+            self.ckpt[f"param/{enc['name']}_final_beta"] = (self.final.bias, False)
+        self.head = self.dense(head["name"], d)
+
+    def forward(self, x):
+        ids, lengths = x[self.feature["name"]]  # padded B x L, lengths B
+        valid = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+        h = F.embedding(ids, self.tables[self.feature["table"]], sparse=True)
+        if self.pos is not None:
+            h = h + self.pos[:ids.shape[1]]
+        h = h * valid.unsqueeze(2)
+        for blk in self.blocks:
+            h = blk(h, src_key_padding_mask=~valid)
+        if self.final is not None:
+            h = self.final(h)
+        pooled = (h * valid.unsqueeze(2)).sum(1) / lengths.unsqueeze(1)
+        return self.head(pooled)
+
+
 # Twins by example file name (examples/NAME.json).
 MODELS = {"dlrm_small": DLRM, "dcn": DCN, "wide_deep": WideDeep, "two_tower": TwoTower,
-          "mf_movielens": MF}
+          "mf_movielens": MF, "transformer_layer": Encoder}
 
 
 def twin(name, model, ckpt):
@@ -439,9 +517,29 @@ def to_batch(model, columns, hash_ids):
             x[f["name"]] = (hash_buckets(ids, rows[f["table"]]), offsets)
         elif f["type"] in ("dense", "sparse"):
             x[f["name"]] = col
+        elif f["type"] == "sequence":
+            x[f["name"]] = padded(*col)
         else:
             raise NotImplementedError(f"{f['type']} features")
     return x, label
+
+
+def padded(ids, offsets):
+    """Jagged sequences (ids, EmbeddingBag offsets) as a B x (longest) id
+    matrix, zeros after each sequence, and the lengths: what a PyTorch user
+    feeds an encoder (padding per batch, outside the timed step)."""
+    ends = torch.cat([offsets[1:], torch.tensor([len(ids)])])
+    lengths = ends - offsets
+    out = torch.zeros(len(offsets), int(lengths.max()), dtype=torch.int64)
+    for b, (start, n) in enumerate(zip(offsets.tolist(), lengths.tolist())):
+        out[b, :n] = ids[start:start + n]
+    return out, lengths
+
+
+def classes_of(model):
+    """The class count of a softmax_ce model: its logits layer's width."""
+    layer = next(l for l in model["layers"] if l["name"] == model["loss"]["input"])
+    return layer["size"] if layer["type"] == "dense" else layer["sizes"][-1]
 
 
 def hash_buckets(ids, rows):
@@ -474,6 +572,12 @@ def random_batches(model, batch, count, gen):
                 rows = min(tables[g["table"]] for g in feats)
                 ids = torch.randint(0, rows, (int(lengths.sum()),), generator=gen)
                 columns[col] = (ids, bag_offsets(lengths))
+            elif f["type"] == "sequence":
+                lengths = torch.randint(1, f["max_len"] + 1, (batch,), generator=gen)
+                ids = torch.randint(1, tables[f["table"]], (int(lengths.sum()),), generator=gen)
+                columns[col] = (ids, bag_offsets(lengths))
+            elif f["type"] == "label" and f.get("kind") == "class":
+                columns[col] = torch.randint(0, classes_of(model), (batch,), generator=gen).float()
             elif f["type"] == "label" and f.get("kind", "binary") == "binary":
                 columns[col] = torch.randint(0, 2, (batch,), generator=gen).float()
             elif f["type"] == "label" and f["kind"] == "real":
@@ -503,6 +607,10 @@ def check_data(model, plan, batch, workdir, seed):
     embrun's own synthetic batches 0 and 1, regenerated here
     (synthetic_columns), and says which columns no reader has."""
     rng = np.random.default_rng(seed)
+    if any(f["type"] == "sequence" for f in model["features"]):
+        path = os.path.join(workdir, model["name"] + "-check.txt")
+        b = to_batch(model, write_text_lines(model, batch, path, rng), hash_ids=False)
+        return ["--data", f"text:{path}"], [b, b], "one batch of label<TAB>text lines, 2 steps"
     columns = set(columns_of(model))
     label = next(f for f in model["features"] if f["type"] == "label")
     missing = {}
@@ -549,6 +657,31 @@ def write_criteo(model, batch, path, rng):
     columns.update({f"I{i + 1}": dense[:, i:i + 1] for i in range(13)})
     columns.update({f"C{c + 1}": (torch.from_numpy(ids[c]), offsets) for c in range(26)})
     return columns
+
+
+def write_text_lines(model, batch, path, rng):
+    """One batch as `label<TAB>text` lines of 1..max_len words; returns the
+    columns embrun's line reader gives: the words as ids of its vocabulary
+    (by descending count, ties by first appearance, from 1; 0 is <unk>)."""
+    seq = next(f for f in model["features"] if f["type"] == "sequence")
+    label = rng.integers(0, classes_of(model), batch)
+    lines = [[f"w{int(w)}" for w in rng.zipf(1.3, rng.integers(1, seq["max_len"] + 1)) % 5000]
+             for _ in range(batch)]
+    with open(path, "w") as f:
+        for c, words in zip(label, lines):
+            f.write(f"{c}\t{' '.join(words)}\n")
+    counts, first = {}, {}
+    for w in (w for words in lines for w in words):
+        first.setdefault(w, len(first))
+        counts[w] = counts.get(w, 0) + 1
+    ranked = sorted(counts, key=lambda w: (-counts[w], first[w]))
+    assert len(ranked) < seq["vocab"], "the check's words must fit the vocabulary"
+    ids = {w: i + 1 for i, w in enumerate(ranked)}
+    flat = torch.tensor([ids[w] for words in lines for w in words], dtype=torch.int64)
+    lengths = torch.tensor([len(words) for words in lines], dtype=torch.int64)
+    label_column = column_of(next(f for f in model["features"] if f["type"] == "label"))
+    return {label_column: torch.from_numpy(label.astype(np.float32)),
+            column_of(seq): (flat, bag_offsets(lengths))}
 
 
 def write_movielens(model, batch, path, rng):
