@@ -11,10 +11,12 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/plan/ActivationMath.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -321,6 +323,43 @@ TEST(CpuForwardReference, Gather) {
   for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t j = 0; j < D; ++j)
       EXPECT_EQ(y[i * D + j], table[ids[i] * D + j]);
+}
+
+} // namespace
+} // namespace embc::runtime::cpu
+
+// --- The host exp ------------------------------------------------------------------
+
+namespace embc::runtime::cpu {
+namespace {
+
+/// Distance in units in the last place between two finite positive floats.
+int64_t ulpDistance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  return std::abs(int64_t(ia) - int64_t(ib));
+}
+
+// vectorExp (ActivationMath.h) replaces expf in the CPU's activations: within
+// 2 ulp of the correctly rounded e^x over its whole range, clamped outside.
+TEST(CpuForwardReference, VectorExpIsWithinTwoUlpOfExp) {
+  int64_t worst = 0;
+  float at = 0;
+  for (float x = -87.3f; x <= 88.0f; x += 0.000731f) {
+    const float expected = float(std::exp(double(x)));
+    const int64_t d = ulpDistance(vectorExp(x), expected);
+    if (d > worst)
+      worst = d, at = x;
+  }
+  EXPECT_LE(worst, 2) << "at x = " << at;
+  EXPECT_EQ(vectorExp(0.0f), 1.0f);
+  EXPECT_EQ(vectorExp(-1000.0f), vectorExp(-87.33654f)); // clamped, not 0 or denormal
+  EXPECT_EQ(vectorExp(-INFINITY), vectorExp(-87.33654f));
+  EXPECT_EQ(vectorExp(1000.0f), vectorExp(88.0f));
+  EXPECT_GT(vectorExp(-1000.0f), 0.0f);
+  EXPECT_TRUE(std::isfinite(vectorExp(1000.0f)));
+  EXPECT_TRUE(std::isnan(vectorExp(std::nanf(""))));
 }
 
 } // namespace
