@@ -123,28 +123,31 @@ void expectBitIdentical(const FVec &actual, const FVec &expected, const char *wh
 }
 
 TEST(AttentionReference, BlockedKernelsEqualTheFormulaBitForBit) {
+  // Head widths below and above the kernels' 8-column blocks (6, and 12 =
+  // 8 + 4), up to 19 keys (two 8-key blocks and 3 more).
   for (bool causal : {false, true})
-    for (int64_t heads : {1, 3}) {
-      SCOPED_TRACE(std::string(causal ? "causal" : "bidirectional") + ", heads " +
-                   std::to_string(heads));
-      AttentionShape s{5, 9, 6 * heads, heads, causal};
-      const std::vector<int64_t> offsets = {0, 9, 9, 10, 14, 19}; // lengths 9 0 1 4 5
-      const size_t n = size_t(s.B * s.L * s.D);
-      const FVec q = randomVector<float>(n, 1, -2, 2), k = randomVector<float>(n, 2, -2, 2),
-                 v = randomVector<float>(n, 3), dout = randomVector<float>(n, 4);
-      const Naive naive{s, q.data(), k.data(), v.data(), offsets.data()};
-      FVec o(n), expected(n);
-      attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data());
-      forward(naive, expected);
-      expectBitIdentical(o, expected, "o");
-      FVec dq(n, 7.0f), dk(n, 7.0f), dv(n, 7.0f), eq(n), ek(n), ev(n);
-      attentionBackward(dout.data(), q.data(), k.data(), v.data(), offsets.data(), s, dq.data(),
-                        dk.data(), dv.data());
-      backward(naive, dout.data(), eq, ek, ev);
-      expectBitIdentical(dq, eq, "dq");
-      expectBitIdentical(dk, ek, "dk");
-      expectBitIdentical(dv, ev, "dv");
-    }
+    for (int64_t heads : {1, 3})
+      for (int64_t dh : {6, 12}) {
+        SCOPED_TRACE(std::string(causal ? "causal" : "bidirectional") + ", heads " +
+                     std::to_string(heads) + ", head width " + std::to_string(dh));
+        AttentionShape s{5, 19, dh * heads, heads, causal};
+        const std::vector<int64_t> offsets = {0, 19, 19, 20, 29, 45}; // lengths 19 0 1 9 16
+        const size_t n = size_t(s.B * s.L * s.D);
+        const FVec q = randomVector<float>(n, 1, -2, 2), k = randomVector<float>(n, 2, -2, 2),
+                   v = randomVector<float>(n, 3), dout = randomVector<float>(n, 4);
+        const Naive naive{s, q.data(), k.data(), v.data(), offsets.data()};
+        FVec o(n), expected(n);
+        attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data());
+        forward(naive, expected);
+        expectBitIdentical(o, expected, "o");
+        FVec dq(n, 7.0f), dk(n, 7.0f), dv(n, 7.0f), eq(n), ek(n), ev(n);
+        attentionBackward(dout.data(), q.data(), k.data(), v.data(), offsets.data(), s, dq.data(),
+                          dk.data(), dv.data());
+        backward(naive, dout.data(), eq, ek, ev);
+        expectBitIdentical(dq, eq, "dq");
+        expectBitIdentical(dk, ek, "dk");
+        expectBitIdentical(dv, ev, "dv");
+      }
 }
 
 } // namespace

@@ -102,15 +102,51 @@ public:
     /// into[j] = x . (column j of the transposed t), j < keys: each a sum
   /// over the dh columns in column order, from 0.
   void products(const T *x, const std::vector<T> &t, int64_t keys, std::vector<T> &into) const {
-    std::fill(into.begin(), into.begin() + keys, T(0));
-    for (int64_t c = 0; c < dh; ++c) {
-      const T xc = x[c];
-      const T *tc = t.data() + c * n;
-      T *o = into.data();
-      for (int64_t j = 0; j < keys; ++j)
-        o[j] += xc * tc[j];
+    int64_t j = 0;
+    for (; j + kBlock <= keys; j += kBlock) { // kBlock sums at once, in registers
+      T acc[kBlock] = {};
+      for (int64_t c = 0; c < dh; ++c) {
+        const T xc = x[c];
+        const T *tc = t.data() + c * n + j;
+        for (int64_t k = 0; k < kBlock; ++k)
+          acc[k] += xc * tc[k];
+      }
+      for (int64_t k = 0; k < kBlock; ++k)
+        into[size_t(j + k)] = acc[k];
+    }
+    for (; j < keys; ++j) {
+      T acc = T(0);
+      for (int64_t c = 0; c < dh; ++c)
+        acc += x[c] * t[size_t(c * n + j)];
+      into[size_t(j)] = acc;
     }
   }
+
+  /// out[c] (= or += with `add`) = sum over r in [0, count) of w[r] *
+  /// rows[r * stride + c], for c < dh, each sum in r order from 0: a
+  /// weighted sum of rows (values, keys, queries or gradients).
+  void weightedRows(const T *w, const T *rows, int64_t stride, int64_t count, T *out) const {
+    int64_t c = 0;
+    for (; c + kBlock <= dh; c += kBlock) { // kBlock columns at once, in registers
+      T acc[kBlock] = {};
+      for (int64_t r = 0; r < count; ++r) {
+        const T wr = w[r];
+        const T *row = rows + r * stride + c;
+        for (int64_t k = 0; k < kBlock; ++k)
+          acc[k] += wr * row[k];
+      }
+      for (int64_t k = 0; k < kBlock; ++k)
+        out[c + k] = acc[k];
+    }
+    for (; c < dh; ++c) {
+      T acc = T(0);
+      for (int64_t r = 0; r < count; ++r)
+        acc += w[r] * rows[r * stride + c];
+      out[c] = acc;
+    }
+  }
+
+  static constexpr int64_t kBlock = 8;
 
   /// The weights of query row qi over its `keys` keys into `p`: the scores
   /// q . k_j * scale, their maximum, the exponentials and their sum in
@@ -162,12 +198,8 @@ void attentionForward(const T *q, const T *k, const T *v, const int64_t *offsets
                       continue;
                     const int64_t keys = keysOf(s, i, n);
                     head.weights(row(q, s, b, i, h), keys, p.data());
-                    for (int64_t j = 0; j < keys; ++j) { // weighted values, in key order
-                      const T pj = p[size_t(j)];
-                      const T *vj = row(v, s, b, j, h);
-                      for (int64_t c = 0; c < dh; ++c)
-                        oi[c] += pj * vj[c];
-                    }
+                    // The weighted values, in key order.
+                    head.weightedRows(p.data(), row(v, s, b, 0, h), s.D, keys, oi);
                   }
                 }
               });
@@ -188,7 +220,7 @@ void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const 
   const bool parallel = s.B * s.L * s.L * s.D > kParallelWork;
   parallelFor(s.B * s.heads, parallel, [&](int64_t begin, int64_t end) {
     Head<T> head(s);
-    std::vector<T> P, dS, accK(static_cast<size_t>(dh)), accV(static_cast<size_t>(dh));
+    std::vector<T> P, dS, colP(static_cast<size_t>(s.L)), colS(static_cast<size_t>(s.L));
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / s.heads, h = bh % s.heads;
       const int64_t n = length(offsets, b, s.L);
@@ -208,31 +240,25 @@ void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const 
         for (int64_t j = 0; j < keys; ++j)
           ti += double(p[j]) * double(head.out[size_t(j)]);
         const T t = T(ti);
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = 0; j < keys; ++j)
           ds[j] = p[j] * (head.out[size_t(j)] - t);
-          const T *kj = row(k, s, b, j, h);
-          for (int64_t c = 0; c < dh; ++c)
-            dqi[c] += ds[j] * kj[c];
-        }
+        head.weightedRows(ds, row(k, s, b, 0, h), s.D, keys, dqi);
         for (int64_t c = 0; c < dh; ++c)
           dqi[c] *= scale;
       }
+      // Key row j: column j of P and dS (the query rows that see it, in
+      // order) weighs the queries and the output gradients.
       for (int64_t j = 0; j < s.L; ++j) {
-        std::fill(accK.begin(), accK.end(), T(0));
-        std::fill(accV.begin(), accV.end(), T(0));
-        for (int64_t i = s.causal ? j : 0; i < n && j < n; ++i) {
-          const T pij = P[size_t(i * n + j)], dsij = dS[size_t(i * n + j)];
-          const T *qi = row(q, s, b, i, h), *gi = row(dout, s, b, i, h);
-          for (int64_t c = 0; c < dh; ++c) {
-            accK[size_t(c)] += dsij * qi[c];
-            accV[size_t(c)] += pij * gi[c];
-          }
-        }
         T *dkj = dk + (b * s.L + j) * s.D + h * dh, *dvj = dv + (b * s.L + j) * s.D + h * dh;
-        for (int64_t c = 0; c < dh; ++c) {
-          dkj[c] = accK[size_t(c)] * scale;
-          dvj[c] = accV[size_t(c)];
+        const int64_t first = s.causal ? j : 0, count = j < n ? n - first : 0;
+        for (int64_t i = 0; i < count; ++i) {
+          colP[size_t(i)] = P[size_t((first + i) * n + j)];
+          colS[size_t(i)] = dS[size_t((first + i) * n + j)];
         }
+        head.weightedRows(colS.data(), row(q, s, b, first, h), s.D, count, dkj);
+        head.weightedRows(colP.data(), row(dout, s, b, first, h), s.D, count, dvj);
+        for (int64_t c = 0; c < dh; ++c)
+          dkj[c] *= scale;
       }
     }
   });
