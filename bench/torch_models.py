@@ -299,7 +299,9 @@ class Encoder(Twin):
     """examples/transformer_layer.json: a sequence feature's word vectors
     plus its learned positions (zeros past each sequence's length, as embc's
     lookup), `encoder` layers as nn.TransformerEncoderLayer (pre- or
-    post-norm, GELU's tanh approximation, no dropout, padding masked) and,
+    post-norm, GELU's tanh approximation, padding masked; the layer's
+    dropout on the residual branches and the FFN, not on the attention
+    weights, as embc's) and,
     for pre-norm, a final nn.LayerNorm; a masked mean over each sequence's
     positions; a dense layer of class logits. embc's Q, K, V weights are the
     blocks of in_proj_weight; its key projection has no bias, so the twin's
@@ -312,7 +314,7 @@ class Encoder(Twin):
         head = self.layer(model["loss"]["input"], "dense", activation=("none", "none"))
         assert pool["input"] == enc["name"] and head["input"] == pool["name"]
         assert pool.get("mode", "mean") == "mean", "the twin pools by mean"
-        assert enc.get("dropout", 0) == 0 and not enc.get("causal", False)
+        assert not enc.get("causal", False)
         self.feature = self.features[enc["input"]]
         assert self.feature["type"] == "sequence"
         d = self.table_specs[self.feature["table"]]["dim"]
@@ -324,9 +326,10 @@ class Encoder(Twin):
             self.ckpt[f"param/{self.feature['name']}_positions"] = (self.pos, False)
         self.blocks = nn.ModuleList()
         for i in range(enc.get("layers", 1)):
-            blk = nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, activation=gelu_tanh,
-                                             batch_first=True, norm_first=pre,
-                                             layer_norm_eps=enc.get("eps", 1e-5))
+            blk = nn.TransformerEncoderLayer(d, heads, ffn, dropout=enc.get("dropout", 0.0),
+                                             activation=gelu_tanh, batch_first=True,
+                                             norm_first=pre, layer_norm_eps=enc.get("eps", 1e-5))
+            blk.self_attn.dropout = 0.0  # embc does not drop attention weights
             with torch.no_grad():
                 blk.self_attn.in_proj_bias.zero_()
             at = f"param/{enc['name']}_l{i}_"

@@ -1,4 +1,4 @@
-//===- DenseOps.cpp - dense, activation, concat, add, dot ------------------===//
+//===- DenseOps.cpp - dense, activation, layer norm, dropout, concat, add -===//
 
 #include "embc/dialect/EmbDialect.h"
 #include "embc/dialect/PlanEmitter.h"
@@ -162,6 +162,48 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
   for (auto [i, g] : llvm::enumerate(grad.getResults()))
     if (need[i])
       operandGrads[i] = g;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp, DropoutGradOp
+//===----------------------------------------------------------------------===//
+
+/// `rate` in [0, 1) and `stream` non-negative (the kernels key draws on it).
+static LogicalResult verifyDropout(Operation *op, Value x, double rate, int64_t stream) {
+  RankedTensorType t = tensorType(x);
+  if (t.getRank() < 1 || !t.hasStaticShape())
+    return op->emitOpError("input must be a static tensor of rank 1 or more, got ") << t;
+  if (!(rate >= 0.0 && rate < 1.0))
+    return op->emitOpError("rate must be in [0, 1), got ") << rate;
+  if (stream < 0)
+    return op->emitOpError("stream must be non-negative, got ") << stream;
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  return verifyDropout(*this, getInput(), getRate().convertToDouble(), getStream());
+}
+
+LogicalResult DropoutGradOp::verify() {
+  return verifyDropout(*this, getGrad(), getRate().convertToDouble(), getStream());
+}
+
+// A hash and a multiply per element.
+int64_t DropoutOp::getForwardFlops() { return numElements(getInput()); }
+
+int64_t DropoutOp::getForwardBytes() {
+  return getElementBytes(getResult()) * 2 * numElements(getInput());
+}
+
+LogicalResult DropoutOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                       ArrayRef<bool> need,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  if (!resultGrads[0] || !need[0])
+    return success();
+  operandGrads[0] = DropoutGradOp::create(b, getLoc(), getInput().getType(), resultGrads[0],
+                                          getRateAttr(), getStreamAttr());
   return success();
 }
 

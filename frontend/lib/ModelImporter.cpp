@@ -350,6 +350,8 @@ private:
     }
     if (t == "activation")
       return activate(loc, in[0], l.activation);
+    if (t == "dropout")
+      return dropout(loc, in[0], l.dropout);
     if (t == "concat")
       return ConcatOp::create(builder_, loc, f32Tensor({batch(), l.width}), in);
     if (t == "dot_interaction") {
@@ -389,6 +391,16 @@ private:
     // add: the inputs share one type, B x width or B x L x width.
     Value bias = l.bias ? param(l, "b0", {l.width}, zeros) : Value();
     return AddOp::create(builder_, loc, in[0].getType(), in, bias);
+  }
+
+  /// Inverted dropout of x at `rate` (x itself at 0). Each site gets its
+  /// own stream, numbered in the model's layer order, so no two share a
+  /// mask and a recompiled model keeps its masks.
+  Value dropout(Location loc, Value x, double rate) {
+    if (rate == 0.0)
+      return x;
+    return DropoutOp::create(builder_, loc, x.getType(), x, builder_.getF64FloatAttr(rate),
+                             builder_.getI64IntegerAttr(nextDropoutStream_++));
   }
 
   static int64_t widthOf(Value x) { return cast<RankedTensorType>(x.getType()).getShape().back(); }
@@ -442,13 +454,14 @@ private:
     Value v = project(a, "v", d);
     Value attended = AttentionOp::create(builder_, loc, a.getType(), q, k, v, offsets, l.heads,
                                          l.causal);
-    Value projected = project(attended, "o", d);
+    Value projected = dropout(loc, project(attended, "o", d), l.dropout);
     Value h = residual(x, projected);
     if (!pre)
       h = layerNorm(loc, h, prefix + "_ln1", l);
     Value f = pre ? layerNorm(loc, h, prefix + "_ln2", l) : h;
     f = activate(loc, project(f, "ffn1", ffn), runtime::Activation::Gelu);
-    f = project(f, "ffn2", d);
+    f = dropout(loc, f, l.dropout);
+    f = dropout(loc, project(f, "ffn2", d), l.dropout);
     Value y = residual(h, f);
     return pre ? y : layerNorm(loc, y, prefix + "_ln2", l);
   }
@@ -461,6 +474,7 @@ private:
   Block *body_ = nullptr;
   std::map<std::string, Value> values_;
   std::map<std::string, unsigned> featureArgs_;
+  int64_t nextDropoutStream_ = 0;
 };
 
 } // namespace

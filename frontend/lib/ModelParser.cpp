@@ -370,6 +370,15 @@ double readEps(const JsonNode &node) {
   return eps;
 }
 
+/// A dropout probability `key` (default 0): in [0, 1).
+double readDropout(const JsonNode &node, const char *key) {
+  const double rate = node.getDouble(key, 0.0);
+  if (!(rate >= 0.0 && rate < 1.0))
+    node.failAt(key, std::string("'") + key + "' must be in [0, 1) (the probability of " +
+                         "zeroing an element while training)");
+  return rate;
+}
+
 Layer readLayer(const JsonNode &node) {
   if (!node.json().is_object())
     node.fail("a layer must be an object, got " + describeType(node.json()));
@@ -378,7 +387,7 @@ Layer readLayer(const JsonNode &node) {
   l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
                                  "dot_interaction", "cross", "dot", "add",
                                  "sequence_pool", "self_attention", "layer_norm",
-                                 "encoder"});
+                                 "encoder", "dropout"});
   const std::string &t = l.type;
   if (t == "mlp") {
     node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
@@ -424,6 +433,12 @@ Layer readLayer(const JsonNode &node) {
     l.inputs = readInputs(node, false, 1);
     l.heads = node.getInt("heads", 1, 4096, 1);
     l.causal = node.getBool("causal", false);
+  } else if (t == "dropout") {
+    node.expectObject("a 'dropout' layer", {"name", "type", "input", "rate"});
+    l.inputs = readInputs(node, false, 1);
+    if (!node.has("rate"))
+      node.fail("a 'dropout' layer needs 'rate'");
+    l.dropout = readDropout(node, "rate");
   } else if (t == "layer_norm") {
     node.expectObject("a 'layer_norm' layer", {"name", "type", "input", "eps"});
     l.inputs = readInputs(node, false, 1);
@@ -437,8 +452,7 @@ Layer readLayer(const JsonNode &node) {
     l.heads = node.getInt("heads", 1, 4096, 1);
     l.sizes = {node.getInt("d_model", 1, kMaxWidth, 0)}; // 0: the input's width
     l.encoder.ffn = node.getInt("ffn", 1, kMaxWidth, 0);  // 0: 4 d_model
-    if (node.getDouble("dropout", 0.0) != 0.0)
-      node.failAt("dropout", "dropout is not implemented yet: set 'dropout' to 0 or leave it out");
+    l.dropout = readDropout(node, "dropout");
     l.causal = node.getBool("causal", false);
     l.encoder.preNorm = node.getEnum("norm", {"pre", "post"}, "pre") == "pre";
     l.eps = readEps(node);
@@ -761,7 +775,7 @@ private:
   }
 
   static std::string inputPointer(const Layer &l, size_t k) {
-    return l.type == "mlp" || l.type == "dense" || l.type == "activation" ||
+    return l.type == "mlp" || l.type == "dense" || l.type == "activation" || l.type == "dropout" ||
                    l.type == "cross" || l.type == "sequence_pool" ||
                    l.type == "self_attention" || l.type == "layer_norm" || l.type == "encoder"
                ? l.pointer + "/input"
@@ -773,7 +787,7 @@ private:
   static bool readsRows(const Layer &l) {
     static const std::set<std::string> kinds = {"sequence_pool", "self_attention", "encoder",
                                                 "mlp", "dense", "activation", "add",
-                                                "layer_norm"};
+                                                "layer_norm", "dropout"};
     return kinds.count(l.type) != 0;
   }
 
@@ -879,7 +893,7 @@ private:
     } else if (t == "mlp" || t == "dense") {
       inputShape(l, 0, false);
       l.width = l.sizes.back();
-    } else if (t == "activation" || t == "cross" || t == "layer_norm") {
+    } else if (t == "activation" || t == "cross" || t == "layer_norm" || t == "dropout") {
       l.width = inputShape(l, 0, false).width;
     } else if (t == "concat") {
       for (size_t k = 0; k < l.inputs.size(); ++k)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Rematerialisation equivalence: deep_mlp and dlrm_small trained 6 steps on
-the synthetic data with plan.remat none, all and auto (copies of the model
+"""Rematerialisation equivalence: deep_mlp, dlrm_small and transformer_layer
+(an encoder layer with dropout: a recomputed dropout draws its mask again)
+trained 6 steps on the synthetic data with plan.remat none, all and auto (copies of the model
 files with plan.remat / plan.memory_budget set). -emb-remat only recomputes
 values with the same kernels on the same inputs, so the losses and every
 tensor of the final checkpoint must agree within 1e-6 relative (they are
@@ -27,7 +28,7 @@ import sys
 from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
-MODELS = ["deep_mlp.json", "dlrm_small.json"]
+MODELS = ["deep_mlp.json", "dlrm_small.json", "transformer_layer.json"]
 NOTE = re.compile(r'emb\.remat_note = "([^"]*)"')
 FIGURES = re.compile(r"recomputes (\d+) values \((\d+) ops\), \+([0-9.]+)% step FLOPs, "
                      r"activation estimate (\d+) -> (\d+) bytes \(([^;]*); chain peak "

@@ -300,6 +300,7 @@ void Executor::copyStateFrom(const Executor &other) {
   state_.lossScale = other.state_.lossScale;
   state_.seed = other.state_.seed;
   state_.microBatch = other.state_.microBatch;
+  state_.exampleOffset = other.state_.exampleOffset;
   syncToDevice();
   if (backend_->deviceArena())
     for (size_t b = 0; b < plan_.buffers.size(); ++b)

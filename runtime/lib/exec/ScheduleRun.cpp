@@ -71,6 +71,7 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
   bool onRanks = plan_.config.pipelineRanks() > 1;
   std::vector<comm::Request> sends;
   std::vector<std::vector<std::byte>> staged;
+  state_.training = true;
   backend_->beginBatch(state_);
   backend_->useLoadedBatch(); // its micro-batches load between the runs
   for (const ScheduleOp &op : plan_.schedule) {

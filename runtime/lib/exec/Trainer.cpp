@@ -355,6 +355,8 @@ public:
                            " (or pipeline_ranks)");
     rank_ = comm ? comm->rank() : 0;
     executor_.setCommunicator(comm);
+    if (dataRanks_ > 1) // localBatch's slice
+      executor_.setExampleOffset(int64_t(rank_) * plan.config.batchSize);
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);

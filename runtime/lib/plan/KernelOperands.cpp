@@ -64,6 +64,11 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.allF32();
     o.count(false, 0, numel(o.in(0)));
     break;
+  case KernelOp::Dropout:     // x -> like x: a mask element per element
+  case KernelOp::DropoutGrad: // dy -> like dy
+    o.allF32();
+    o.count(false, 0, numel(o.in(0)));
+    break;
   case KernelOp::ActivationGrad:
     o.allF32();
     o.count(true, 1, numel(o.in(0)));

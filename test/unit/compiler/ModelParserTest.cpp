@@ -656,6 +656,31 @@ TEST(ModelParser, EncoderIsASequenceLayer) {
   }
 }
 
+TEST(ModelParser, DropoutIsARowLayerAndTheEncodersRate) {
+  Json j = encoderModel();
+  j["layers"][0]["dropout"] = 0.1;
+  j["layers"].push_back(Json::parse(R"({"name": "drop", "type": "dropout", "input": "enc",
+                                        "rate": 0.25})"));
+  j["layers"][1]["input"] = "drop";
+  std::optional<Model> m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->findLayer("enc")->dropout, 0.1);
+  const Layer *drop = m->findLayer("drop");
+  EXPECT_EQ(drop->dropout, 0.25);
+  EXPECT_EQ(drop->sequence, "ids"); // applied per position, the sequence kept
+  EXPECT_EQ(drop->width, 4);
+
+  j["layers"][4]["rate"] = -0.5;
+  expectParseError(j, "/layers/4/rate",
+                   "'rate' must be in [0, 1) (the probability of zeroing an element while "
+                   "training)");
+  j["layers"][4].erase("rate");
+  expectParseError(j, "/layers/4", "a 'dropout' layer needs 'rate'");
+  j["layers"][4]["rate"] = 0.5;
+  j["layers"][4]["seed"] = 3;
+  EXPECT_EQ(parseError(j.dump()).pointer, "/layers/4/seed");
+}
+
 TEST(ModelParser, EncoderErrorsNameTheField) {
   Json j = encoderModel();
   j["layers"][0]["heads"] = 3;
@@ -664,9 +689,10 @@ TEST(ModelParser, EncoderErrorsNameTheField) {
   j["layers"][0]["d_model"] = 8;
   expectParseError(j, "/layers/0/d_model", "'d_model' 8 must be the width 4 of its input 'ids'");
   j = encoderModel();
-  j["layers"][0]["dropout"] = 0.1;
+  j["layers"][0]["dropout"] = 1.0;
   expectParseError(j, "/layers/0/dropout",
-                   "dropout is not implemented yet: set 'dropout' to 0 or leave it out");
+                   "'dropout' must be in [0, 1) (the probability of zeroing an element while "
+                   "training)");
   j = encoderModel();
   j["layers"][0]["norm"] = "sandwich";
   EXPECT_EQ(parseError(j.dump()).pointer, "/layers/0/norm");

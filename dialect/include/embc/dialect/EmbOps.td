@@ -575,6 +575,47 @@ def Emb_LayerNormGradOp : Emb_GradOp<"layer_norm_grad", [Emb_Lowered, Pure]> {
   let hasVerifier = 1;
 }
 
+def Emb_DropoutOp : Emb_Op<"dropout",
+    [Emb_Lowered, Emb_Differentiable, Pure, SameOperandsAndResultType, Emb_Cost]> {
+  let summary = "inverted dropout with a counter-based mask (identity in evaluation)";
+  let description = [{
+    While training, each element is kept with probability 1 - `rate` and
+    scaled by 1 / (1 - `rate`), or set to 0; in evaluation the op is the
+    identity. The mask is not random state: element i draws a hash of the
+    run's seed, `stream`, the training step and i's place in the global
+    batch (runtime/include/embc/runtime/cpu/DropoutKernels.h). So the op is
+    a pure function of its input and the step: its gradient, a recomputed
+    forward, a resumed run, micro-batches and data-parallel ranks all see
+    one mask. `stream` names the dropout site; two sites with one stream
+    and one shape share their masks, so the frontend numbers them apart.
+
+    ```mlir
+    %y = emb.dropout %x {rate = 1.000000e-01 : f64, stream = 3 : i64} : tensor<32x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, F64Attr:$rate, I64Attr:$stream);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Emb_DropoutGradOp : Emb_GradOp<"dropout_grad", [Emb_Lowered, Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of emb.dropout: the forward's mask and scale applied to grad";
+  let description = [{
+    Regenerates the mask of the emb.dropout of the same `rate` and `stream`
+    at the same step and applies it, with the scale 1 / (1 - `rate`), to
+    the gradient of its result.
+
+    ```mlir
+    %dx = emb.dropout_grad %dy {rate = 1.000000e-01 : f64, stream = 3 : i64} : tensor<32x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, F64Attr:$rate, I64Attr:$stream);
+  let results = (outs Emb_FloatTensor:$input_grad);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

@@ -72,7 +72,7 @@ struct Layer {
   std::string name;
   std::string pointer;
   std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add,
-                    ///< sequence_pool, self_attention, layer_norm, encoder
+                    ///< sequence_pool, self_attention, layer_norm, encoder, dropout
   std::vector<std::string> inputs;
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
   runtime::Activation activation = runtime::Activation::None;
@@ -85,6 +85,9 @@ struct Layer {
   int64_t heads = 1;             ///< self_attention, encoder
   bool causal = false;           ///< self_attention, encoder
   double eps = 1e-5;             ///< layer_norm, encoder
+  /// dropout: its rate; encoder: the rate of the dropouts after the
+  /// attention's output projection, the GELU and the FFN's output.
+  double dropout = 0.0;
   /// encoder: `layers` Transformer encoder layers of width d_model (the
   /// input's), each self-attention with Q, K, V and output projections,
   /// then a GELU feed-forward block of `ffn`, each sublayer with a

@@ -15,6 +15,7 @@
 
 #include "embc/runtime/backends/CpuBackend.h"
 #include "embc/runtime/cpu/AttentionKernels.h"
+#include "embc/runtime/cpu/DropoutKernels.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/SequenceKernels.h"
@@ -286,6 +287,37 @@ BoundKernel bindLayerNormGrad(const Binder &b) {
     cpu::layerNormBackward(s.data<float>(dy), s.data<float>(in), s.data<float>(gamma),
                            s.data<float>(dx), s.data<float>(dgamma), s.data<float>(dbeta), rows,
                            D, eps);
+  };
+}
+
+/// dropout, dropout_grad: x -> y like x, scaled or zeroed by the mask of
+/// (seed, stream, step) at each element's place in the global batch; a
+/// copy outside training (DropoutKernels.h). The gradient applies the
+/// forward's mask, so both kernels are this one.
+BoundKernel bindDropout(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(1, 1);
+  const Buffer &x = b.in(0);
+  if (b.out(0).shape != x.shape)
+    b.fail("the result must have the input's shape");
+  const double rate = b.real("rate");
+  if (!(rate >= 0.0 && rate < 1.0))
+    b.fail("rate must be in [0, 1), got " + std::to_string(rate));
+  const int64_t stream = b.integer("stream");
+  const int64_t n = Binder::numel(x), rows = x.shape.empty() ? 1 : b.dim(x, 0);
+  const int64_t perExample = rows > 0 ? n / rows : 0;
+  const int32_t in = k.inputs[0], y = k.outputs[0];
+  return [=](ExecState &s) {
+    const float *src = s.data<float>(in);
+    float *dst = s.data<float>(y);
+    if (!s.training || rate == 0.0) {
+      if (src != dst)
+        std::memcpy(dst, src, size_t(n) * sizeof(float));
+      return;
+    }
+    const int64_t example = s.exampleOffset + int64_t(s.microBatch) * rows;
+    cpu::dropoutApply(src, dst, n, cpu::dropoutKey(s.seed, stream, s.step),
+                      uint64_t(example * perExample), rate);
   };
 }
 
@@ -727,6 +759,8 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::CrossGrad, bindCrossGrad},
       {KernelOp::DotGrad, bindDotGrad},
       {KernelOp::LayerNormGrad, bindLayerNormGrad},
+      {KernelOp::Dropout, bindDropout},
+      {KernelOp::DropoutGrad, bindDropout},
       {KernelOp::SequenceLookupGrad, bindSequenceLookupGrad},
       {KernelOp::SequencePoolGrad, bindSequencePoolGrad},
       {KernelOp::PositionsGrad, bindPositionsGrad},

@@ -495,6 +495,10 @@ private:
     step.seed = static_cast<long long>(state.seed);
     step.lrScale = state.lrScale;
     step.lossScale = plan_->config.lossScaling.enabled ? float(state.lossScale.scale) : 1.0f;
+    step.step = state.step;
+    step.exampleOffset = state.exampleOffset;
+    step.microBatch = state.microBatch;
+    step.training = state.training ? 1 : 0;
     device_->toDevice(reinterpret_cast<std::byte *>(step_), &step, sizeof step);
   }
 

@@ -13,6 +13,7 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/AttentionKernels.h"
+#include "embc/runtime/cpu/DropoutKernels.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/SequenceKernels.h"
@@ -131,6 +132,70 @@ TEST(CpuKernels, LayerNormRowsHaveMeanZeroAndVarianceOne) {
     EXPECT_NEAR(mean, 0.0, 1e-12) << "row " << r;
     EXPECT_NEAR(var, 1.0, 1e-12) << "row " << r;
   }
+}
+
+// --- Dropout (DropoutKernels.h) ------------------------------------------------
+
+// dropout_grad is the dropout kernel on dy with the forward's key and first
+// element: the mask the forward drew, applied with its scale.
+TEST(CpuGradientCheck, Dropout) {
+  const int64_t n = 97;
+  const double rate = 0.3;
+  const uint64_t key = dropoutKey(5, 2, 11), first = 1000;
+  Vec x = randomVector(n, 101);
+  const Vec r = randomVector(n, 102);
+  auto objective = [&] {
+    Vec y(n);
+    dropoutApply(x.data(), y.data(), n, key, first, rate);
+    return weightedSum(r, y);
+  };
+  Vec dx(n);
+  dropoutApply(r.data(), dx.data(), n, key, first, rate);
+  expectGradientMatches("dropout", x, dx, objective);
+}
+
+// ~rate of the elements are zeroed, the rest scaled by 1 / (1 - rate), so
+// the mean is kept; the mask depends on (key, global index) only.
+TEST(CpuKernels, DropoutDropsTheRateAndKeepsTheMean) {
+  const int64_t n = 1 << 20;
+  const double rate = 0.1;
+  const std::vector<float> x(n, 1.0f);
+  std::vector<float> y(n);
+  dropoutApply(x.data(), y.data(), n, dropoutKey(1, 0, 1), 0, rate);
+  int64_t zeros = 0;
+  double sum = 0;
+  for (float v : y) {
+    zeros += v == 0.0f;
+    sum += v;
+    if (v != 0.0f)
+      ASSERT_EQ(v, float(1.0 / 0.9));
+  }
+  // Binomial(n, 0.1): sigma = sqrt(n * 0.09) ~ 307; 5 sigma.
+  EXPECT_NEAR(double(zeros), 0.1 * double(n), 1536.0);
+  EXPECT_NEAR(sum / double(n), 1.0, 5e-3);
+}
+
+TEST(CpuKernels, DropoutMaskIsAFunctionOfKeyAndGlobalIndex) {
+  const int64_t n = 1000;
+  const Vec x = randomVector(n, 103);
+  const uint64_t key = dropoutKey(9, 4, 3);
+  Vec whole(n), halves(n), again(n), otherStep(n), otherStream(n);
+  dropoutApply(x.data(), whole.data(), n, key, 0, 0.5);
+  // Two launches over the halves (two micro-batches, two ranks) with their
+  // global first element draw the whole launch's mask.
+  dropoutApply(x.data(), halves.data(), 600, key, 0, 0.5);
+  dropoutApply(x.data() + 600, halves.data() + 600, 400, key, 600, 0.5);
+  dropoutApply(x.data(), again.data(), n, key, 0, 0.5);
+  dropoutApply(x.data(), otherStep.data(), n, dropoutKey(9, 4, 4), 0, 0.5);
+  dropoutApply(x.data(), otherStream.data(), n, dropoutKey(9, 5, 3), 0, 0.5);
+  EXPECT_EQ(whole, halves);
+  EXPECT_EQ(whole, again);
+  EXPECT_NE(whole, otherStep);
+  EXPECT_NE(whole, otherStream);
+  // Rate 0 keeps everything unscaled.
+  Vec none(n);
+  dropoutApply(x.data(), none.data(), n, key, 0, 0.0);
+  EXPECT_EQ(none, x);
 }
 
 // The gradient of concat w.r.t. input i is the slice of dy at its columns.

@@ -32,6 +32,10 @@
     int skip;                /* set by unscale_grads: skip this update */     \
     int error;               /* first device error code (plan errors), 0 */   \
     long long errorValue;    /* the offending value (an id) */                \
+    long long step;          /* the training step (1-based): keys dropout */  \
+    long long exampleOffset; /* this rank's first example in the batch */     \
+    int microBatch;          /* the micro-batch being run */                  \
+    int training;            /* 1 in a training step, 0 in evaluation */      \
   };                                                                          \
   /* A launch's operands, in the order of its args. */                        \
   struct EmbArgs {                                                            \

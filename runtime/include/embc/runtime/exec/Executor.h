@@ -81,6 +81,10 @@ struct ExecState {
   /// The micro-batch being run (-emb-pipeline): a buffer with several
   /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).
   int32_t microBatch = 0;
+  /// The index in the batch the trainer read of this process's first
+  /// example (data-parallel ranks run slices of it): dropout draws each
+  /// element's mask by its place in that batch (cpu/DropoutKernels.h).
+  int64_t exampleOffset = 0;
 
   /// The job's ranks (distributed plans: collective kernels use it); null
   /// for a single process (Executor::setCommunicator).
@@ -326,6 +330,9 @@ public:
   /// The job's ranks, for the plan's collective kernels (ExecState::comm)
   /// and, with stages on ranks, which stages and inputs are this rank's.
   void setCommunicator(comm::Communicator *comm);
+  /// Where this process's examples start in the batch the trainer read
+  /// (ExecState::exampleOffset): rank * batchSize for data-parallel ranks.
+  void setExampleOffset(int64_t offset) { state_.exampleOffset = offset; }
   /// Whether this rank computes the loss and predictions (with stages on
   /// ranks: runs the loss's stage; otherwise always).
   bool computesLoss() const;

@@ -1,0 +1,103 @@
+//===- DropoutLowering.cpp - inverted dropout, forward and backward -------===//
+//
+// dropout and dropout_grad as runtime/include/embc/runtime/cpu/
+// DropoutKernels.h computes them: element i of the launch keeps its value
+// (times 1 / (1 - rate)) unless the top 24 bits of
+// mix64(key + first + i) are below round(rate * 2^24), with
+// key = hashOf(seed, tag, stream, step) and first the launch's first
+// element in the global batch, both from the device-resident EmbStep (so a
+// captured graph replays every step with that step's masks). In evaluation
+// (EmbStep::training 0) the kernel copies. The words and the test are the
+// CPU's, integer for integer, and x * scale is one f32 multiply on both, so
+// the results are bit-identical.
+//
+// One thread owns four consecutive elements (one float4 load and store
+// when the operands are 16-byte aligned and n is a multiple of 4), in a
+// grid-stride loop; the four words are independent multiply chains.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DenseLowering.h"
+#include "EmbeddingLowering.h"
+#include "embc/runtime/cpu/DropoutKernels.h"
+
+#include <sstream>
+
+using namespace embc;
+using namespace embc::codegen;
+using namespace embc::codegen::dense;
+using embc::codegen::emb::lit;
+using embc::codegen::emb::ulit;
+
+namespace {
+
+constexpr int64_t kBlock = 256, kPerThread = 4;
+
+void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 1, 1);
+  const rt::Buffer &x = f32Buffer(em, k.inputs[0], "input");
+  if (f32Buffer(em, k.outputs[0], "output").shape != x.shape)
+    throw CodegenError(k.op + " output must have the input's shape");
+  if (!k.attrs.contains("rate") || !k.attrs["rate"].is_number())
+    throw CodegenError(k.op + " needs a number 'rate'");
+  const double rate = k.attrs["rate"].get<double>();
+  if (!(rate >= 0.0 && rate < 1.0))
+    throw CodegenError(k.op + " rate must be in [0, 1), got " + std::to_string(rate));
+  if (!k.attrs.contains("stream") || !k.attrs["stream"].is_number_integer() ||
+      k.attrs["stream"].get<int64_t>() < 0)
+    throw CodegenError(k.op + " needs a non-negative integer 'stream'");
+  const int64_t stream = k.attrs["stream"].get<int64_t>();
+  const int64_t n = numel(x), rows = x.shape.empty() ? 1 : x.shape[0];
+  const int64_t perExample = rows > 0 ? n / rows : 0;
+  const rt::CudaArg in = CudaEmitter::buf(k.inputs[0]), y = CudaEmitter::buf(k.outputs[0]);
+  const bool vector = n % kPerThread == 0 && aligned16(em, in) && aligned16(em, y);
+  emb::appendHelpers(em); // emb_mix64, emb_hash_word
+
+  const float scale = float(1.0 / (1.0 - rate));
+  std::ostringstream t;
+  t << "// " << k.op << " of " << n << " values, rate " << rate << ", stream " << stream
+    << ": four values a thread.\n"
+    << "extern \"C\" __global__ void " << kNamePlaceholder << "(EmbArgs a) {\n"
+    << "  const float *x = (const float *)a.p[0];\n"
+    << "  float *y = (float *)a.p[1];\n"
+    << "  const bool drop = a.step->training != 0 && " << (rate > 0.0 ? "true" : "false") << ";\n"
+    << "  emb_u64 key = emb_mix64((emb_u64)a.step->seed ^ 0x2545F4914F6CDD1DULL);\n"
+    << "  key = emb_hash_word(key, " << ulit(runtime::cpu::dropout::kTag) << ");\n"
+    << "  key = emb_hash_word(key, " << ulit(uint64_t(stream)) << ");\n"
+    << "  key = emb_hash_word(key, (emb_u64)a.step->step);\n"
+    << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
+    << lit(rows) << ") * " << lit(perExample) << ");\n"
+    << "  for (emb_i64 i = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) * " << kPerThread
+    << "; i < " << lit(n) << "; i += (emb_i64)gridDim.x * blockDim.x * " << kPerThread << ") {\n"
+    << "    float v[" << kPerThread << "];\n";
+  if (vector)
+    t << "    const float4 q = *(const float4 *)(x + i);\n"
+      << "    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;\n";
+  else
+    t << "#pragma unroll\n"
+      << "    for (int e = 0; e < " << kPerThread << "; ++e) v[e] = i + e < " << lit(n)
+      << " ? x[i + e] : 0.0f;\n";
+  t << "    if (drop) {\n"
+    << "#pragma unroll\n"
+    << "      for (int e = 0; e < " << kPerThread << "; ++e) {\n"
+    << "        const unsigned draw = (unsigned)(emb_mix64(key + first + (emb_u64)(i + e)) >> 40);\n"
+    << "        v[e] = draw < " << runtime::cpu::dropoutThreshold(rate) << "u ? 0.0f : v[e] * "
+    << floatLiteral(scale) << ";\n"
+    << "      }\n"
+    << "    }\n";
+  if (vector)
+    t << "    *(float4 *)(y + i) = make_float4(v[0], v[1], v[2], v[3]);\n";
+  else
+    t << "#pragma unroll\n"
+      << "    for (int e = 0; e < " << kPerThread << "; ++e) if (i + e < " << lit(n)
+      << ") y[i + e] = v[e];\n";
+  t << "  }\n}\n";
+  const std::string entry = defineKernel(em, k.op, t.str());
+  out.launches.push_back(CudaEmitter::kernelLaunch(
+      entry, {in, y}, gridFor((n + kPerThread - 1) / kPerThread, kBlock), kBlock));
+}
+
+} // namespace
+
+EMBC_CUDA_LOWERING(Dropout, lowerDropout)
+EMBC_CUDA_LOWERING(DropoutGrad, lowerDropout)
