@@ -113,7 +113,7 @@ def gemm_flops_per_step(plan):
             (bsz, n_out), n_in = matrix(ins[0]), shape(ins[1])[0]
             gemms = 1
         elif op == "dense_grad_weight":
-            (bsz, n_in), n_out = matrix(ins[0]), shape(ins[1])[1]
+            (bsz, n_in), n_out = matrix(ins[0]), shape(ins[1])[-1]
             gemms = 1
         elif op == "dense_act_grad":
             bsz = matrix(ins[0])[0]

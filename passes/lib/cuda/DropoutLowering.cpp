@@ -1,19 +1,21 @@
 //===- DropoutLowering.cpp - inverted dropout, forward and backward -------===//
 //
 // dropout and dropout_grad as runtime/include/embc/runtime/cpu/
-// DropoutKernels.h computes them: element i of the launch keeps its value
-// (times 1 / (1 - rate)) unless the top 24 bits of
-// mix64(key + first + i) are below round(rate * 2^24), with
-// key = hashOf(seed, tag, stream, step) and first the launch's first
-// element in the global batch, both from the device-resident EmbStep (so a
-// captured graph replays every step with that step's masks). In evaluation
+// DropoutKernels.h computes them: element g of the global batch (the
+// launch's first element, from the device-resident EmbStep's
+// exampleOffset and microBatch, plus i) keeps its value, times
+// 1 / (1 - rate), unless the top 24 bits of its word are below
+// round(rate * 2^24). The word is two rounds of lowbias32 of g's low word,
+// keyed by the halves of mix64(key + g's high word), with
+// key = hashOf(seed, tag, stream, step) from the EmbStep (so a captured
+// graph replays every step with that step's masks). In evaluation
 // (EmbStep::training 0) the kernel copies. The words and the test are the
-// CPU's, integer for integer, and x * scale is one f32 multiply on both, so
-// the results are bit-identical.
+// CPU's, integer for integer, and y = x * (keep * scale) is the CPU's two
+// f32 multiplies, so the results are bit-identical.
 //
 // One thread owns four consecutive elements (one float4 load and store
 // when the operands are 16-byte aligned and n is a multiple of 4), in a
-// grid-stride loop; the four words are independent multiply chains.
+// grid-stride loop; the four words are independent 32-bit multiply chains.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +54,16 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const rt::CudaArg in = CudaEmitter::buf(k.inputs[0]), y = CudaEmitter::buf(k.outputs[0]);
   const bool vector = n % kPerThread == 0 && aligned16(em, in) && aligned16(em, y);
   emb::appendHelpers(em); // emb_mix64, emb_hash_word
+  em.appendOnce("dropout:hash32", R"CUDA(
+// lowbias32 (runtime/include/embc/runtime/cpu/DropoutKernels.h dropout::hash32).
+__device__ __forceinline__ unsigned emb_hash32(unsigned x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  return x ^ (x >> 16);
+}
+)CUDA");
 
   const float scale = float(1.0 / (1.0 - rate));
   std::ostringstream t;
@@ -67,6 +79,9 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     << "  key = emb_hash_word(key, (emb_u64)a.step->step);\n"
     << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
     << lit(rows) << ") * " << lit(perExample) << ");\n"
+    << "  // The round keys of the high word of this thread's elements (a launch\n"
+    << "  // rarely crosses a 2^32 boundary: then they are derived again).\n"
+    << "  emb_u64 high = ~0ULL, keys = 0;\n"
     << "  for (emb_i64 i = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) * " << kPerThread
     << "; i < " << lit(n) << "; i += (emb_i64)gridDim.x * blockDim.x * " << kPerThread << ") {\n"
     << "    float v[" << kPerThread << "];\n";
@@ -80,9 +95,12 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   t << "    if (drop) {\n"
     << "#pragma unroll\n"
     << "      for (int e = 0; e < " << kPerThread << "; ++e) {\n"
-    << "        const unsigned draw = (unsigned)(emb_mix64(key + first + (emb_u64)(i + e)) >> 40);\n"
-    << "        v[e] = draw < " << runtime::cpu::dropoutThreshold(rate) << "u ? 0.0f : v[e] * "
-    << floatLiteral(scale) << ";\n"
+    << "        const emb_u64 g = first + (emb_u64)(i + e);\n"
+    << "        if ((g >> 32) != high) { high = g >> 32; keys = emb_mix64(key + high); }\n"
+    << "        const unsigned w = emb_hash32(emb_hash32((unsigned)g ^ (unsigned)keys) ^ "
+       "(unsigned)(keys >> 32));\n"
+    << "        const int keep = (w >> 8) >= " << runtime::cpu::dropoutThreshold(rate) << "u;\n"
+    << "        v[e] = v[e] * ((float)keep * " << floatLiteral(scale) << ");\n"
     << "      }\n"
     << "    }\n";
   if (vector)
