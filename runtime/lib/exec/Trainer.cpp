@@ -943,7 +943,9 @@ TrainSummary Trainer::run() {
       publishReport(true);
       trainSeconds += secondsSince(t0);
       lastEval = evaluate();
-      ReportRecord r{"eval", step_, 0, lastEval};
+      // The epoch of the training data the evaluated weights have seen.
+      ReportRecord r{"eval", step_, double(position_) / double(stream->examplesPerEpoch()),
+                     lastEval};
       reporter_.progress(r);
       reporter_.record(r);
       t0 = Clock::now();
