@@ -244,7 +244,7 @@ private:
         (hasLabel_ ? " (label<TAB>text)" : "") + ", " + std::to_string(words) + " words, " +
         std::to_string(counts.size()) + " distinct, vocabulary " +
         std::to_string(words_.size()) + " with " + kUnknown +
-        (options.textVocabulary ? " (the training data's)"
+        (options.textVocabulary ? " (" + options.textVocabularyFrom + ")"
          : cap > 0              ? " (capped at " + std::to_string(cap) + ")"
                                 : "") +
         (options.textMinCount > 1 ? ", min count " + std::to_string(options.textMinCount) : "") +

@@ -314,7 +314,7 @@ private:
     stats_.description = "text " + path + ": " + std::to_string(wordsBefore) + " words, " +
                          std::to_string(ranked.size()) + " distinct, vocabulary " +
                          std::to_string(vocabSize) +
-                         (options.textVocabulary ? " (the training data's)"
+                         (options.textVocabulary ? " (" + options.textVocabularyFrom + ")"
                           : vocabCap > 0 ? " (capped at " + std::to_string(vocabCap) + ")"
                                          : "") +
                          (minCount_ > 1 ? ", min count " + std::to_string(minCount_) : "") +

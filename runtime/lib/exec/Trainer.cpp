@@ -384,6 +384,12 @@ private:
     s.shuffle = options_.shuffle;
     s.textMinCount = options_.textMinCount;
     s.textSample = options_.textSample;
+    // A resumed run reads words with the ids the checkpoint's tables were
+    // trained with, whatever the training file holds now.
+    if (training && resumedVocabulary_) {
+      s.textVocabulary = resumedVocabulary_;
+      s.textVocabularyFrom = "the checkpoint's";
+    }
     return s;
   }
   void resume();
@@ -403,6 +409,9 @@ private:
   /// The training text's words in id order (text data only), for the
   /// evaluation streams.
   std::shared_ptr<const std::vector<std::string>> trainVocabulary_;
+  /// The vocabulary a resumed checkpoint was trained with (its metadata
+  /// "vocabulary"); null when not resuming or it has none.
+  std::shared_ptr<const std::vector<std::string>> resumedVocabulary_;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
   /// This rank's examples of a global batch (itself on one rank), in
@@ -521,6 +530,10 @@ void Trainer::save(const std::string &dir) const {
                       {"step", std::to_string(step_)},
                       {"position", std::to_string(position_)},
                       {"seed", std::to_string(seed_)}};
+  // The words of a text's ids (row i of the tables the words are looked
+  // up in), so a resumed run maps words to the same rows.
+  if (trainVocabulary_)
+    content.metadata["vocabulary"] = nlohmann::json(*trainVocabulary_).dump();
   if (plan_.config.lossScaling.enabled) {
     // fp16 loss scaling: the scale and its counts, so a resumed run scales
     // (and skips) exactly as the uninterrupted one. %.17g round-trips a double.
@@ -621,6 +634,17 @@ void Trainer::resume() {
   seed_ = seed;
   step_ = int64_t(count("step", kInt64Max));
   position_ = count("position", kInt64Max);
+  if (auto it = file.metadata.find("vocabulary"); it != file.metadata.end()) {
+    nlohmann::json words = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    bool ok = words.is_array() && !words.empty();
+    for (const nlohmann::json &w : words)
+      ok = ok && w.is_string() && !w.get_ref<const std::string &>().empty();
+    if (!ok)
+      throw ckpt::CheckpointError(path + ": metadata 'vocabulary' is not a JSON list of "
+                                  "non-empty words");
+    resumedVocabulary_ =
+        std::make_shared<const std::vector<std::string>>(words.get<std::vector<std::string>>());
+  }
   if (plan_.config.lossScaling.enabled) {
     const std::string scaleText = meta("loss_scale");
     char *end = nullptr;
@@ -691,8 +715,11 @@ void Trainer::exportEmbeddings(const std::string &path) const {
     throw std::runtime_error("not exporting the tables to '" + path +
                              "': these values are not finite: " + *bad +
                              ". Training diverged (lower the learning rate or clip gradients)");
-  ckpt::exportEmbeddings(path, tables,
-                         {{"model", plan_.model}, {"step", std::to_string(step_)}});
+  std::map<std::string, std::string> metadata = {{"model", plan_.model},
+                                                 {"step", std::to_string(step_)}};
+  if (trainVocabulary_) // row i of a table the text's words index is word i
+    metadata["vocabulary"] = nlohmann::json(*trainVocabulary_).dump();
+  ckpt::exportEmbeddings(path, tables, metadata);
 }
 
 std::map<std::string, double> Trainer::evaluate() {
@@ -767,8 +794,17 @@ TrainSummary Trainer::run() {
   auto stream = data::openStream(streamOptions(options_.data, true), specs_,
                                  position_);
   // A text evaluation must read words with the training data's ids.
-  if (const std::vector<std::string> *words = stream->vocabulary())
+  if (rank_ == 0 && !stream->stats().description.empty())
+    std::fprintf(stderr, "embrun: data: %s\n", stream->stats().description.c_str());
+  if (const std::vector<std::string> *words = stream->vocabulary()) {
     trainVocabulary_ = std::make_shared<const std::vector<std::string>>(*words);
+    if (!options_.resumeDir.empty() && !resumedVocabulary_ && rank_ == 0)
+      std::fprintf(stderr,
+                   "embrun: warning: the checkpoint in '%s' has no vocabulary (an embc before "
+                   "2026-11-28 wrote it): the words' ids are built again from %s, which gives "
+                   "the trained ids only if the file is the one it was trained on\n",
+                   options_.resumeDir.c_str(), options_.data.path.c_str());
+  }
   int64_t perStep = config.batchSize * dataRanks_ * config.gradAccumulation;
   int64_t steps = 0;
   if (options_.steps)

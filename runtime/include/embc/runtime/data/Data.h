@@ -130,9 +130,11 @@ struct StreamOptions {
   double textSample = 0;
   /// Text: a vocabulary to use instead of ranking this file's words (the
   /// training stream's, so that an evaluation's ids address the trained
-  /// rows); its words keep their ids, other words are dropped, and the
+  /// rows, or a resumed checkpoint's); its words keep their ids, other words are dropped, and the
   /// minimum count and the features' vocab cap do not apply.
   std::shared_ptr<const std::vector<std::string>> textVocabulary;
+  /// Whose textVocabulary is, for the stream's description.
+  std::string textVocabularyFrom = "the training data's";
 };
 
 /// Batches of one data source. next() is called from one thread.
