@@ -299,9 +299,9 @@ class Encoder(Twin):
     """examples/transformer_layer.json: a sequence feature's word vectors
     plus its learned positions (zeros past each sequence's length, as embc's
     lookup), `encoder` layers as nn.TransformerEncoderLayer (pre- or
-    post-norm, GELU's tanh approximation, padding masked; the layer's
-    dropout on the residual branches and the FFN, not on the attention
-    weights, as embc's) and,
+    post-norm, GELU's tanh approximation, padding masked, the layer's
+    dropout on the attention weights, the residual branches and the FFN, as
+    embc's) and,
     for pre-norm, a final nn.LayerNorm; a masked mean over each sequence's
     positions; a dense layer of class logits. embc's Q, K, V weights are the
     blocks of in_proj_weight; its key projection has no bias, so the twin's
@@ -329,7 +329,6 @@ class Encoder(Twin):
             blk = nn.TransformerEncoderLayer(d, heads, ffn, dropout=enc.get("dropout", 0.0),
                                              activation=gelu_tanh, batch_first=True,
                                              norm_first=pre, layer_norm_eps=enc.get("eps", 1e-5))
-            blk.self_attn.dropout = 0.0  # embc does not drop attention weights
             with torch.no_grad():
                 blk.self_attn.in_proj_bias.zero_()
             at = f"param/{enc['name']}_l{i}_"

@@ -194,18 +194,36 @@ LogicalResult PositionsGradOp::lowerToPlan(PlanEmitter &e) {
 
 /// `seq` (the operands' common type, ODS checked that) is a sequence of D
 /// columns that `heads` divides.
-static LogicalResult verifyAttention(Operation *op, Value seq, Value offsets, int64_t heads) {
+static std::optional<double> rateOf(std::optional<APFloat> f) {
+  return f ? std::optional<double>(f->convertToDouble()) : std::nullopt;
+}
+static std::optional<int64_t> streamOf(std::optional<uint64_t> v) {
+  return v ? std::optional<int64_t>(int64_t(*v)) : std::nullopt;
+}
+
+/// The weights' dropout, when set: a rate in [0, 1) and its stream, both
+/// or neither.
+static LogicalResult verifyAttention(Operation *op, Value seq, Value offsets, int64_t heads,
+                                     std::optional<double> dropout,
+                                     std::optional<int64_t> stream) {
   if (failed(verifySequence(op, seq, offsets, "query")))
     return failure();
   const int64_t D = tensorType(seq).getDimSize(2);
   if (D % heads != 0)
     return op->emitOpError() << heads << " heads do not divide the " << D << " columns of "
                              << seq.getType();
+  if (dropout.has_value() != stream.has_value())
+    return op->emitOpError("dropout and stream go together: give both or neither");
+  if (dropout && !(*dropout >= 0.0 && *dropout < 1.0))
+    return op->emitOpError("dropout must be in [0, 1), got ") << *dropout;
+  if (stream && *stream < 0)
+    return op->emitOpError("stream must be non-negative, got ") << *stream;
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
-  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()));
+  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()),
+                         rateOf(getDropout()), streamOf(getStream()));
 }
 
 // Per head and query row: L scores and L weighted values of D / heads.
@@ -226,20 +244,26 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
     return success();
   Type t = getQuery().getType();
   auto grad = AttentionGradOp::create(b, getLoc(), t, t, t, resultGrads[0], getQuery(), getKey(),
-                                      getValue(), getOffsets(), getHeadsAttr(), getCausalAttr());
+                                      getValue(), getOffsets(), getHeadsAttr(), getCausalAttr(),
+                                      getDropoutAttr(), getStreamAttr());
   for (unsigned i = 0; i < 3; ++i)
     if (need[i])
       operandGrads[i] = grad->getResult(i);
   return success();
 }
 
-/// The kernel of an attention op: its heads and, when set, causal.
+/// The kernel of an attention op: its heads and, when set, causal and the
+/// weights' dropout.
 template <class OpTy> static LogicalResult lowerAttention(OpTy op, rt::KernelOp kind,
                                                         PlanEmitter &e) {
   rt::Kernel k = PlanEmitter::kernel(kind);
   k.attrs["heads"] = int64_t(op.getHeads());
   if (op.getCausal())
     k.attrs["causal"] = true;
+  if (op.getDropout() && op.getDropout()->convertToDouble() > 0.0) {
+    k.attrs["dropout"] = op.getDropout()->convertToDouble();
+    k.attrs["stream"] = int64_t(*op.getStream());
+  }
   return e.emitOnOperands(op, std::move(k));
 }
 
@@ -248,7 +272,8 @@ LogicalResult AttentionOp::lowerToPlan(PlanEmitter &e) {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()));
+  return verifyAttention(*this, getQuery(), getOffsets(), int64_t(getHeads()),
+                         rateOf(getDropout()), streamOf(getStream()));
 }
 
 LogicalResult AttentionGradOp::lowerToPlan(PlanEmitter &e) {

@@ -383,8 +383,7 @@ private:
                                     sequenceOffsets(l.inputs[0]),
                                     sameWord<SequencePooling>(l.sequencePooling));
     if (t == "self_attention") // queries, keys and values are the sequence itself
-      return AttentionOp::create(builder_, loc, in[0].getType(), in[0], in[0], in[0],
-                                 sequenceOffsets(l.inputs[0]), l.heads, l.causal);
+      return attention(loc, in[0], in[0], in[0], sequenceOffsets(l.inputs[0]), l);
     if (t == "dot")
       return DotOp::create(builder_, loc, f32Tensor({batch(), l.width}), in[0],
                            in[1]);
@@ -401,6 +400,20 @@ private:
       return x;
     return DropoutOp::create(builder_, loc, x.getType(), x, builder_.getF64FloatAttr(rate),
                              builder_.getI64IntegerAttr(nextDropoutStream_++));
+  }
+
+  /// Multi-head attention of layer `l` (heads, causal), its weights dropped
+  /// at the layer's dropout rate with a stream of their own.
+  Value attention(Location loc, Value q, Value k, Value v, Value offsets, const Layer &l) {
+    FloatAttr rate;
+    IntegerAttr stream;
+    if (l.dropout > 0.0) {
+      rate = builder_.getF64FloatAttr(l.dropout);
+      stream = builder_.getI64IntegerAttr(nextDropoutStream_++);
+    }
+    return AttentionOp::create(builder_, loc, q.getType(), q, k, v, offsets,
+                               builder_.getI64IntegerAttr(l.heads),
+                               l.causal ? builder_.getUnitAttr() : UnitAttr(), rate, stream);
   }
 
   static int64_t widthOf(Value x) { return cast<RankedTensorType>(x.getType()).getShape().back(); }
@@ -452,8 +465,7 @@ private:
     // would turn that rounding noise into steps).
     Value k = project(a, "k", d, /*bias=*/false);
     Value v = project(a, "v", d);
-    Value attended = AttentionOp::create(builder_, loc, a.getType(), q, k, v, offsets, l.heads,
-                                         l.causal);
+    Value attended = attention(loc, q, k, v, offsets, l);
     Value projected = dropout(loc, project(attended, "o", d), l.dropout);
     Value h = residual(x, projected);
     if (!pre)

@@ -429,10 +429,12 @@ Layer readLayer(const JsonNode &node) {
     l.inputs = readInputs(node, false, 1);
     l.numLayers = node.getInt("num_layers", 1, kMaxLayersPerBlock, 1);
   } else if (t == "self_attention") {
-    node.expectObject("a 'self_attention' layer", {"name", "type", "input", "heads", "causal"});
+    node.expectObject("a 'self_attention' layer",
+                      {"name", "type", "input", "heads", "causal", "dropout"});
     l.inputs = readInputs(node, false, 1);
     l.heads = node.getInt("heads", 1, 4096, 1);
     l.causal = node.getBool("causal", false);
+    l.dropout = readDropout(node, "dropout");
   } else if (t == "dropout") {
     node.expectObject("a 'dropout' layer", {"name", "type", "input", "rate"});
     l.inputs = readInputs(node, false, 1);

@@ -133,6 +133,30 @@ func.func @heads_divide(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tenso
 
 // -----
 
+func.func @dropout_without_stream(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention' op dropout and stream go together: give both or neither}}
+  %o = emb.attention %x, %x, %x, %offsets heads(2) {dropout = 0.1 : f64} : tensor<4x6x8xf32>, tensor<5xi64>
+  return %o : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @dropout_of_one(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention' op dropout must be in [0, 1), got 1.000000e+00}}
+  %o = emb.attention %x, %x, %x, %offsets heads(2) {dropout = 1.0 : f64, stream = 0 : i64} : tensor<4x6x8xf32>, tensor<5xi64>
+  return %o : tensor<4x6x8xf32>
+}
+
+// -----
+
+func.func @grad_negative_stream(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
+  // expected-error @+1 {{'emb.attention_grad' op stream must be non-negative, got -1}}
+  %dq, %dk, %dv = emb.attention_grad %x, %x, %x, %x, %offsets heads(2) {dropout = 0.5 : f64, stream = -1 : i64} : tensor<4x6x8xf32>, tensor<5xi64>
+  return %dq : tensor<4x6x8xf32>
+}
+
+// -----
+
 func.func @zero_heads(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>) -> tensor<4x6x8xf32> {
   // expected-error @+1 {{'emb.attention' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %o = emb.attention %x, %x, %x, %offsets heads(0) : tensor<4x6x8xf32>, tensor<5xi64>

@@ -33,13 +33,19 @@ func.func @positions(%x: tensor<4x6x8xf32>, %offsets: tensor<5xi64>, %pos: tenso
 // CHECK:      %[[O:.*]] = emb.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) : tensor<4x6x8xf32>, tensor<5xi64>
 // CHECK:      emb.attention %[[O]], %[[O]], %[[O]], %{{.*}} heads(4) causal : tensor<4x6x8xf32>, tensor<5xi64>
 // CHECK:      emb.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) causal : tensor<4x6x8xf32>, tensor<5xi64>
+// CHECK:      %[[W:.*]] = emb.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) {dropout = 1.000000e-01 : f64, stream = 3 : i64} : tensor<4x6x8xf32>, tensor<5xi64>
+// CHECK:      emb.attention_grad %[[W]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} heads(2) {dropout = 1.000000e-01 : f64, stream = 3 : i64} : tensor<4x6x8xf32>, tensor<5xi64>
 func.func @attention(%q: tensor<4x6x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x8xf32>,
-                     %offsets: tensor<5xi64>) -> (tensor<4x6x8xf32>, tensor<4x6x8xf32>) {
+                     %offsets: tensor<5xi64>) -> (tensor<4x6x8xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) {
   %o = emb.attention %q, %k, %v, %offsets heads(2) : tensor<4x6x8xf32>, tensor<5xi64>
   %c = emb.attention %o, %o, %o, %offsets heads(4) causal : tensor<4x6x8xf32>, tensor<5xi64>
   %dq, %dk, %dv = emb.attention_grad %c, %q, %k, %v, %offsets heads(2) causal
       : tensor<4x6x8xf32>, tensor<5xi64>
-  return %dq, %dv : tensor<4x6x8xf32>, tensor<4x6x8xf32>
+  %w = emb.attention %q, %k, %v, %offsets heads(2) {dropout = 0.1 : f64, stream = 3 : i64}
+      : tensor<4x6x8xf32>, tensor<5xi64>
+  %wq, %wk, %wv = emb.attention_grad %w, %q, %k, %v, %offsets heads(2) {dropout = 0.1 : f64, stream = 3 : i64}
+      : tensor<4x6x8xf32>, tensor<5xi64>
+  return %dq, %dv, %wq : tensor<4x6x8xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>
 }
 
 // CHECK-LABEL: func.func @grads

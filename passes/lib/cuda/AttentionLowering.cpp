@@ -21,7 +21,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DropoutLowering.h"
 #include "EmbeddingLowering.h"
+#include "embc/runtime/cpu/DropoutKernels.h"
 
 #include <sstream>
 
@@ -35,6 +37,8 @@ constexpr int64_t kAttentionBlock = 128;
 struct Shape {
   int64_t B, L, D, H, dh;
   bool causal;
+  double dropout = 0; ///< the weights' dropout rate (0: none)
+  int64_t stream = 0;
   /// Columns of the head a thread accumulates: the largest divisor of dh up
   /// to 32, so that the key pass's two accumulators fit in registers (dh =
   /// 64 in one thread spilled). Threads of one row share its scores, each
@@ -58,8 +62,44 @@ Shape shapeOf(const CudaEmitter &em, const rt::Kernel &k, int32_t seq) {
   if (heads < 1 || b.shape[2] % heads != 0)
     throw CodegenError(std::to_string(heads) + " heads do not divide the " +
                        std::to_string(b.shape[2]) + " columns");
-  return {b.shape[0], b.shape[1], b.shape[2], heads, b.shape[2] / heads,
+  Shape s{b.shape[0], b.shape[1], b.shape[2], heads, b.shape[2] / heads,
           boolAttr(k, "causal")};
+  if (k.attrs.contains("dropout")) {
+    if (!k.attrs["dropout"].is_number())
+      throw CodegenError(k.op + " needs a number 'dropout'");
+    s.dropout = k.attrs["dropout"].get<double>();
+    if (!(s.dropout >= 0.0 && s.dropout < 1.0))
+      throw CodegenError(k.op + " dropout must be in [0, 1), got " + std::to_string(s.dropout));
+    s.stream = intAttr(k, "stream");
+    if (s.stream < 0)
+      throw CodegenError(k.op + " stream must be non-negative");
+  }
+  return s;
+}
+
+/// The weights' dropout, as code: `setup` (the kernel's first statements:
+/// the key, whether this launch trains, the cache of round keys and the
+/// global index of sequence 0) and `factor` (an expression for the factor
+/// of weight (b, h, i, j), 1 outside training); both empty without
+/// dropout, so such kernels keep their text.
+struct DropCode {
+  std::string setup, factor;
+};
+DropCode dropCode(CudaEmitter &em, const Shape &s) {
+  if (s.dropout == 0.0)
+    return {};
+  appendDropoutHelpers(em);
+  DropCode d;
+  d.setup = dropoutKeyCode("dkey", s.stream) +
+            "  const bool drop = a.step->training != 0;\n"
+            "  emb_drop_cache dc = {~0ULL, 0ULL};\n"
+            "  const emb_i64 e0 = a.step->exampleOffset + (emb_i64)a.step->microBatch * " +
+            lit(s.B) + ";\n";
+  d.factor = "(drop ? emb_drop_factor(dkey, (emb_u64)((((e0 + b) * " + lit(s.H) + " + h) * " +
+             lit(s.L) + " + i) * " + lit(s.L) + " + j), " +
+             std::to_string(embc::runtime::cpu::dropoutThreshold(s.dropout)) + "u, " +
+             floatLiteral(1.0 / (1.0 - s.dropout)) + ", dc) : 1.0f)";
+  return d;
 }
 
 /// Device helpers for heads of dh columns: the dot product in column order,
@@ -143,16 +183,17 @@ void lowerAttention(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const std::string offsets = args.buffer(k.inputs[3], "const emb_i64");
   const std::string o = args.buffer(k.outputs[0], "float");
   const std::string entry = em.entryName(k.op);
+  const DropCode drop = dropCode(em, s);
   em.append(subst(R"(// attention of $B x $L x $D, $H heads of $DH$CAUSALNOTE: a thread per (sequence, head, query).
 extern "C" __global__ void $ENTRY(EmbArgs a) {
-  const float *K = $KP, *V = $VP;
+$DROPSETUP  const float *K = $KP, *V = $VP;
 $ITEMS    const float *qi = $QP + (b * $L + i) * $D + h * $DH;
 $STATS    float acc[$C];
 #pragma unroll
     for (int c = 0; c < $C; ++c) acc[c] = 0.0f;
     if (i < n)
       for (emb_i64 j = 0; j < keys; ++j) {
-        const float p = emb_attn_weight_$DH(qi, K + (b * $L + j) * $D + h * $DH, m, sum);
+        const float p = emb_attn_weight_$DH(qi, K + (b * $L + j) * $D + h * $DH, m, sum)$DROPMUL;
         const float *vj = V + (b * $L + j) * $D + h * $DH + cb;
 #pragma unroll
         for (int c = 0; c < $C; ++c) acc[c] += p * vj[c];
@@ -169,6 +210,8 @@ $STATS    float acc[$C];
                    {"H", std::to_string(s.H)},
                    {"DH", dh},
                    {"CAUSALNOTE", s.causal ? ", causal" : ""},
+                   {"DROPSETUP", drop.setup},
+                   {"DROPMUL", drop.factor.empty() ? "" : " * " + drop.factor},
                    {"ENTRY", entry},
                    {"KP", key},
                    {"VP", v},
@@ -205,8 +248,12 @@ void lowerAttentionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
                                                      {"C", std::to_string(s.chunk())},
                                                      {"SCALE", scale},
                                                      {"CAUSAL", s.causal ? "true" : "false"}};
+  const DropCode drop = dropCode(em, s);
+  // dP_ij = (dy_i . v_j) times the weight's dropout factor, if any.
+  const std::string dp = "emb_attn_dot_$DH(gi, $VJ)" + (drop.factor.empty() ? "" : " * " + drop.factor);
   auto with = [&](std::map<std::string, std::string> more) {
     more.insert(common.begin(), common.end());
+    more.insert({"DROPSETUP", drop.setup});
     return more;
   };
   {
@@ -218,7 +265,7 @@ void lowerAttentionGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
     const std::string entry = em.entryName("attention_grad_rows");
     em.append(subst(R"(// attention_grad, dq: a thread per (sequence, head, query row).
 extern "C" __global__ void $ENTRY(EmbArgs a) {
-  const float *K = $KP, *V = $VP;
+$DROPSETUP  const float *K = $KP, *V = $VP;
 $ITEMS    const float *qi = $QP + (b * $L + i) * $D + h * $DH;
     const float *gi = $GP + (b * $L + i) * $D + h * $DH;
 $STATS    float acc[$C];
@@ -228,12 +275,12 @@ $STATS    float acc[$C];
       double t = 0.0;
       for (emb_i64 j = 0; j < keys; ++j)
         t += (double)emb_attn_weight_$DH(qi, K + (b * $L + j) * $D + h * $DH, m, sum) *
-             (double)emb_attn_dot_$DH(gi, V + (b * $L + j) * $D + h * $DH);
+             (double)($DPROW);
       const float tf = (float)t;
       for (emb_i64 j = 0; j < keys; ++j) {
         const float *kj = K + (b * $L + j) * $D + h * $DH;
         const float p = emb_attn_weight_$DH(qi, kj, m, sum);
-        const float ds = p * (emb_attn_dot_$DH(gi, V + (b * $L + j) * $D + h * $DH) - tf);
+        const float ds = p * (($DPROW) - tf);
 #pragma unroll
         for (int c = 0; c < $C; ++c) acc[c] += ds * kj[cb + c];
       }
@@ -258,6 +305,7 @@ $STATS    float acc[$C];
                           {"SUMS", sumP},
                           {"STATSP", statP},
                           {"ITEMS", items(s, "i")},
+                          {"DPROW", subst(dp, {{"VJ", "V + (b * $L + j) * $D + h * $DH"}})},
                           {"STATS", rowStats(s, dh, in.offsets)}})));
     launch(em, out, entry, args, s);
   }
@@ -270,7 +318,7 @@ $STATS    float acc[$C];
   const std::string entry = em.entryName("attention_grad_keys");
   em.append(subst(R"(// attention_grad, dk and dv: a thread per (sequence, head, key row), query rows in order.
 extern "C" __global__ void $ENTRY(EmbArgs a) {
-  const float *Q = $QP, *G = $GP;
+$DROPSETUP  const float *Q = $QP, *G = $GP;
 $ITEMS    emb_i64 n = $OFF[b + 1] - $OFF[b];
     n = n < 0 ? 0 : (n > $L ? $L : n);
     const float *kj = $KP + (b * $L + j) * $D + h * $DH;
@@ -284,11 +332,11 @@ $ITEMS    emb_i64 n = $OFF[b + 1] - $OFF[b];
         const float *qi = Q + (b * $L + i) * $D + h * $DH;
         const float *gi = G + (b * $L + i) * $D + h * $DH;
         const float p = emb_attn_weight_$DH(qi, kj, $STATSP[2 * r], $SUMS[r]);
-        const float ds = p * (emb_attn_dot_$DH(gi, vj) - $STATSP[2 * r + 1]);
-#pragma unroll
+        const float ds = p * (($DPKEY) - $STATSP[2 * r + 1]);
+$PDLINE#pragma unroll
         for (int c = 0; c < $C; ++c) {
           accK[c] += ds * qi[cb + c];
-          accV[c] += p * gi[cb + c];
+          accV[c] += $PD * gi[cb + c];
         }
       }
     float *dkj = $DK + (b * $L + j) * $D + h * $DH + cb;
@@ -311,6 +359,11 @@ $ITEMS    emb_i64 n = $OFF[b + 1] - $OFF[b];
                         {"DV", dv},
                         {"SUMS", sumP},
                         {"STATSP", statP},
+                        {"DPKEY", subst(dp, {{"VJ", "vj"}})},
+                        {"PDLINE", drop.factor.empty()
+                                       ? ""
+                                       : "        const float pd = p * " + drop.factor + ";\n"},
+                        {"PD", drop.factor.empty() ? "p" : "pd"},
                         {"ITEMS", items(s, "j")}})));
   launch(em, out, entry, args, s);
 }

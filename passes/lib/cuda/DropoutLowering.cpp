@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DropoutLowering.h"
 #include "DenseLowering.h"
 #include "EmbeddingLowering.h"
 #include "embc/runtime/cpu/DropoutKernels.h"
@@ -30,6 +31,39 @@ using namespace embc::codegen;
 using namespace embc::codegen::dense;
 using embc::codegen::emb::lit;
 using embc::codegen::emb::ulit;
+
+void codegen::appendDropoutHelpers(CudaEmitter &em) {
+  emb::appendHelpers(em); // emb_mix64, emb_hash_word
+  em.appendOnce("dropout:hash32", R"CUDA(
+// lowbias32 (runtime/include/embc/runtime/cpu/DropoutKernels.h dropout::hash32).
+__device__ __forceinline__ unsigned emb_hash32(unsigned x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  return x ^ (x >> 16);
+}
+// The round keys of the high word of the last element drawn.
+struct emb_drop_cache { emb_u64 high, keys; };
+// dropoutFactors' factor of global element g: (keep ? 1 : 0) * scale.
+__device__ __forceinline__ float emb_drop_factor(emb_u64 key, emb_u64 g, unsigned threshold,
+                                                 float scale, emb_drop_cache &c) {
+  if ((g >> 32) != c.high) { c.high = g >> 32; c.keys = emb_mix64(key + c.high); }
+  const unsigned w = emb_hash32(emb_hash32((unsigned)g ^ (unsigned)c.keys) ^ (unsigned)(c.keys >> 32));
+  return (float)((w >> 8) >= threshold) * scale;
+}
+)CUDA");
+}
+
+std::string codegen::dropoutKeyCode(const std::string &name, int64_t stream) {
+  std::ostringstream t;
+  t << "  emb_u64 " << name << " = emb_mix64((emb_u64)a.step->seed ^ 0x2545F4914F6CDD1DULL);\n"
+    << "  " << name << " = emb_hash_word(" << name << ", " << ulit(runtime::cpu::dropout::kTag)
+    << ");\n"
+    << "  " << name << " = emb_hash_word(" << name << ", " << ulit(uint64_t(stream)) << ");\n"
+    << "  " << name << " = emb_hash_word(" << name << ", (emb_u64)a.step->step);\n";
+  return t.str();
+}
 
 namespace {
 
@@ -53,17 +87,7 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   const int64_t perExample = rows > 0 ? n / rows : 0;
   const rt::CudaArg in = CudaEmitter::buf(k.inputs[0]), y = CudaEmitter::buf(k.outputs[0]);
   const bool vector = n % kPerThread == 0 && aligned16(em, in) && aligned16(em, y);
-  emb::appendHelpers(em); // emb_mix64, emb_hash_word
-  em.appendOnce("dropout:hash32", R"CUDA(
-// lowbias32 (runtime/include/embc/runtime/cpu/DropoutKernels.h dropout::hash32).
-__device__ __forceinline__ unsigned emb_hash32(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  return x ^ (x >> 16);
-}
-)CUDA");
+  appendDropoutHelpers(em);
 
   const float scale = float(1.0 / (1.0 - rate));
   std::ostringstream t;
@@ -73,10 +97,7 @@ __device__ __forceinline__ unsigned emb_hash32(unsigned x) {
     << "  const float *x = (const float *)a.p[0];\n"
     << "  float *y = (float *)a.p[1];\n"
     << "  const bool drop = a.step->training != 0 && " << (rate > 0.0 ? "true" : "false") << ";\n"
-    << "  emb_u64 key = emb_mix64((emb_u64)a.step->seed ^ 0x2545F4914F6CDD1DULL);\n"
-    << "  key = emb_hash_word(key, " << ulit(runtime::cpu::dropout::kTag) << ");\n"
-    << "  key = emb_hash_word(key, " << ulit(uint64_t(stream)) << ");\n"
-    << "  key = emb_hash_word(key, (emb_u64)a.step->step);\n"
+    << dropoutKeyCode("key", stream)
     << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
     << lit(rows) << ") * " << lit(perExample) << ");\n"
     << "  // The round keys of the high word of this thread's elements (a launch\n"

@@ -679,6 +679,18 @@ TEST(ModelParser, DropoutIsARowLayerAndTheEncodersRate) {
   j["layers"][4]["rate"] = 0.5;
   j["layers"][4]["seed"] = 3;
   EXPECT_EQ(parseError(j.dump()).pointer, "/layers/4/seed");
+
+  // A self_attention layer drops its weights.
+  j = encoderModel();
+  j["layers"][0] = Json::parse(R"({"name": "enc", "type": "self_attention", "input": "ids",
+                                   "heads": 2, "dropout": 0.2})");
+  m = parseOk(j.dump());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->findLayer("enc")->dropout, 0.2);
+  j["layers"][0]["dropout"] = 1.5;
+  expectParseError(j, "/layers/0/dropout",
+                   "'dropout' must be in [0, 1) (the probability of zeroing an element while "
+                   "training)");
 }
 
 TEST(ModelParser, EncoderErrorsNameTheField) {

@@ -284,10 +284,23 @@ def Emb_AttentionOp : Emb_Op<"attention", [Emb_LowersItself, Emb_Differentiable,
     %o = emb.attention %q, %k, %v, %offsets heads(4) causal
         : tensor<32x64x128xf32>, tensor<33xi64>
     ```
+
+    With `dropout` (and its `stream`, both or neither), the weights are
+    dropped while training as emb.dropout drops values: weight (i, j) of
+    head h of sequence b is element ((b H + h) L + i) L + j of the site's
+    global tensor of weights, kept with probability 1 - `dropout` and
+    scaled by 1 / (1 - `dropout`) (nn.MultiheadAttention's dropout). In
+    evaluation nothing is dropped.
+
+    ```mlir
+    %o = emb.attention %q, %k, %v, %offsets heads(4) {dropout = 1.000000e-01 : f64, stream = 7 : i64}
+        : tensor<32x64x128xf32>, tensor<33xi64>
+    ```
   }];
   let arguments = (ins Emb_FloatTensor:$query, Emb_FloatTensor:$key, Emb_FloatTensor:$value,
                        Emb_IdTensor:$offsets, ConfinedAttr<I64Attr, [IntPositive]>:$heads,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$stream);
   let results = (outs Emb_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $offsets `heads` `(` $heads `)` (`causal` $causal^)?
@@ -304,7 +317,10 @@ def Emb_AttentionGradOp : Emb_GradOp<"attention_grad", [Emb_LowersItself, Pure,
     the forward is kept): with P the weights, dP_ij = grad_i . v_j and
     dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'), the query's gradient is
     sum_j dS_ij k_j / sqrt(dh), the key's sum_i dS_ij q_i / sqrt(dh) and the
-    value's sum_i P_ij grad_i; padded positions get zeros.
+    value's sum_i P_ij grad_i; padded positions get zeros. With the
+    forward's `dropout` and `stream`, its mask M (kept weights scaled by
+    1 / (1 - dropout), dropped ones 0) is drawn again: dP_ij = M_ij grad_i .
+    v_j and the value's gradient is sum_i M_ij P_ij grad_i.
 
     ```mlir
     %dq, %dk, %dv = emb.attention_grad %do, %q, %k, %v, %offsets heads(4) causal
@@ -313,7 +329,8 @@ def Emb_AttentionGradOp : Emb_GradOp<"attention_grad", [Emb_LowersItself, Pure,
   }];
   let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$query, Emb_FloatTensor:$key,
                        Emb_FloatTensor:$value, Emb_IdTensor:$offsets,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$heads, UnitAttr:$causal);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$dropout, OptionalAttr<I64Attr>:$stream);
   let results = (outs Emb_FloatTensor:$query_grad, Emb_FloatTensor:$key_grad,
                       Emb_FloatTensor:$value_grad);
   let assemblyFormat = [{

@@ -85,8 +85,9 @@ struct Layer {
   int64_t heads = 1;             ///< self_attention, encoder
   bool causal = false;           ///< self_attention, encoder
   double eps = 1e-5;             ///< layer_norm, encoder
-  /// dropout: its rate; encoder: the rate of the dropouts after the
-  /// attention's output projection, the GELU and the FFN's output.
+  /// dropout: its rate; self_attention: its weights' dropout; encoder: the
+  /// rate of the dropouts of the attention weights, after the attention's
+  /// output projection, the GELU and the FFN's output.
   double dropout = 0.0;
   /// encoder: `layers` Transformer encoder layers of width d_model (the
   /// input's), each self-attention with Q, K, V and output projections,

@@ -420,15 +420,43 @@ cpu::AttentionShape attentionShape(const Binder &b, const Buffer &seq) {
 }
 
 /// attention: q, k, v (B x L x D), offsets -> o.
+/// An attention kernel's weight dropout (`dropout`, `stream`; none when
+/// absent or 0): the launch's AttentionDropout while training.
+struct WeightDropout {
+  double rate = 0;
+  int64_t stream = 0, B = 0;
+  std::optional<cpu::AttentionDropout> at(const ExecState &s) const {
+    if (!s.training || rate == 0.0)
+      return std::nullopt;
+    return cpu::AttentionDropout{rate, cpu::dropoutKey(s.seed, stream, s.step),
+                                 s.exampleOffset + int64_t(s.microBatch) * B};
+  }
+};
+WeightDropout weightDropout(const Binder &b, const cpu::AttentionShape &shape) {
+  WeightDropout d;
+  d.B = shape.B;
+  if (!b.k.attrs.contains("dropout"))
+    return d;
+  d.rate = b.real("dropout");
+  if (!(d.rate >= 0.0 && d.rate < 1.0))
+    b.fail("dropout must be in [0, 1), got " + std::to_string(d.rate));
+  if (!b.k.attrs.contains("stream"))
+    b.fail("dropout needs its 'stream'");
+  d.stream = b.integer("stream");
+  return d;
+}
+
 BoundKernel bindAttention(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(4, 1);
   const cpu::AttentionShape shape = attentionShape(b, b.in(0));
   const int32_t q = k.inputs[0], key = k.inputs[1], v = k.inputs[2], offsets = k.inputs[3],
                 o = k.outputs[0];
+  const WeightDropout drop = weightDropout(b, shape);
   return [=](ExecState &s) {
+    const std::optional<cpu::AttentionDropout> d = drop.at(s);
     cpu::attentionForward(s.data<float>(q), s.data<float>(key), s.data<float>(v),
-                          s.data<int64_t>(offsets), shape, s.data<float>(o));
+                          s.data<int64_t>(offsets), shape, s.data<float>(o), d ? &*d : nullptr);
   };
 }
 
@@ -439,10 +467,12 @@ BoundKernel bindAttentionGrad(const Binder &b) {
   const cpu::AttentionShape shape = attentionShape(b, b.in(1));
   const int32_t dy = k.inputs[0], q = k.inputs[1], key = k.inputs[2], v = k.inputs[3],
                 offsets = k.inputs[4], dq = k.outputs[0], dk = k.outputs[1], dv = k.outputs[2];
+  const WeightDropout drop = weightDropout(b, shape);
   return [=](ExecState &s) {
+    const std::optional<cpu::AttentionDropout> d = drop.at(s);
     cpu::attentionBackward(s.data<float>(dy), s.data<float>(q), s.data<float>(key),
                            s.data<float>(v), s.data<int64_t>(offsets), shape, s.data<float>(dq),
-                           s.data<float>(dk), s.data<float>(dv));
+                           s.data<float>(dk), s.data<float>(dv), d ? &*d : nullptr);
   };
 }
 

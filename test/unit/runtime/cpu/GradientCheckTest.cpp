@@ -526,8 +526,10 @@ TEST(CpuKernels, SinusoidsAreSinAndCosOfTheScaledPosition) {
 }
 
 /// Attention over 3 sequences of lengths 3, 0 and 4 (L = 4), D = 6 in 2
-/// heads: the three gradients against finite differences.
-void checkAttention(bool causal) {
+/// heads: the three gradients against finite differences; with `drop`, its
+/// weights dropped by a fixed mask (rate 0.4: some of each row's weights
+/// are dropped, the others scaled).
+void checkAttention(bool causal, const AttentionDropout *drop = nullptr) {
   const std::vector<int64_t> offsets = {0, 3, 3, 7};
   const AttentionShape s{3, 4, 6, 2, causal};
   const int64_t n = s.B * s.L * s.D;
@@ -536,13 +538,14 @@ void checkAttention(bool causal) {
   const Vec r = randomVector(n, 154);
   auto objective = [&] {
     Vec o(n);
-    attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data());
+    attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data(), drop);
     return weightedSum(r, o);
   };
   Vec dq(n, -1.0), dk(n, -1.0), dv(n, -1.0);
   attentionBackward(r.data(), q.data(), k.data(), v.data(), offsets.data(), s, dq.data(),
-                    dk.data(), dv.data());
-  const std::string what = std::string("attention") + (causal ? " causal" : "");
+                    dk.data(), dv.data(), drop);
+  const std::string what =
+      std::string("attention") + (causal ? " causal" : "") + (drop ? " dropout" : "");
   expectGradientMatches(what + " dq", q, dq, objective);
   expectGradientMatches(what + " dk", k, dk, objective);
   expectGradientMatches(what + " dv", v, dv, objective);
@@ -550,6 +553,36 @@ void checkAttention(bool causal) {
 
 TEST(CpuGradientCheck, Attention) { checkAttention(false); }
 TEST(CpuGradientCheck, AttentionCausal) { checkAttention(true); }
+
+TEST(CpuGradientCheck, AttentionWithWeightDropout) {
+  const AttentionDropout drop{0.4, dropoutKey(3, 1, 2), 5};
+  checkAttention(false, &drop);
+  checkAttention(true, &drop);
+}
+
+// The weights' mask is the dropout kernel's, at the weight's place in the
+// site's global weights. With one key a weight is 1, so o = v times its
+// factor: v / (1 - rate) or 0.
+TEST(CpuKernels, AttentionWeightDropoutIsTheDropoutMask) {
+  const AttentionShape s{64, 1, 2, 1, false};
+  std::vector<int64_t> offsets(65);
+  for (int64_t b = 0; b <= 64; ++b)
+    offsets[size_t(b)] = b; // every sequence of length 1
+  const Vec q = randomVector(128, 160), k = randomVector(128, 161), v = randomVector(128, 162);
+  const AttentionDropout drop{0.5, dropoutKey(7, 0, 1), 100};
+  Vec o(128), factors(64);
+  attentionForward(q.data(), k.data(), v.data(), offsets.data(), s, o.data(), &drop);
+  // Weight (b, 0, 0, 0) is element 100 + b of the site's weights.
+  dropoutFactors(drop.key, 100, 64, 0.5, factors.data());
+  int64_t dropped = 0;
+  for (int64_t b = 0; b < 64; ++b) {
+    dropped += factors[size_t(b)] == 0.0;
+    for (int64_t c = 0; c < 2; ++c)
+      EXPECT_EQ(o[size_t(b * 2 + c)], v[size_t(b * 2 + c)] * factors[size_t(b)]) << b;
+  }
+  EXPECT_GT(dropped, 10);
+  EXPECT_LT(dropped, 54);
+}
 
 TEST(CpuKernels, AttentionOfOnePositionIsItsValueAndPaddingIsZero) {
   // Sequence 0 has one position: its only weight is 1. Sequence 1 has two

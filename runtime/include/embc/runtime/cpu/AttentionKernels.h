@@ -27,6 +27,7 @@
 #ifndef EMBC_RUNTIME_CPU_ATTENTIONKERNELS_H
 #define EMBC_RUNTIME_CPU_ATTENTIONKERNELS_H
 
+#include "embc/runtime/cpu/DropoutKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 
 #include <algorithm>
@@ -43,6 +44,15 @@ struct AttentionShape {
   int64_t B = 0, L = 0, D = 0, heads = 1;
   bool causal = false;
   int64_t headDim() const { return D / heads; }
+};
+
+/// The weights' dropout of a training launch (DropoutKernels.h): weight
+/// (b, h, i, j) is element ((e H + h) L + i) L + j of the site's global
+/// weights, e = firstExample + b the sequence's place in the global batch.
+struct AttentionDropout {
+  double rate = 0;
+  uint64_t key = 0;          ///< dropoutKey(seed, stream, step)
+  int64_t firstExample = 0;  ///< exampleOffset + microBatch x B
 };
 
 namespace attention {
@@ -148,6 +158,16 @@ public:
 
   static constexpr int64_t kBlock = 8;
 
+  /// The dropout factors of query row i of sequence b, head h, into `f`
+  /// (its `keys` weights).
+  void dropFactors(const AttentionDropout &d, int64_t b, int64_t h, int64_t i, int64_t keys,
+                   T *f) const {
+    const uint64_t first =
+        ((uint64_t(d.firstExample + b) * uint64_t(s.heads) + uint64_t(h)) * uint64_t(s.L) +
+         uint64_t(i)) * uint64_t(s.L);
+    dropoutFactors(d.key, first, keys, d.rate, f);
+  }
+
   /// The weights of query row qi over its `keys` keys into `p`: the scores
   /// q . k_j * scale, their maximum, the exponentials and their sum in
   /// double, and each weight the double quotient rounded to T.
@@ -177,16 +197,17 @@ public:
 } // namespace attention
 
 /// o[b, i] = sum_j softmax_j(q_i . k_j * scale) v_j per head, for each
-/// query position i < n_b; zeros after.
+/// query position i < n_b; zeros after. With `drop` (training), each weight
+/// is multiplied by its dropout factor first.
 template <class T>
 void attentionForward(const T *q, const T *k, const T *v, const int64_t *offsets,
-                      const AttentionShape &s, T *o) {
+                      const AttentionShape &s, T *o, const AttentionDropout *drop = nullptr) {
   using namespace attention;
   const int64_t dh = s.headDim();
   parallelFor(s.B * s.heads, s.B * s.L * s.L * s.D > kParallelWork,
               [&](int64_t begin, int64_t end) {
                 Head<T> head(s);
-                std::vector<T> p(size_t(s.L));
+                std::vector<T> p(size_t(s.L)), f(drop ? size_t(s.L) : 0);
                 for (int64_t bh = begin; bh < end; ++bh) {
                   const int64_t b = bh / s.heads, h = bh % s.heads;
                   const int64_t n = length(offsets, b, s.L);
@@ -198,6 +219,11 @@ void attentionForward(const T *q, const T *k, const T *v, const int64_t *offsets
                       continue;
                     const int64_t keys = keysOf(s, i, n);
                     head.weights(row(q, s, b, i, h), keys, p.data());
+                    if (drop) {
+                      head.dropFactors(*drop, b, h, i, keys, f.data());
+                      for (int64_t j = 0; j < keys; ++j)
+                        p[size_t(j)] *= f[size_t(j)];
+                    }
                     // The weighted values, in key order.
                     head.weightedRows(p.data(), row(v, s, b, 0, h), s.D, keys, oi);
                   }
@@ -210,10 +236,13 @@ void attentionForward(const T *q, const T *k, const T *v, const int64_t *offsets
 /// each query row's weights P_ij, dP_ij = dy_i . v_j, t_i = sum_j P_ij dP_ij
 /// (in double) and dS_ij = P_ij (dP_ij - t_i), which give dq_i; then each
 /// key row's dk_j = sum_i dS_ij q_i and dv_j = sum_i P_ij dy_i over the
-/// query rows in order, from the P and dS kept for the head.
+/// query rows in order, from the P and dS kept for the head. With `drop`,
+/// the forward's mask M (factors 0 or 1 / (1 - rate)) is drawn again:
+/// dP_ij = M_ij dy_i . v_j, and dv_j sums M_ij P_ij dy_i.
 template <class T>
 void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const int64_t *offsets,
-                       const AttentionShape &s, T *dq, T *dk, T *dv) {
+                       const AttentionShape &s, T *dq, T *dk, T *dv,
+                       const AttentionDropout *drop = nullptr) {
   using namespace attention;
   const int64_t dh = s.headDim();
   const T scale = scaleOf<T>(s);
@@ -221,6 +250,7 @@ void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const 
   parallelFor(s.B * s.heads, parallel, [&](int64_t begin, int64_t end) {
     Head<T> head(s);
     std::vector<T> P, dS, colP(static_cast<size_t>(s.L)), colS(static_cast<size_t>(s.L));
+    std::vector<T> f(drop ? size_t(s.L) : 0);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / s.heads, h = bh % s.heads;
       const int64_t n = length(offsets, b, s.L);
@@ -236,12 +266,20 @@ void attentionBackward(const T *dout, const T *q, const T *k, const T *v, const 
         T *p = P.data() + i * n, *ds = dS.data() + i * n;
         head.weights(row(q, s, b, i, h), keys, p);
         head.products(row(dout, s, b, i, h), head.vt, keys, head.out); // dP_ij
+        if (drop) { // through the mask: dP_ij = M_ij dy_i . v_j
+          head.dropFactors(*drop, b, h, i, keys, f.data());
+          for (int64_t j = 0; j < keys; ++j)
+            head.out[size_t(j)] *= f[size_t(j)];
+        }
         double ti = 0.0;
         for (int64_t j = 0; j < keys; ++j)
           ti += double(p[j]) * double(head.out[size_t(j)]);
         const T t = T(ti);
         for (int64_t j = 0; j < keys; ++j)
           ds[j] = p[j] * (head.out[size_t(j)] - t);
+        if (drop) // the values were weighed by the dropped weights M_ij P_ij
+          for (int64_t j = 0; j < keys; ++j)
+            p[j] *= f[size_t(j)];
         head.weightedRows(ds, row(k, s, b, 0, h), s.D, keys, dqi);
         for (int64_t c = 0; c < dh; ++c)
           dqi[c] *= scale;

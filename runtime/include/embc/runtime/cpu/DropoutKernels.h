@@ -110,6 +110,26 @@ void dropoutApply(const T *x, T *y, int64_t n, uint64_t key, uint64_t first, dou
   });
 }
 
+/// factor[j] = (keep ? 1 : 0) * scale for the n elements from global index
+/// `first` (the factor dropoutApply multiplies by): for kernels that drop
+/// values they compute, such as attention weights.
+template <class T>
+void dropoutFactors(uint64_t key, uint64_t first, int64_t n, double rate, T *factor) {
+  const uint32_t threshold = dropoutThreshold(rate);
+  const T scale = T(1.0 / (1.0 - rate));
+  for (int64_t i = 0; i < n;) {
+    const uint64_t g = first + uint64_t(i);
+    const int64_t run = std::min<int64_t>(n - i, int64_t((uint64_t(1) << 32) - (g & 0xFFFFFFFFu)));
+    const dropout::RoundKeys k = dropout::roundKeys(key, g >> 32);
+    const uint32_t lo = uint32_t(g);
+    for (int64_t j = 0; j < run; ++j) {
+      const int32_t keep = int32_t((dropout::word(k, lo + uint32_t(j)) >> 8) >= threshold);
+      factor[i + j] = T(keep) * scale;
+    }
+    i += run;
+  }
+}
+
 } // namespace embc::runtime::cpu
 
 #endif // EMBC_RUNTIME_CPU_DROPOUTKERNELS_H

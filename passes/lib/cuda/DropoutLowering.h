@@ -1,0 +1,32 @@
+//===- DropoutLowering.h - dropout's device helpers, shared --------*- C++ -*-===//
+//
+// The generated kernels that drop values (dropout, dropout_grad, and the
+// attention kernels' weight dropout) draw the masks of
+// runtime/include/embc/runtime/cpu/DropoutKernels.h through these helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EMBC_PASSES_CUDA_DROPOUTLOWERING_H
+#define EMBC_PASSES_CUDA_DROPOUTLOWERING_H
+
+#include "Emitter.h"
+
+#include <cstdint>
+#include <string>
+
+namespace embc::codegen {
+
+/// Appends, once per program, emb_hash32, emb_drop_cache and
+/// emb_drop_factor(key, g, threshold, scale, cache): the factor
+/// (keep ? 1 : 0) * scale of global element g (and the embedding helpers
+/// they use: emb_mix64, emb_hash_word).
+void appendDropoutHelpers(CudaEmitter &em);
+
+/// Device statements declaring `emb_u64 NAME`, the key of dropout stream
+/// `stream` at the running step (cpu::dropoutKey from a.step's seed and
+/// step).
+std::string dropoutKeyCode(const std::string &name, int64_t stream);
+
+} // namespace embc::codegen
+
+#endif // EMBC_PASSES_CUDA_DROPOUTLOWERING_H
