@@ -7,11 +7,31 @@ using namespace mlir;
 using namespace embc::emb;
 namespace rt = embc::runtime;
 
+/// The targets of a softmax are class indices stored as floats: exact below
+/// 2^24.
+static constexpr int64_t kMaxClasses = int64_t(1) << 24;
+
+/// sequence_softmax_ce: B x L x C logits against B x L class indices.
+static LogicalResult verifySequenceLoss(LossOp op, RankedTensorType input,
+                                        RankedTensorType target) {
+  if (input.getRank() != 3 || !input.hasStaticShape())
+    return op.emitOpError("'sequence_softmax_ce' expects static B x L x C logits, got ") << input;
+  if (input.getDimSize(2) < 2 || input.getDimSize(2) > kMaxClasses)
+    return op.emitOpError("'sequence_softmax_ce' needs 2 to 2^24 classes, got ") << input;
+  if (target.getRank() != 2 || target.getShape() != input.getShape().drop_back())
+    return op.emitOpError("'sequence_softmax_ce' expects a B x L target (")
+           << input.getDimSize(0) << "x" << input.getDimSize(1) << ") for logits " << input
+           << ", got " << target;
+  return success();
+}
+
 LogicalResult LossOp::verify() {
   if (failed(verifySameFloatElementType(*this)))
     return failure();
   auto input = cast<RankedTensorType>(getInput().getType());
   auto target = cast<RankedTensorType>(getTarget().getType());
+  if (getKind() == LossKind::sequence_softmax_ce)
+    return verifySequenceLoss(*this, input, target);
   if (input.getRank() != 2 || !input.hasStaticShape())
     return emitOpError("'input' must be a static B x N tensor, got ") << input;
   if (target.getRank() != 2 || !target.hasStaticShape())
@@ -30,9 +50,8 @@ LogicalResult LossOp::verify() {
                               << input << " and " << target;
     break;
   case LossKind::softmax_ce:
-    if (input.getDimSize(1) < 2)
-      return emitOpError("'softmax_ce' needs at least 2 classes, got ")
-             << input;
+    if (input.getDimSize(1) < 2 || input.getDimSize(1) > kMaxClasses)
+      return emitOpError("'softmax_ce' needs 2 to 2^24 classes, got ") << input;
     if (target.getDimSize(1) != 1)
       return emitOpError("'softmax_ce' expects a B x 1 class-index target, got ")
              << target;
@@ -42,6 +61,8 @@ LogicalResult LossOp::verify() {
       return emitOpError("'neg_sampling' expects B x 1 positive scores, got ")
              << input;
     break;
+  case LossKind::sequence_softmax_ce:
+    break; // verified above
   }
   return success();
 }

@@ -347,3 +347,25 @@ LogicalResult SequencePoolGradOp::lowerToPlan(PlanEmitter &e) {
   k.attrs["mode"] = stringifySequencePooling(getMode()).str();
   return e.emitOnOperands(*this, std::move(k));
 }
+
+//===----------------------------------------------------------------------===//
+// NextTokenTargetsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult NextTokenTargetsOp::verify() {
+  if (failed(verifyIds(*this, getIds())))
+    return failure();
+  RankedTensorType t = tensorType(getResult()), o = tensorType(getOffsets());
+  if (t.getRank() != 2 || !t.hasStaticShape() || t.getDimSize(1) < 1)
+    return emitOpError("result must be a static B x L tensor, got ") << t;
+  if (o.getRank() != 1 || o.getDimSize(0) != t.getDimSize(0) + 1 ||
+      o.getElementType().getIntOrFloatBitWidth() != 64)
+    return emitOpError("offsets must be ")
+           << t.getDimSize(0) + 1 << " 64-bit ids (B + 1 for the result's " << t << "), got "
+           << o;
+  return success();
+}
+
+LogicalResult NextTokenTargetsOp::lowerToPlan(PlanEmitter &e) {
+  return e.emitOnOperands(*this, PlanEmitter::kernel(rt::KernelOp::NextTokenTargets));
+}

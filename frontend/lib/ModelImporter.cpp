@@ -199,8 +199,11 @@ private:
     }
     ValueShape pred = model_.shapeOf(model_.loss.input);
     Type lossType = RankedTensorType::get({}, builder_.getF32Type());
-    auto funcType = builder_.getFunctionType(
-        argTypes, {lossType, f32Tensor({batch(), pred.width})});
+    const Feature *sequence = model_.loss.nextToken ? model_.findFeature(model_.loss.label)
+                                                    : nullptr;
+    Type predType = sequence ? f32Tensor({batch(), sequence->hotness, pred.width})
+                             : f32Tensor({batch(), pred.width});
+    auto funcType = builder_.getFunctionType(argTypes, {lossType, predType});
     auto func = func::FuncOp::create(builder_, locOf(""), kForwardFuncName,
                                      funcType);
     func.setAllArgAttrs(argAttrs);
@@ -216,7 +219,15 @@ private:
 
     const Loss &loss = model_.loss;
     Value input = valueOf(loss.input);
-    Value target = valueOf(loss.label);
+    Value target;
+    if (sequence) { // each position's next token
+      const unsigned arg = featureArgs_.at(sequence->name);
+      target = NextTokenTargetsOp::create(builder_, locOf("/loss"),
+                                          f32Tensor({batch(), sequence->hotness}),
+                                          body_->getArgument(arg), body_->getArgument(arg + 1));
+    } else {
+      target = valueOf(loss.label);
+    }
     Value lossValue = LossOp::create(
         builder_, locOf("/loss"), lossType,
         sameWord<LossKind>(loss.type), input, target);

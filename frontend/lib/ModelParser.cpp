@@ -935,7 +935,11 @@ private:
       node.fail("'loss' must be an object, got " + describeType(node.json()));
     Loss &loss = model_.loss;
     using L = runtime::LossKind;
-    loss.type = node.getWord<L>("type");
+    const std::string word =
+        node.getEnum("type", {"bce_with_logits", "mse", "softmax_ce", "neg_sampling", "next_token"});
+    if (word == "next_token")
+      return readNextTokenLoss(node);
+    loss.type = *runtime::parseEnum<L>(word);
     const std::string type = runtime::enumString(loss.type);
     if (loss.type == L::NegSampling) {
       node.expectObject("a 'neg_sampling' loss",
@@ -977,6 +981,58 @@ private:
                                     : std::string("a B x 1 input")) +
                                "; '" + loss.input + "' has width " +
                                std::to_string(in.width));
+  }
+
+  /// {"type": "next_token", "input": a sequence layer as wide as the
+  /// vocabulary, "sequence": the sequence feature whose tokens it predicts}.
+  void readNextTokenLoss(const JsonNode &node) {
+    node.expectObject("a 'next_token' loss", {"type", "input", "sequence"});
+    Loss &loss = model_.loss;
+    loss.type = runtime::LossKind::SequenceSoftmaxCe;
+    loss.nextToken = true;
+    loss.input = node.getIdentifier("input");
+    loss.label = node.getIdentifier("sequence");
+    const Feature *seq = model_.findFeature(loss.label);
+    if (!seq || seq->kind != FeatureKind::Sequence)
+      node.failAt("sequence", "'" + loss.label + "' is not a sequence feature");
+    if (seq->hash)
+      node.failAt("sequence", "sequence '" + loss.label +
+                                  "' is hashed: its tokens are not classes to predict");
+    const Layer *layer = model_.findLayer(loss.input);
+    if (!layer)
+      node.failAt("input", "loss input '" + loss.input + "' is not a layer");
+    if (layer->sequence != loss.label)
+      node.failAt("input", "'" + loss.input + "' must be a sequence layer over '" + loss.label +
+                               "' (one row of logits per token), got " +
+                               (layer->sequence.empty()
+                                    ? std::string("a B x ") + std::to_string(layer->width) +
+                                          " value"
+                                    : "a sequence over '" + layer->sequence + "'"));
+    if (layer->width != seq->vocab)
+      node.failAt("input", "'next_token' predicts the ids of '" + loss.label + "' (vocab " +
+                               std::to_string(seq->vocab) + "), so '" + loss.input +
+                               "' must be " + std::to_string(seq->vocab) + " wide, got " +
+                               std::to_string(layer->width));
+    // A position's logits must not have seen the token they predict.
+    std::vector<std::string> work = {loss.input};
+    std::set<std::string> seen;
+    while (!work.empty()) {
+      const Layer *l = model_.findLayer(work.back());
+      work.pop_back();
+      if (!l || !seen.insert(l->name).second)
+        continue;
+      if ((l->type == "self_attention" || l->type == "encoder") && !l->causal)
+        node.failAt("input", "'next_token' reads '" + l->name + "', which is not causal: " +
+                                 "position l would attend to the token it predicts (set \"causal\": "
+                                 "true at " + l->pointer + ")");
+      for (const std::string &in : l->inputs)
+        work.push_back(in);
+    }
+    for (const Feature &f : model_.features)
+      if (f.kind == FeatureKind::Label)
+        throw SchemaError(f.pointer, "label feature '" + f.name +
+                                         "' is unused: a 'next_token' loss predicts the tokens "
+                                         "of '" + loss.label + "'");
   }
 
   ValueShape lossOperand(const JsonNode &node, const std::string &key,

@@ -50,7 +50,7 @@ func.func @mse_width(%x: tensor<8x1xf32>, %y: tensor<8x3xf32>) -> tensor<f32> {
 // -----
 
 func.func @softmax_classes(%x: tensor<8x1xf32>, %y: tensor<8x1xf32>) -> tensor<f32> {
-  // expected-error @+1 {{'emb.loss' op 'softmax_ce' needs at least 2 classes, got 'tensor<8x1xf32>'}}
+  // expected-error @+1 {{'emb.loss' op 'softmax_ce' needs 2 to 2^24 classes, got 'tensor<8x1xf32>'}}
   %0 = emb.loss softmax_ce %x, %y : tensor<8x1xf32>, tensor<8x1xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
@@ -86,5 +86,29 @@ func.func @unknown_kind(%x: tensor<8x1xf32>, %y: tensor<8x1xf32>) -> tensor<f32>
   // expected-error @+2 {{expected ::embc::emb::LossKind to be one of: bce_with_logits, mse, softmax_ce, neg_sampling}}
   // expected-error @+1 {{failed to parse Emb_LossKindAttr parameter 'value'}}
   %0 = emb.loss hinge %x, %y : tensor<8x1xf32>, tensor<8x1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @sequence_rank(%x: tensor<8x5xf32>, %y: tensor<8x1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'emb.loss' op 'sequence_softmax_ce' expects static B x L x C logits, got 'tensor<8x5xf32>'}}
+  %0 = emb.loss sequence_softmax_ce %x, %y : tensor<8x5xf32>, tensor<8x1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @sequence_classes(%x: tensor<8x4x1xf32>, %y: tensor<8x4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'emb.loss' op 'sequence_softmax_ce' needs 2 to 2^24 classes, got 'tensor<8x4x1xf32>'}}
+  %0 = emb.loss sequence_softmax_ce %x, %y : tensor<8x4x1xf32>, tensor<8x4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @sequence_target(%x: tensor<8x4x6xf32>, %y: tensor<8x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'emb.loss' op 'sequence_softmax_ce' expects a B x L target (8x4) for logits 'tensor<8x4x6xf32>', got 'tensor<8x3xf32>'}}
+  %0 = emb.loss sequence_softmax_ce %x, %y : tensor<8x4x6xf32>, tensor<8x3xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }

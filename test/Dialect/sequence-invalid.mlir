@@ -170,3 +170,27 @@ func.func @attention_offsets(%x: tensor<4x6x8xf32>, %offsets: tensor<4xi64>) -> 
   %o = emb.attention %x, %x, %x, %offsets heads(2) : tensor<4x6x8xf32>, tensor<4xi64>
   return %o : tensor<4x6x8xf32>
 }
+
+// -----
+
+func.func @targets_rank(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x6x1xf32> {
+  // expected-error @+1 {{'emb.next_token_targets' op result must be a static B x L tensor, got 'tensor<4x6x1xf32>'}}
+  %t = emb.next_token_targets %ids, %offsets : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x1xf32>
+  return %t : tensor<4x6x1xf32>
+}
+
+// -----
+
+func.func @targets_offsets(%ids: tensor<?xi64>, %offsets: tensor<4xi64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'emb.next_token_targets' op offsets must be 5 64-bit ids (B + 1 for the result's 'tensor<4x6xf32>'), got 'tensor<4xi64>'}}
+  %t = emb.next_token_targets %ids, %offsets : tensor<?xi64>, tensor<4xi64> -> tensor<4x6xf32>
+  return %t : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @targets_ids(%ids: tensor<?xi32>, %offsets: tensor<5xi64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'emb.next_token_targets' op ids must be a vector of 64-bit ids, got 'tensor<?xi32>'}}
+  %t = emb.next_token_targets %ids, %offsets : tensor<?xi32>, tensor<5xi64> -> tensor<4x6xf32>
+  return %t : tensor<4x6xf32>
+}

@@ -61,3 +61,16 @@ func.func @grads(%ids: tensor<?xi64>, %offsets: tensor<5xi64>, %dy: tensor<4x8xf
       : tensor<?xi64>, tensor<5xi64>, tensor<4x6x8xf32> -> tensor<?x8xf32>
   return %ds, %rows : tensor<4x6x8xf32>, tensor<?x8xf32>
 }
+
+// CHECK-LABEL: func.func @next_token
+// CHECK:      %[[T:.*]] = emb.next_token_targets %{{.*}}, %{{.*}} : tensor<?xi64>, tensor<5xi64> -> tensor<4x6xf32>
+// CHECK:      emb.loss sequence_softmax_ce %{{.*}}, %[[T]] : tensor<4x6x100xf32>, tensor<4x6xf32> -> tensor<f32>
+// CHECK:      emb.loss_grad sequence_softmax_ce %{{.*}}, %[[T]] : tensor<4x6x100xf32>, tensor<4x6xf32> -> tensor<4x6x100xf32>
+func.func @next_token(%ids: tensor<?xi64>, %offsets: tensor<5xi64>, %logits: tensor<4x6x100xf32>)
+    -> (tensor<f32>, tensor<4x6x100xf32>) {
+  %t = emb.next_token_targets %ids, %offsets : tensor<?xi64>, tensor<5xi64> -> tensor<4x6xf32>
+  %l = emb.loss sequence_softmax_ce %logits, %t : tensor<4x6x100xf32>, tensor<4x6xf32> -> tensor<f32>
+  %d = emb.loss_grad sequence_softmax_ce %logits, %t
+      : tensor<4x6x100xf32>, tensor<4x6xf32> -> tensor<4x6x100xf32>
+  return %l, %d : tensor<f32>, tensor<4x6x100xf32>
+}

@@ -28,7 +28,7 @@ import sys
 from e2e_common import floats, read_safetensors, run, tool_args
 
 TOLERANCE = 1e-6
-MODELS = ["deep_mlp.json", "dlrm_small.json", "transformer_layer.json"]
+MODELS = ["deep_mlp.json", "dlrm_small.json", "transformer_layer.json", "gpt_mini.json"]
 NOTE = re.compile(r'emb\.remat_note = "([^"]*)"')
 FIGURES = re.compile(r"recomputes (\d+) values \((\d+) ops\), \+([0-9.]+)% step FLOPs, "
                      r"activation estimate (\d+) -> (\d+) bytes \(([^;]*); chain peak "

@@ -6,7 +6,9 @@ Usage: train_e2e.py CASE --embc PATH --embrun PATH --examples DIR --data DIR --w
 Exit 0: pass; 1: fail (with the reason); 77: skipped (dataset absent).
 """
 import argparse
+import collections
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -97,7 +99,7 @@ def criteo(args):
 def skipgram(args):
     text = need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
     plan = compile_model(args, "skipgram.json", f"{args.work}/sg.plan")
-    records, s = train(args, plan, ["--data", f"text:{text}", "--steps", "300",
+    records, s = train(args, plan, ["--data", f"text:{text}", "--steps", "400",
                                     "--report-every", "50"],
                        f"{args.work}/sg.jsonl")
     losses = [r["loss"] for r in records if r["event"] == "train"]
@@ -294,6 +296,7 @@ def examples_on_their_data(args):
         "skipgram.json": f"text:{gutenberg}",
         "text_classifier.json": f"text:{passages}/train.txt",
         "transformer_layer.json": f"text:{passages}/train.txt",
+        "gpt_mini.json": f"text:{passages}/train_text.txt",
         "deep_mlp.json": "synthetic",
         "two_tower.json": "synthetic",
     }
@@ -313,10 +316,71 @@ def examples_on_their_data(args):
                f"{s.get('skipped_lines', 0):.0f} lines skipped")
 
 
+def unigram_perplexity(train_file, eval_file, vocab, max_len):
+    """The perplexity of a unigram model on the next-token targets of
+    eval_file (every word of a line but its first, within max_len words):
+    the vocabulary built as embrun's text reader builds it (the vocab - 1
+    most frequent training words, ties by first appearance, the rest
+    <unk>), each word's probability its training frequency."""
+    counts, first = collections.Counter(), {}
+    with open(train_file) as f:
+        for line in f:
+            for w in line.split():
+                first.setdefault(w, len(first))
+                counts[w] += 1
+    words = sorted(counts, key=lambda w: (-counts[w], first[w]))[:vocab - 1]
+    total = sum(counts.values())
+    p = {w: counts[w] / total for w in words}
+    p_unk = 1.0 - sum(p.values())
+    nll, n = 0.0, 0
+    with open(eval_file) as f:
+        for line in f:
+            for w in line.split()[1:max_len]:
+                nll -= math.log(p.get(w, p_unk))
+                n += 1
+    return math.exp(nll / n)
+
+
+def next_token_learns(args):
+    """gpt_mini, cut to one layer and a 2,000-word vocabulary so that CI
+    trains it in seconds, learns the Gutenberg passages: after 400 steps its
+    perplexity on the held-out passages is below half of the unigram
+    model's (the perplexity of predicting each word by its frequency)."""
+    need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
+    passages = f"{args.work}/passages"
+    script = os.path.join(args.examples, "..", "tools", "scripts", "text_passages.py")
+    r = run([sys.executable, script, "--data", f"{args.data}/text-gutenberg", "--out", passages],
+            capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"text_passages.py failed:\n{r.stderr}")
+    with open(os.path.join(args.examples, "gpt_mini.json")) as f:
+        model = json.load(f)
+    vocab = 2000
+    model["features"][0]["vocab"] = vocab
+    model["embeddings"][0]["rows"] = vocab
+    model["layers"][0]["layers"] = 1
+    model["layers"][1]["size"] = vocab
+    path = f"{args.work}/gpt_small.json"
+    with open(path, "w") as f:
+        json.dump(model, f)
+    plan = f"{args.work}/gpt_small.plan"
+    r = run([args.embc, path, "-o", plan], capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"embc failed on {path}:\n{r.stderr}")
+    _, s = train(args, plan, ["--data", f"text:{passages}/train_text.txt",
+                              "--eval", f"text:{passages}/eval_text.txt", "--steps", "400",
+                              "--report-every", "100"], f"{args.work}/gpt_small.jsonl")
+    unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
+                                 vocab, model["features"][0]["max_len"])
+    expect(s["eval_perplexity"] < unigram / 2,
+           f"next-token model: held-out perplexity {s['eval_perplexity']:.1f} after 400 steps "
+           f"< half of the unigram model's {unigram:.1f}")
+
+
 CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram,
                                   skipgram_per_example, resume,
                                   accumulation_clipping, device_training,
-                                  examples_on_their_data]}
+                                  examples_on_their_data, next_token_learns]}
 
 
 def main():

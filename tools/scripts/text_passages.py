@@ -9,8 +9,10 @@ book's index, 0..6), normalises each as gutenberg7_normalized.txt was made
 (Unicode NFKD, accents dropped, lower case, every run of characters outside
 a-z one space), cuts it into passages of N consecutive words and writes
 OUT/train.txt and OUT/eval.txt, one `label<TAB>passage` line each (the
-format of embrun's text lines reader, docs/data.md), and OUT/labels.txt
-(label, book, passages). Every tenth passage of each book, by a hash of its
+format of embrun's text lines reader, docs/data.md), the same passages
+without their labels in OUT/train_text.txt and OUT/eval_text.txt (for
+language models: gpt_mini.json), and OUT/labels.txt (label, book,
+passages). Every tenth passage of each book, by a hash of its
 book and index, goes to eval.txt. The data is not redistributable: the
 files go to OUT (default: embc-passages in the system's temporary folder),
 never into the repository.
@@ -47,16 +49,19 @@ def main():
         sys.exit("text_passages.py: --words must be at least 1")
     os.makedirs(args.out, exist_ok=True)
     counts = []
-    with open(os.path.join(args.out, "train.txt"), "w") as train, \
-            open(os.path.join(args.out, "eval.txt"), "w") as evaluation:
+    out = {name: open(os.path.join(args.out, name), "w")
+           for name in ("train.txt", "eval.txt", "train_text.txt", "eval_text.txt")}
+    with out["train.txt"], out["eval.txt"], out["train_text.txt"], out["eval_text.txt"]:
         for label, book in enumerate(books):
             with lzma.open(os.path.join(args.data, book), "rt", encoding="utf-8-sig") as f:
                 words = normalise(f.read())
             passages = len(words) // args.words
             for i in range(passages):
-                line = f"{label}\t{' '.join(words[i * args.words:(i + 1) * args.words])}\n"
+                text = ' '.join(words[i * args.words:(i + 1) * args.words])
                 key = hashlib.sha256(f"{book}:{i}".encode()).digest()
-                (evaluation if key[0] % 10 == 0 else train).write(line)
+                split = "eval" if key[0] % 10 == 0 else "train"
+                out[f"{split}.txt"].write(f"{label}\t{text}\n")
+                out[f"{split}_text.txt"].write(text + "\n")
             counts.append((label, book[:-len(".txt.xz")], passages))
     with open(os.path.join(args.out, "labels.txt"), "w") as f:
         for label, name, passages in counts:

@@ -72,7 +72,14 @@ std::string classIndexCode(CudaEmitter &em, const LossShape &s) {
                {{"C", lit(s.C)}, {"CODE", std::to_string(code)}});
 }
 
+/// True for the kind SequenceLossLowering.cpp lowers.
+bool sequenceLoss(const rt::Kernel &k) {
+  return stringAttr(k, "kind") == rt::enumName(rt::LossKind::SequenceSoftmaxCe);
+}
+
 void lowerLoss(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  if (sequenceLoss(k))
+    return lowerSequenceLoss(em, k, out);
   expectCounts(k, 2, 1);
   const LossShape s = shapeOf(em, k);
   if (numel(f32Buffer(em, k.outputs[0], "loss output")) != 1)
@@ -142,6 +149,8 @@ $ROW  }
 }
 
 void lowerLossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  if (sequenceLoss(k))
+    return lowerSequenceLossGrad(em, k, out);
   if (k.inputs.size() != 2)
     throw CodegenError("expected 2 inputs, got " + std::to_string(k.inputs.size()));
   const LossShape s = shapeOf(em, k);

@@ -46,6 +46,11 @@ std::vector<int64_t> intsAttr(const runtime::Kernel &k, const char *name);
 std::string roundExpr(runtime::DType compute, const std::string &x);
 
 
+/// loss / loss_grad of kind sequence_softmax_ce (SequenceLossLowering.cpp):
+/// LossLowering.cpp hands that kind over.
+void lowerSequenceLoss(CudaEmitter &em, const runtime::Kernel &k, runtime::CudaKernel &out);
+void lowerSequenceLossGrad(CudaEmitter &em, const runtime::Kernel &k, runtime::CudaKernel &out);
+
 /// Device helpers of this family (appended once): emb_log1pf, the stable
 /// sigmoid, beta^t, and emb_block_sum_f64 (a deterministic block sum).
 void useHelpers(CudaEmitter &em);

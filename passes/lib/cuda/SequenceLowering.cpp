@@ -415,8 +415,49 @@ void lowerSequencePoolGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * DV, kBlock), kBlock));
 }
 
+// next_token_targets: ids, offsets -> B x L (the id at l + 1 as a float, -1
+// past n_b - 1), one thread per position.
+void lowerNextTokenTargets(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 2, 1);
+  const rt::Buffer &targets = f32Matrix(em, k.outputs[0], -1, -1, "targets");
+  const int64_t B = targets.shape[0], L = targets.shape[1];
+  if (numel(em.buffer(k.inputs[1])) != B + 1)
+    throw CodegenError("offsets '" + em.buffer(k.inputs[1]).name + "' must hold B + 1 = " +
+                       std::to_string(B + 1) + " values");
+  appendHelpers(em);
+  const int lengthCode = em.errorCode("a sequence of the next-token targets longer than its "
+                                      "max_len " + std::to_string(L) +
+                                      " or outside its ids (the value is the sequence)");
+  Args args;
+  const rt::Buffer &idsBuf = em.buffer(k.inputs[0]);
+  const std::string ids = args.buffer(k.inputs[0], "const emb_i64");
+  const std::string n = args.count(idsBuf, k.inputs[0], numel(idsBuf));
+  const std::string offsets = args.buffer(k.inputs[1], "const emb_i64");
+  const std::string y = args.buffer(k.outputs[0], "float");
+  const std::string entry = em.entryName(k.op);
+  std::ostringstream t;
+  t << "// next_token_targets: " << B << " x " << L << ", a thread per position.\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  const emb_i64 n = " << n << ";\n"
+    << "  " << strideLoop(lit(B * L)) << " {\n"
+    << "    const emb_i64 b = i / " << lit(L) << ", l = i % " << lit(L) << ";\n"
+    << "    const emb_i64 lo = " << offsets << "[b], len = " << offsets << "[b + 1] - lo;\n"
+    << "    float v = -1.0f;\n"
+    << "    if (len < 0 || len > " << lit(L) << " || lo < 0 || lo + len > n) {\n"
+    << "      if (l == 0) emb_set_error(a.step, " << lengthCode << ", b);\n"
+    << "    } else if (l + 1 < len) {\n"
+    << "      v = (float)" << ids << "[lo + l + 1];\n"
+    << "    }\n"
+    << "    " << y << "[i] = v;\n"
+    << "  }\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L, kBlock), kBlock));
+}
+
 } // namespace
 
+EMBC_CUDA_LOWERING(NextTokenTargets, lowerNextTokenTargets)
 EMBC_CUDA_LOWERING(SequenceLookup, lowerSequenceLookup)
 EMBC_CUDA_LOWERING(SequenceLookupGrad, lowerSequenceLookupGrad)
 EMBC_CUDA_LOWERING(Positions, lowerPositions)

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace embc::runtime::cpu {
 
@@ -98,6 +99,8 @@ double rowLoss(LossKind kind, const T *input, const T *target, int64_t b, int64_
       sum += softplus(double(target[b * C + k]));
     return sum;
   }
+  case LossKind::SequenceSoftmaxCe:
+    break; // sequenceLossForward
   }
   return 0;
 }
@@ -115,6 +118,8 @@ T lossForward(LossKind kind, const T *input, const T *target, int64_t B, int64_t
     throw std::invalid_argument(std::string("lossForward(") + lossName(kind) + "): input width " +
                                 std::to_string(C) + " must be positive");
   lossName(kind); // rejects an out-of-range kind before the parallel region
+  if (kind == LossKind::SequenceSoftmaxCe)
+    throw std::invalid_argument("lossForward: sequence_softmax_ce is sequenceLossForward");
   if (kind == LossKind::SoftmaxCe)
     checkClasses(target, B, C, "lossForward");
   const double total = detail::chunkedSum(B, std::max<int64_t>(C, 1) * 16, [&](int64_t lo, int64_t hi) {
@@ -134,6 +139,8 @@ void lossGrad(LossKind kind, const T *input, const T *target, T *dinput, T *dtar
                                 "): empty batch, the mean is undefined");
   if (kind == LossKind::SoftmaxCe)
     checkClasses(target, B, C, "lossGrad");
+  if (kind == LossKind::SequenceSoftmaxCe)
+    throw std::invalid_argument("lossGrad: sequence_softmax_ce is sequenceLossGrad");
   if (kind == LossKind::NegSampling && !dtarget && C > 0)
     throw std::invalid_argument("lossGrad(neg_sampling): the negative-score gradient is null");
   const T invB = T(1) / T(B);
@@ -182,12 +189,148 @@ void lossGrad(LossKind kind, const T *input, const T *target, T *dinput, T *dtar
       }
     });
     return;
+  case LossKind::SequenceSoftmaxCe:
+    break; // sequenceLossGrad
   }
   throw std::invalid_argument("lossGrad: unknown loss kind " +
                               std::to_string(static_cast<int>(kind)));
 }
 
+// --- sequence_softmax_ce ------------------------------------------------------
+//
+// One row of C logits per position. A row's exponentials are T (float in
+// training: expf, the dominant cost at a large vocabulary) and summed in
+// double; the cross-entropy (max - x_c) + log(sum) is double.
+
+namespace {
+
+/// The target classes of a sequence loss, checked: -1 or an index below C.
+/// Returns each sequence's count of targets.
+template <class T>
+std::vector<int64_t> sequenceTargets(const T *target, int64_t B, int64_t L, int64_t C,
+                                     const char *where) {
+  if (B <= 0 || L <= 0 || C < 2)
+    throw std::invalid_argument(std::string(where) + ": sequence_softmax_ce needs B, L >= 1 and " +
+                                "C >= 2, got " + std::to_string(B) + " x " + std::to_string(L) +
+                                " x " + std::to_string(C));
+  std::vector<int64_t> counts(size_t(B), 0);
+  for (int64_t i = 0; i < B * L; ++i) {
+    const T raw = target[i];
+    if (raw == T(-1))
+      continue;
+    const int64_t c = static_cast<int64_t>(raw);
+    if (!(raw >= T(0)) || static_cast<T>(c) != raw || c >= C)
+      throw std::invalid_argument(std::string(where) + ": sequence_softmax_ce target of sequence " +
+                                  std::to_string(i / L) + " position " + std::to_string(i % L) +
+                                  " is " + std::to_string(double(raw)) +
+                                  ", not -1 or a class index in [0, " + std::to_string(C) + ")");
+    ++counts[size_t(i / L)];
+  }
+  return counts;
+}
+
+/// exp(row[j] - max) into e (may be null) and their sum; returns the max.
+template <class T> T rowExponentials(const T *row, int64_t C, T *e, double &sum) {
+  T mx = row[0];
+  for (int64_t j = 1; j < C; ++j)
+    mx = std::max(mx, row[j]);
+  sum = 0;
+  for (int64_t j = 0; j < C; ++j) {
+    const T x = std::exp(row[j] - mx);
+    if (e)
+      e[j] = x;
+    sum += double(x);
+  }
+  return mx;
+}
+
+} // namespace
+
+template <class T>
+T sequenceLossForward(const T *input, const T *target, int64_t B, int64_t L, int64_t C) {
+  const std::vector<int64_t> counts = sequenceTargets(target, B, L, C, "sequenceLossForward");
+  const double total = detail::chunkedSum(B, L * C * 4, [&](int64_t lo, int64_t hi) {
+    double sum = 0;
+    for (int64_t b = lo; b < hi; ++b) {
+      if (counts[size_t(b)] == 0)
+        continue;
+      double sequence = 0;
+      for (int64_t l = 0; l < L; ++l) {
+        const T raw = target[b * L + l];
+        if (raw < T(0))
+          continue;
+        const T *row = input + (b * L + l) * C;
+        double sumExp;
+        const T mx = rowExponentials(row, C, static_cast<T *>(nullptr), sumExp);
+        sequence += (double(mx) - double(row[static_cast<int64_t>(raw)])) + std::log(sumExp);
+      }
+      sum += sequence / double(counts[size_t(b)]);
+    }
+    return sum;
+  });
+  return static_cast<T>(total / double(B));
+}
+
+template <class T>
+double sequenceTokenLossSum(const T *input, const T *target, int64_t B, int64_t L, int64_t C,
+                            int64_t &targets) {
+  const std::vector<int64_t> counts = sequenceTargets(target, B, L, C, "sequenceTokenLossSum");
+  targets = 0;
+  for (int64_t n : counts)
+    targets += n;
+  return detail::chunkedSum(B * L, C * 4, [&](int64_t lo, int64_t hi) {
+    double sum = 0;
+    for (int64_t r = lo; r < hi; ++r) {
+      const T raw = target[r];
+      if (raw < T(0))
+        continue;
+      const T *row = input + r * C;
+      double sumExp;
+      const T mx = rowExponentials(row, C, static_cast<T *>(nullptr), sumExp);
+      sum += (double(mx) - double(row[static_cast<int64_t>(raw)])) + std::log(sumExp);
+    }
+    return sum;
+  });
+}
+
+template <class T>
+void sequenceLossGrad(const T *input, const T *target, T *dinput, int64_t B, int64_t L,
+                      int64_t C) {
+  const std::vector<int64_t> counts = sequenceTargets(target, B, L, C, "sequenceLossGrad");
+  parallelFor(B * L, B * L * C * 4 > kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      T *out = dinput + r * C;
+      const T raw = target[r];
+      if (raw < T(0)) {
+        std::fill(out, out + C, T(0));
+        continue;
+      }
+      // d/dx_j of (1 / (B n_b)) CE = (softmax_j - [j == c]) / (B n_b).
+      const double weight = 1.0 / (double(B) * double(counts[size_t(r / L)]));
+      double sumExp;
+      rowExponentials(input + r * C, C, out, sumExp);
+      const T scale = static_cast<T>(weight / sumExp);
+      for (int64_t j = 0; j < C; ++j)
+        out[j] *= scale;
+      out[static_cast<int64_t>(raw)] -= static_cast<T>(weight);
+    }
+  });
+}
+
 // --- Explicit instantiations ------------------------------------------------
+
+template float sequenceLossForward<float>(const float *, const float *, int64_t, int64_t,
+                                          int64_t);
+template double sequenceLossForward<double>(const double *, const double *, int64_t, int64_t,
+                                            int64_t);
+template double sequenceTokenLossSum<float>(const float *, const float *, int64_t, int64_t,
+                                            int64_t, int64_t &);
+template double sequenceTokenLossSum<double>(const double *, const double *, int64_t, int64_t,
+                                             int64_t, int64_t &);
+template void sequenceLossGrad<float>(const float *, const float *, float *, int64_t, int64_t,
+                                      int64_t);
+template void sequenceLossGrad<double>(const double *, const double *, double *, int64_t,
+                                       int64_t, int64_t);
 
 template float lossForward<float>(LossKind, const float *, const float *, int64_t, int64_t);
 template double lossForward<double>(LossKind, const double *, const double *, int64_t, int64_t);

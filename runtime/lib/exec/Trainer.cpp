@@ -12,6 +12,8 @@
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/WholeNumber.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
+#include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/storage/RowStorage.h"
@@ -81,6 +83,21 @@ int labelIndex(const std::vector<data::FeatureSpec> &specs) {
   return -1;
 }
 
+/// Index among the specs of the sequence feature whose next tokens the
+/// plan's loss predicts (the ids its next_token_targets kernel reads), or -1.
+int nextTokenIndex(const Plan &plan, const std::vector<data::FeatureSpec> &specs) {
+  for (const Kernel &k : plan.step) {
+    if (k.op != kernelName(KernelOp::NextTokenTargets) || k.inputs.empty())
+      continue;
+    for (const Input &in : plan.inputs)
+      if (in.buffer == k.inputs[0])
+        for (size_t i = 0; i < specs.size(); ++i)
+          if (specs[i].name == in.feature)
+            return int(i);
+  }
+  return -1;
+}
+
 /// Loss of one example from its prediction, for the losses whose per-example
 /// form is closed (evaluation must not count the padding of a last batch).
 std::optional<double> exampleLoss(LossKind loss, float z, float y) {
@@ -103,6 +120,19 @@ struct Outcomes {
   double lossSum = 0;
   int64_t examples = 0;
   int64_t classified = 0, correct = 0; ///< class labels: rows, argmax == label
+  double tokenLossSum = 0; ///< next-token models: the cross-entropy of every target
+  int64_t tokens = 0;      ///< and the count of targets
+
+  /// Next-token prediction: pred is rows x L x C logits, `sequence` the
+  /// feature whose next ids are their targets.
+  void addTokens(const float *pred, int64_t L, int64_t C, const data::FeatureBatch &sequence,
+                 int64_t rows) {
+    std::vector<float> targets(size_t(rows * L));
+    cpu::nextTokenTargets(sequence.ids.data(), sequence.offsets.data(), rows, L, targets.data());
+    int64_t n = 0;
+    tokenLossSum += cpu::sequenceTokenLossSum(pred, targets.data(), rows, L, C, n);
+    tokens += n;
+  }
 
   /// `rows` examples: predictions pred[r * width ...], labels (null when
   /// the model has none), and the batch's mean loss.
@@ -141,6 +171,8 @@ struct Outcomes {
       m[prefix + "rmse"] = computeRmse(sample.scores(), sample.labels());
     if (classified > 0)
       m[prefix + "accuracy"] = double(correct) / double(classified);
+    if (tokens > 0) // exp of the mean over tokens (the loss is per sequence)
+      m[prefix + "perplexity"] = std::exp(tokenLossSum / double(tokens));
     return m;
   }
 };
@@ -360,6 +392,7 @@ public:
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
+    nextToken_ = nextTokenIndex(plan, specs_);
     if (label_ >= 0)
       labelKind_ = specs_[label_].labelKind;
     seed_ = options.seed.value_or(plan.config.seed);
@@ -420,7 +453,8 @@ private:
   const data::Batch &localBatch(const data::Batch &global, int which = 0);
   /// Adds a forward pass's predictions, labels and mean loss over `rows`
   /// examples of `batch` (this rank's) to `outcomes`.
-  void record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss);
+  void record(Outcomes &outcomes, const data::Batch &batch, int64_t rows, double loss,
+              bool evaluation = false);
   /// The metrics of `outcomes` over every rank's examples: each rank's are
   /// gathered here, once per report, not once per step.
   std::map<std::string, double> metrics(Outcomes &outcomes, const std::string &prefix);
@@ -436,6 +470,7 @@ private:
   std::string lastNote_; ///< the backend's decision last printed
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
+  int nextToken_ = -1; ///< the sequence feature a next-token loss predicts, or -1
   std::optional<LabelKind> labelKind_;
   uint64_t seed_ = 0;
   int64_t step_ = 0;
@@ -458,12 +493,18 @@ const data::Batch &Trainer::localBatch(const data::Batch &global, int which) {
 }
 
 void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
-                     double loss) {
+                     double loss, bool evaluation) {
   if (!executor_.computesLoss())
     return; // pipeline stages on ranks: the loss rank records, metrics() gathers
   const float *labels = label_ >= 0 ? batch.features[size_t(label_)].label.data() : nullptr;
   outcomes.add(executor_.predictions(), executor_.predictionWidth(), labels, labelKind_, rows,
                loss, plan_.config.loss);
+  // The perplexity costs as much as the loss kernel: evaluations only.
+  if (evaluation && nextToken_ >= 0 && rows > 0) {
+    const Buffer &pred = plan_.buffers[size_t(plan_.predictionBuffer)];
+    outcomes.addTokens(executor_.predictions(), pred.shape[1], pred.shape[2],
+                       batch.features[size_t(nextToken_)], rows);
+  }
 }
 
 std::map<std::string, double> Trainer::metrics(Outcomes &outcomes, const std::string &prefix) {
@@ -478,6 +519,8 @@ void Trainer::gather(Outcomes &outcomes) {
     comm_->allReduce(&outcomes.examples, 1, comm::DType::I64, comm::ReduceOp::Sum);
     comm_->allReduce(&outcomes.classified, 1, comm::DType::I64, comm::ReduceOp::Sum);
     comm_->allReduce(&outcomes.correct, 1, comm::DType::I64, comm::ReduceOp::Sum);
+    comm_->allReduce(&outcomes.tokenLossSum, 1, comm::DType::F64, comm::ReduceOp::Sum);
+    comm_->allReduce(&outcomes.tokens, 1, comm::DType::I64, comm::ReduceOp::Sum);
     int64_t mine = int64_t(outcomes.sample.scores().size());
     std::vector<int64_t> counts(static_cast<size_t>(ranks_));
     comm_->allGather(&mine, counts.data(), 1, comm::DType::I64);
@@ -735,7 +778,7 @@ std::map<std::string, double> Trainer::evaluate() {
     if (!executor_.hasSchedule()) {
       executor_.loadBatch(mine);
       double loss = executor_.forward();
-      record(outcomes, mine, mine.valid, loss);
+      record(outcomes, mine, mine.valid, loss, true);
       continue;
     }
     // A micro-batch plan evaluates micro-batch by micro-batch (the forward
@@ -748,7 +791,7 @@ std::map<std::string, double> Trainer::evaluate() {
         continue;
       executor_.loadBatch(part);
       double loss = executor_.forward();
-      record(outcomes, part, part.valid, loss);
+      record(outcomes, part, part.valid, loss, true);
     }
   }
   evalSkipped_ = stream->stats().skipped; // the same file each evaluation

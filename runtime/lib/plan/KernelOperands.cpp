@@ -19,6 +19,16 @@
 namespace embc::runtime {
 using namespace operands;
 
+/// A sequence_softmax_ce loss reads B x L x C logits and B x L targets.
+static void sequenceLossShapes(Operands &o, const Kernel &kernel) {
+  if (!o.ok() || kernel.attrs.at("kind").get<std::string>() !=
+                     enumName(LossKind::SequenceSoftmaxCe))
+    return;
+  const auto [B, L, C] = o.sequence(true, 0);
+  (void)C;
+  o.matrix(true, 1, B, L);
+}
+
 std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel, const Plan &plan,
                                                std::string_view at) {
   Operands o(kernel, plan, at);
@@ -124,10 +134,12 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
         o.in(0).shape[0] != o.in(1).shape[0])
       o.fail(true, 1, "must have as many rows as the input (" + shapeText(o.in(0)) + "), got " +
                           shapeText(o.in(1)));
+    sequenceLossShapes(o, kernel);
     o.count(false, 0, 1);
     break;
   case KernelOp::LossGrad: // input, target -> d input, [d target]
     o.allF32();
+    sequenceLossShapes(o, kernel);
     o.sameShape(false, 0, o.in(0));
     if (kernel.outputs.size() == 2)
       o.sameShape(false, 1, o.in(1));
@@ -148,6 +160,13 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.sameShape(false, 0, o.in(1));
     o.count(false, 1, D);
     o.count(false, 2, D);
+    break;
+  }
+  case KernelOp::NextTokenTargets: { // ids (n), offsets (B + 1) -> B x L
+    o.f32(false, 0);
+    auto [B, L] = o.matrix(false, 0);
+    (void)L;
+    o.bags(0, 1, B);
     break;
   }
   case KernelOp::SequencePool: { // x (B x L x D), offsets (B + 1) -> B x D

@@ -153,7 +153,7 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{
                        "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json", "dlrm_mlperf.json", "dlrm_small.json",
-                       "mf_movielens.json", "skipgram.json", "text_classifier.json",
+                       "gpt_mini.json", "mf_movielens.json", "skipgram.json", "text_classifier.json",
                        "transformer_layer.json", "two_tower.json", "wide_deep.json"}));
   for (const std::string &name : names) {
     SCOPED_TRACE(name);
@@ -163,6 +163,21 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
               name == "dcn.json" ? "dcn_v2.json" : name);
     expectWellFormed(*m);
   }
+}
+
+// A next-token loss: the sequence feature is its 'label', the loss a
+// sequence_softmax_ce over a causal model's vocabulary-wide logits.
+TEST(ModelParserExamples, GptMini) {
+  std::optional<Model> m = parseExample("gpt_mini.json");
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->loss.nextToken);
+  EXPECT_EQ(m->loss.type, runtime::LossKind::SequenceSoftmaxCe);
+  EXPECT_EQ(m->loss.input, "logits");
+  EXPECT_EQ(m->loss.label, "tokens");
+  ASSERT_EQ(m->layers.size(), 2u);
+  EXPECT_TRUE(m->layers[0].causal);
+  EXPECT_EQ(m->layers[1].sequence, "tokens");
+  EXPECT_EQ(m->layers[1].width, 8000);
 }
 
 TEST(ModelParserExamples, DlrmSmall) {

@@ -40,7 +40,8 @@ def Emb_ActivationAttr : EnumAttr<Emb_Dialect, Emb_Activation, "activation">;
 
 def Emb_LossKind : I32EnumAttr<"LossKind", "training loss", [
     I32EnumAttrCase<"bce_with_logits", 0>, I32EnumAttrCase<"mse", 1>,
-    I32EnumAttrCase<"softmax_ce", 2>, I32EnumAttrCase<"neg_sampling", 3>]> {
+    I32EnumAttrCase<"softmax_ce", 2>, I32EnumAttrCase<"neg_sampling", 3>,
+    I32EnumAttrCase<"sequence_softmax_ce", 4>]> {
   let cppNamespace = "::embc::emb";
   let genSpecializedAttr = 0;
 }

@@ -389,6 +389,29 @@ def Emb_SequencePoolGradOp : Emb_GradOp<"sequence_pool_grad", [Emb_LowersItself,
   let hasVerifier = 1;
 }
 
+def Emb_NextTokenTargetsOp : Emb_Op<"next_token_targets", [Emb_LowersItself, Pure]> {
+  let summary = "each position's next token: the targets of a causal language model";
+  let description = [{
+    Sequence b is the ids `offsets[b] .. offsets[b+1]`, n_b of them. Position
+    l of result row b is the id at l + 1 (as a class index), for l below
+    n_b - 1; every other position is -1 (nothing to predict: the last token
+    and the padding). The result is B x L, L the longest sequence allowed,
+    and feeds an `emb.loss sequence_softmax_ce` whose logits at position l
+    saw the tokens up to l only.
+
+    ```mlir
+    %t = emb.next_token_targets %ids, %offsets
+        : tensor<?xi64>, tensor<33xi64> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Emb_IdTensor:$ids, Emb_IdTensor:$offsets);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $offsets attr-dict `:` type($ids) `,` type($offsets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense layers
 //===----------------------------------------------------------------------===//
@@ -648,6 +671,12 @@ def Emb_LossOp : Emb_Op<"loss", [Emb_LowersItself, Emb_Differentiable, Pure, Emb
       index in `target` (B x 1);
     - `neg_sampling`: `-log s(input) - sum log s(-target)` with `input` the
       positive scores (B x 1) and `target` the K negative scores (B x K).
+    - `sequence_softmax_ce`: softmax cross-entropy of `input` logits
+      (B x L x C) at each position against the class index in `target`
+      (B x L; -1 where a position has no target). Each sequence's loss is
+      the mean over its positions with a target (0 when it has none), so the
+      batch mean does not depend on how the batch is split (micro-batches,
+      data-parallel ranks).
 
     ```mlir
     %l = emb.loss bce_with_logits %logit, %label

@@ -109,7 +109,10 @@ struct Layer {
 
 struct Loss {
   runtime::LossKind type = runtime::LossKind::BceWithLogits;
-  std::string input, label; ///< neg_sampling: positive, negative
+  std::string input, label; ///< neg_sampling: positive, negative; next_token: the sequence
+  /// `next_token`: a sequence_softmax_ce of `input` (B x L x vocab) against
+  /// each position's next token of the sequence feature `label`.
+  bool nextToken = false;
 };
 
 struct Training {

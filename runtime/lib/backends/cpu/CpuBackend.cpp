@@ -190,10 +190,17 @@ BoundKernel bindLoss(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(2, 1);
   cpu::LossKind kind = lossOf(b);
+  int32_t in = k.inputs[0], target = k.inputs[1], out = k.outputs[0];
+  if (kind == cpu::LossKind::SequenceSoftmaxCe) {
+    const int64_t B = b.dim(b.in(0), 0), L = b.dim(b.in(0), 1), C = b.dim(b.in(0), 2);
+    return [=](ExecState &s) {
+      *s.data<float>(out) =
+          cpu::sequenceLossForward(s.data<float>(in), s.data<float>(target), B, L, C);
+    };
+  }
   int64_t B = b.dim(b.in(0), 0);
   int64_t C = kind == cpu::LossKind::NegSampling ? b.dim(b.in(1), 1)
                                                  : b.dim(b.in(0), 1);
-  int32_t in = k.inputs[0], target = k.inputs[1], out = k.outputs[0];
   return [=](ExecState &s) {
     *s.data<float>(out) = cpu::lossForward(kind, s.data<float>(in),
                                            s.data<float>(target), B, C);
@@ -216,10 +223,15 @@ BoundKernel bindLossGrad(const Binder &b) {
   if (scaled && !b.p.config.lossScaling.enabled)
     b.fail("loss_scaled is set but the plan's config.loss_scaling is disabled");
   int64_t nIn = Binder::numel(b.out(0)), nTarget = twoSided ? Binder::numel(b.out(1)) : 0;
+  const bool sequence = kind == cpu::LossKind::SequenceSoftmaxCe;
+  const int64_t L = sequence ? b.dim(b.in(0), 1) : 1, classes = sequence ? b.dim(b.in(0), 2) : C;
   return [=](ExecState &s) {
-    cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target),
-                  s.data<float>(din),
-                  dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
+    if (sequence)
+      cpu::sequenceLossGrad(s.data<float>(in), s.data<float>(target), s.data<float>(din), B, L,
+                            classes);
+    else
+      cpu::lossGrad(kind, s.data<float>(in), s.data<float>(target), s.data<float>(din),
+                    dtarget >= 0 ? s.data<float>(dtarget) : nullptr, B, C);
     if (!scaled)
       return;
     const float scale = float(s.lossScale.scale);
@@ -331,24 +343,22 @@ SequenceShape sequenceShape(const Binder &b, const Buffer &seq) {
 }
 
 /// Throws when a sequence is longer than L or its offsets leave the ids:
-/// the data, not the plan, is wrong.
+/// the data, not the plan, is wrong. `owner` names the ids ("table 'words'").
 void checkSequences(const int64_t *offsets, int64_t B, int64_t L, int64_t idCount,
-                    const Table &t) {
+                    const std::string &owner) {
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n = offsets[b + 1] - offsets[b];
     if (offsets[b] < 0 || n < 0 || offsets[b + 1] > idCount)
-      throw data::DataError("sequence " + std::to_string(b) + " of table '" + t.name +
-                            "' has offsets [" + std::to_string(offsets[b]) + ", " +
-                            std::to_string(offsets[b + 1]) + ") outside its " +
-                            std::to_string(idCount) + " ids");
+      throw data::DataError("sequence " + std::to_string(b) + " of " + owner + " has offsets [" +
+                            std::to_string(offsets[b]) + ", " + std::to_string(offsets[b + 1]) +
+                            ") outside its " + std::to_string(idCount) + " ids");
     if (n > L)
-      throw data::DataError("sequence " + std::to_string(b) + " of table '" + t.name + "' has " +
+      throw data::DataError("sequence " + std::to_string(b) + " of " + owner + " has " +
                             std::to_string(n) + " ids, more than its max_len " +
                             std::to_string(L));
   }
 }
 
-/// sequence_lookup: ids, offsets (B + 1) -> B x L x D.
 BoundKernel bindSequenceLookup(const Binder &b) {
   const Kernel &k = b.k;
   b.expectCounts(2, 1);
@@ -358,9 +368,22 @@ BoundKernel bindSequenceLookup(const Binder &b) {
   return [=, &t](ExecState &s) {
     const int64_t n = idCount(s, ids);
     checkIds(s.data<int64_t>(ids), n, t.rowsOn(s.rank()), t);
-    checkSequences(s.data<int64_t>(offsets), B, L, n, t);
+    checkSequences(s.data<int64_t>(offsets), B, L, n, "table '" + t.name + "'");
     cpu::sequenceLookupForward(s.data<float>(table), D, s.data<int64_t>(ids),
                                s.data<int64_t>(offsets), B, L, s.data<float>(y));
+  };
+}
+
+/// next_token_targets: ids, offsets -> B x L.
+BoundKernel bindNextTokenTargets(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  const int64_t B = b.dim(b.out(0), 0), L = b.dim(b.out(0), 1);
+  const int32_t ids = k.inputs[0], offsets = k.inputs[1], out = k.outputs[0];
+  return [=](ExecState &s) {
+    checkSequences(s.data<int64_t>(offsets), B, L, idCount(s, ids), "the next-token targets");
+    cpu::nextTokenTargets(s.data<int64_t>(ids), s.data<int64_t>(offsets), B, L,
+                          s.data<float>(out));
   };
 }
 
@@ -776,6 +799,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::LayerNorm, bindLayerNorm},
       {KernelOp::SequenceLookup, bindSequenceLookup},
       {KernelOp::SequencePool, bindSequencePool},
+      {KernelOp::NextTokenTargets, bindNextTokenTargets},
       {KernelOp::Positions, bindPositions},
       {KernelOp::Attention, bindAttention},
       {KernelOp::Loss, bindLoss},

@@ -11,6 +11,7 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/plan/ActivationMath.h"
 
 #include <gtest/gtest.h>
@@ -266,6 +267,41 @@ TEST(CpuForwardReference, SoftmaxRejectsBadClassIndex) {
                std::invalid_argument);
   EXPECT_THROW(lossGrad<float>(LossKind::SoftmaxCe, scores.data(), fractional.data(), d.data(),
                                nullptr, 1, 2),
+               std::invalid_argument);
+}
+
+// Next-token targets of sequences of lengths 3, 0, 1 and 2 (L = 3), and the
+// sequence loss: each sequence's mean over its targets, then the batch mean
+// (the sequence with no target counts 0), against the same cross-entropies
+// by hand.
+TEST(CpuForwardReference, NextTokenTargetsAndSequenceLoss) {
+  const int64_t B = 4, L = 3, C = 3;
+  const std::vector<int64_t> ids = {2, 1, 0, 1, 2, 0}, offsets = {0, 3, 3, 4, 6};
+  FVec targets(B * L);
+  nextTokenTargets(ids.data(), offsets.data(), B, L, targets.data());
+  EXPECT_EQ(targets, (FVec{1, 0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1}));
+
+  FVec logits(B * L * C);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = float(int(i * 7 % 5) - 2) * 0.5f;
+  auto ce = [&](int64_t row, int64_t c) {
+    double sum = 0;
+    for (int64_t j = 0; j < C; ++j)
+      sum += std::exp(double(logits[size_t(row * C + j)]));
+    return std::log(sum) - double(logits[size_t(row * C + c)]);
+  };
+  const double want = ((ce(0, 1) + ce(1, 0)) / 2 + ce(9, 0)) / 4;
+  EXPECT_NEAR(sequenceLossForward(logits.data(), targets.data(), B, L, C), want, 1e-6);
+  int64_t tokens = 0;
+  EXPECT_NEAR(sequenceTokenLossSum(logits.data(), targets.data(), B, L, C, tokens),
+              ce(0, 1) + ce(1, 0) + ce(9, 0), 1e-5);
+  EXPECT_EQ(tokens, 3);
+
+  FVec bad = targets, d(logits.size());
+  bad[4] = 3.0f; // a class past C
+  EXPECT_THROW(sequenceLossForward(logits.data(), bad.data(), B, L, C), std::invalid_argument);
+  bad[4] = -2.0f;
+  EXPECT_THROW(sequenceLossGrad(logits.data(), bad.data(), d.data(), B, L, C),
                std::invalid_argument);
 }
 

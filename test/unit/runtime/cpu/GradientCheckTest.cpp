@@ -375,6 +375,20 @@ TEST(CpuGradientCheck, SoftmaxCrossEntropy) {
   expectGradientMatches("softmax_ce", input, d, objective);
 }
 
+// Three sequences of 4 positions over 5 classes: 3 targets, 1 target and
+// none (a sequence of one token): the per-sequence means weigh them apart.
+TEST(CpuGradientCheck, SequenceSoftmaxCrossEntropy) {
+  const int64_t B = 3, L = 4, C = 5;
+  Vec input = randomVector(B * L * C, 97, -3, 3);
+  const Vec target = {4, 0, 2, -1, 1, -1, -1, -1, -1, -1, -1, -1};
+  auto objective = [&] { return sequenceLossForward(input.data(), target.data(), B, L, C); };
+  Vec d(B * L * C);
+  sequenceLossGrad(input.data(), target.data(), d.data(), B, L, C);
+  expectGradientMatches("sequence_softmax_ce", input, d, objective);
+  for (int64_t i = 3 * C; i < 4 * C; ++i) // no target: no gradient
+    EXPECT_EQ(d[size_t(i)], 0.0);
+}
+
 TEST(CpuGradientCheck, NegativeSamplingBothInputs) {
   const int64_t B = 3, C = 4;
   Vec pos = randomVector(B, 95, -3, 3), neg = randomVector(B * C, 96, -3, 3);

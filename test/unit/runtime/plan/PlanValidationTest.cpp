@@ -653,8 +653,8 @@ TEST(PlanValidation, Config) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.config.decaySteps = 0; }),
             "config.decay_steps: must be positive for the 'cosine' schedule");
   EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["loss"] = ""; }),
-            "config.loss: unknown loss '' (expected bce_with_logits, mse, softmax_ce or "
-            "neg_sampling)");
+            "config.loss: unknown loss '' (expected bce_with_logits, mse, softmax_ce, "
+            "neg_sampling or sequence_softmax_ce)");
   EXPECT_EQ(errorAfterBodyEdit([](json &b) { b["config"]["precision"] = "fp8"; }),
             "config.precision: unknown precision 'fp8' (expected fp32, bf16 or fp16)");
 }

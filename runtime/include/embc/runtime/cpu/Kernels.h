@@ -119,6 +119,23 @@ T lossForward(LossKind kind, const T *input, const T *target, int64_t B, int64_t
 template <class T>
 void lossGrad(LossKind kind, const T *input, const T *target, T *dinput, T *dtarget, int64_t B,
               int64_t C);
+/// sequence_softmax_ce: input B x L x C logits, target B x L class indices
+/// (-1: no target at that position). Each sequence's loss is the mean
+/// softmax cross-entropy over its positions with a target (0 when it has
+/// none); the result is the mean over the B sequences.
+template <class T>
+T sequenceLossForward(const T *input, const T *target, int64_t B, int64_t L, int64_t C);
+/// The sum of the cross-entropies sequenceLossForward averages (over every
+/// position with a target, unweighted), and in `targets` their count: the
+/// token-level loss a perplexity is exp(sum / targets) of.
+template <class T>
+double sequenceTokenLossSum(const T *input, const T *target, int64_t B, int64_t L, int64_t C,
+                            int64_t &targets);
+/// d(sequenceLossForward)/d(input) into dinput (zeros where there is no
+/// target).
+template <class T>
+void sequenceLossGrad(const T *input, const T *target, T *dinput, int64_t B, int64_t L,
+                      int64_t C);
 
 // --- Embeddings -------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 //===- SequenceKernels.h - sequence_lookup, sequence_pool -------*- C++ -*-===//
 //
 // The CPU kernels of the sequence ops (emb.sequence_lookup, emb.positions,
-// emb.sequence_pool and their gradients). A batch of sequences is a sparse feature's jagged
+// emb.sequence_pool and their gradients, emb.next_token_targets). A batch of sequences is a sparse feature's jagged
 // ids: sequence b is ids[offsets[b] .. offsets[b+1]), n_b of them, laid out
 // as B x L x D with zeros after position n_b. Templates in a header so the
 // float kernels the backend binds and the double ones the finite-difference
@@ -200,6 +200,19 @@ void sequencePoolBackward(const T *dy, const int64_t *offsets, const T *x, int64
       }
     }
   });
+}
+
+/// The targets of next-token prediction: out[b, l] = ids[offsets[b] + l + 1]
+/// (a class index) for l < n_b - 1, and -1 (no target) elsewhere.
+template <class T>
+void nextTokenTargets(const int64_t *ids, const int64_t *offsets, int64_t B, int64_t L, T *out) {
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = sequence::length(offsets, b, L);
+    const int64_t *next = ids + offsets[b] + 1;
+    T *row = out + b * L;
+    for (int64_t l = 0; l < L; ++l)
+      row[l] = l + 1 < n ? T(next[l]) : T(-1);
+  }
 }
 
 } // namespace embc::runtime::cpu

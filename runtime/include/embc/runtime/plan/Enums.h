@@ -55,9 +55,12 @@ EMBC_PLAN_ENUM(PositionKind, Sinusoidal, "position kind", "learned", "sinusoidal
 enum class Activation : uint8_t { None, Relu, Sigmoid, Tanh, Gelu };
 EMBC_PLAN_ENUM(Activation, Gelu, "activation", "none", "relu", "sigmoid", "tanh", "gelu");
 
-enum class LossKind : uint8_t { BceWithLogits, Mse, SoftmaxCe, NegSampling };
-EMBC_PLAN_ENUM(LossKind, NegSampling, "loss", "bce_with_logits", "mse", "softmax_ce",
-               "neg_sampling");
+/// SequenceSoftmaxCe: softmax_ce at each position of B x L x C logits
+/// against B x L class indices (-1: no target there), each sequence's mean
+/// over its targets, averaged over the batch (LossKernels.cpp).
+enum class LossKind : uint8_t { BceWithLogits, Mse, SoftmaxCe, NegSampling, SequenceSoftmaxCe };
+EMBC_PLAN_ENUM(LossKind, SequenceSoftmaxCe, "loss", "bce_with_logits", "mse", "softmax_ce",
+               "neg_sampling", "sequence_softmax_ce");
 
 enum class OptimizerKind : uint8_t { Sgd, Adagrad, RowwiseAdagrad, Adam, AdamW, Lamb };
 EMBC_PLAN_ENUM(OptimizerKind, Lamb, "optimizer", "sgd", "adagrad", "rowwise_adagrad", "adam",
