@@ -369,3 +369,39 @@ LogicalResult NextTokenTargetsOp::verify() {
 LogicalResult NextTokenTargetsOp::lowerToPlan(PlanEmitter &e) {
   return e.emitOnOperands(*this, PlanEmitter::kernel(rt::KernelOp::NextTokenTargets));
 }
+
+//===----------------------------------------------------------------------===//
+// MaskTokensOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskTokensOp::verify() {
+  if (failed(verifyIds(*this, getIds())))
+    return failure();
+  if (getMaskedIds().getType() != getIds().getType())
+    return emitOpError("masked ids must have the type of the ids (")
+           << getIds().getType() << "), got " << getMaskedIds().getType();
+  RankedTensorType t = tensorType(getTargets()), o = tensorType(getOffsets());
+  if (t.getRank() != 2 || !t.hasStaticShape() || t.getDimSize(1) < 1)
+    return emitOpError("targets must be a static B x L tensor, got ") << t;
+  if (o.getRank() != 1 || o.getDimSize(0) != t.getDimSize(0) + 1 ||
+      o.getElementType().getIntOrFloatBitWidth() != 64)
+    return emitOpError("offsets must be ")
+           << t.getDimSize(0) + 1 << " 64-bit ids (B + 1 for the targets' " << t << "), got "
+           << o;
+  const double rate = getRate().convertToDouble();
+  if (!(rate > 0.0 && rate < 1.0))
+    return emitOpError("rate must be in (0, 1), got ") << rate;
+  if (getVocab() < 1 || getMaskId() < 0 || getStream() < 0)
+    return emitOpError("needs vocab >= 1, mask_id >= 0 and stream >= 0, got ")
+           << getVocab() << ", " << getMaskId() << " and " << getStream();
+  return success();
+}
+
+LogicalResult MaskTokensOp::lowerToPlan(PlanEmitter &e) {
+  rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::MaskTokens);
+  k.attrs["rate"] = getRate().convertToDouble();
+  k.attrs["mask_id"] = getMaskId();
+  k.attrs["vocab"] = getVocab();
+  k.attrs["stream"] = getStream();
+  return e.emitOnOperands(*this, std::move(k));
+}

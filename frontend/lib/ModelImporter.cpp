@@ -199,8 +199,9 @@ private:
     }
     ValueShape pred = model_.shapeOf(model_.loss.input);
     Type lossType = RankedTensorType::get({}, builder_.getF32Type());
-    const Feature *sequence = model_.loss.nextToken ? model_.findFeature(model_.loss.label)
-                                                    : nullptr;
+    const Feature *sequence = model_.loss.nextToken || model_.loss.maskedToken
+                                  ? model_.findFeature(model_.loss.label)
+                                  : nullptr;
     Type predType = sequence ? f32Tensor({batch(), sequence->hotness, pred.width})
                              : f32Tensor({batch(), pred.width});
     auto funcType = builder_.getFunctionType(argTypes, {lossType, predType});
@@ -214,13 +215,27 @@ private:
       featureArgs_[f->name] = arg;
     body_ = body;
 
+    if (model_.loss.maskedToken) { // before the lookup, which reads the masked ids
+      const Feature *f = model_.findFeature(model_.loss.label);
+      const unsigned arg = featureArgs_.at(f->name);
+      Value ids = body_->getArgument(arg);
+      auto mask = MaskTokensOp::create(
+          builder_, locOf("/loss"), ids.getType(), f32Tensor({batch(), f->hotness}), ids,
+          body_->getArgument(arg + 1), builder_.getF64FloatAttr(model_.loss.maskRate),
+          builder_.getI64IntegerAttr(f->vocab), builder_.getI64IntegerAttr(f->vocab),
+          builder_.getI64IntegerAttr(0));
+      maskedIds_[f->name] = mask.getMaskedIds();
+      maskTargets_ = mask.getTargets();
+    }
     for (const Layer &l : model_.layers)
       values_[l.name] = buildLayer(l);
 
     const Loss &loss = model_.loss;
     Value input = valueOf(loss.input);
     Value target;
-    if (sequence) { // each position's next token
+    if (maskTargets_) {
+      target = maskTargets_;
+    } else if (sequence) { // each position's next token
       const unsigned arg = featureArgs_.at(sequence->name);
       target = NextTokenTargetsOp::create(builder_, locOf("/loss"),
                                           f32Tensor({batch(), sequence->hotness}),
@@ -266,8 +281,10 @@ private:
     case FeatureKind::Sequence: {
       const Table *t = model_.findTable(f->table);
       Value offsets = body_->getArgument(arg + 1);
+      auto masked = maskedIds_.find(f->name);
+      Value ids = masked != maskedIds_.end() ? masked->second : body_->getArgument(arg);
       v = SequenceLookupOp::create(builder_, loc, f32Tensor({batch(), f->hotness, t->dim}),
-                                   t->name, body_->getArgument(arg), offsets);
+                                   t->name, ids, offsets);
       if (f->positions) {
         // Learned positions: a parameter of max_len rows, N(0, 0.02^2) as BERT's.
         Value table;
@@ -497,6 +514,9 @@ private:
   Block *body_ = nullptr;
   std::map<std::string, Value> values_;
   std::map<std::string, unsigned> featureArgs_;
+  /// masked_token: the ids the masked sequence's lookup reads, the targets.
+  std::map<std::string, Value> maskedIds_;
+  Value maskTargets_;
   int64_t nextDropoutStream_ = 0;
 };
 

@@ -936,9 +936,10 @@ private:
     Loss &loss = model_.loss;
     using L = runtime::LossKind;
     const std::string word =
-        node.getEnum("type", {"bce_with_logits", "mse", "softmax_ce", "neg_sampling", "next_token"});
-    if (word == "next_token")
-      return readNextTokenLoss(node);
+        node.getEnum("type", {"bce_with_logits", "mse", "softmax_ce", "neg_sampling", "next_token",
+                              "masked_token"});
+    if (word == "next_token" || word == "masked_token")
+      return readTokenLoss(node, word);
     loss.type = *runtime::parseEnum<L>(word);
     const std::string type = runtime::enumString(loss.type);
     if (loss.type == L::NegSampling) {
@@ -983,15 +984,26 @@ private:
                                std::to_string(in.width));
   }
 
-  /// {"type": "next_token", "input": a sequence layer as wide as the
-  /// vocabulary, "sequence": the sequence feature whose tokens it predicts}.
-  void readNextTokenLoss(const JsonNode &node) {
-    node.expectObject("a 'next_token' loss", {"type", "input", "sequence"});
+  /// {"type": "next_token" | "masked_token", "input": a sequence layer as
+  /// wide as the vocabulary, "sequence": the sequence feature whose tokens
+  /// it predicts[, "mask_rate": the share of each sequence masked]}.
+  void readTokenLoss(const JsonNode &node, const std::string &type) {
+    const bool masked = type == "masked_token";
+    if (masked)
+      node.expectObject("a 'masked_token' loss", {"type", "input", "sequence", "mask_rate"});
+    else
+      node.expectObject("a 'next_token' loss", {"type", "input", "sequence"});
     Loss &loss = model_.loss;
     loss.type = runtime::LossKind::SequenceSoftmaxCe;
-    loss.nextToken = true;
+    loss.nextToken = !masked;
+    loss.maskedToken = masked;
     loss.input = node.getIdentifier("input");
     loss.label = node.getIdentifier("sequence");
+    if (masked) {
+      loss.maskRate = node.getDouble("mask_rate", 0.15);
+      if (!(loss.maskRate > 0.0 && loss.maskRate < 1.0))
+        node.failAt("mask_rate", "must be in (0, 1), got " + std::to_string(loss.maskRate));
+    }
     const Feature *seq = model_.findFeature(loss.label);
     if (!seq || seq->kind != FeatureKind::Sequence)
       node.failAt("sequence", "'" + loss.label + "' is not a sequence feature");
@@ -1009,12 +1021,23 @@ private:
                                           " value"
                                     : "a sequence over '" + layer->sequence + "'"));
     if (layer->width != seq->vocab)
-      node.failAt("input", "'next_token' predicts the ids of '" + loss.label + "' (vocab " +
+      node.failAt("input", "'" + type + "' predicts the ids of '" + loss.label + "' (vocab " +
                                std::to_string(seq->vocab) + "), so '" + loss.input +
                                "' must be " + std::to_string(seq->vocab) + " wide, got " +
                                std::to_string(layer->width));
+    if (masked) {
+      // The mask token is the row after the vocabulary's.
+      const Table *t = model_.findTable(seq->table);
+      if (t && t->rows < seq->vocab + 1)
+        throw SchemaError(t->pointer, "table '" + t->name + "' needs a row for the mask token: " +
+                                          "'masked_token' masks '" + loss.label + "' (vocab " +
+                                          std::to_string(seq->vocab) + ") with id " +
+                                          std::to_string(seq->vocab) + ", so it needs " +
+                                          std::to_string(seq->vocab + 1) + " rows, got " +
+                                          std::to_string(t->rows));
+    }
     // A position's logits must not have seen the token they predict.
-    std::vector<std::string> work = {loss.input};
+    std::vector<std::string> work = masked ? std::vector<std::string>{} : std::vector<std::string>{loss.input};
     std::set<std::string> seen;
     while (!work.empty()) {
       const Layer *l = model_.findLayer(work.back());
@@ -1031,8 +1054,8 @@ private:
     for (const Feature &f : model_.features)
       if (f.kind == FeatureKind::Label)
         throw SchemaError(f.pointer, "label feature '" + f.name +
-                                         "' is unused: a 'next_token' loss predicts the tokens "
-                                         "of '" + loss.label + "'");
+                                         "' is unused: a '" + type +
+                                         "' loss predicts the tokens of '" + loss.label + "'");
   }
 
   ValueShape lossOperand(const JsonNode &node, const std::string &key,

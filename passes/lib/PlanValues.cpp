@@ -65,7 +65,7 @@ int64_t PlanBuilder::idCapacity(Value ids) {
       return max.getInt();
   }
   if (Operation *def = ids.getDefiningOp()) {
-    if (isa<HashOp>(def))
+    if (isa<HashOp>(def) || (isa<MaskTokensOp>(def) && cast<OpResult>(ids).getResultNumber() == 0))
       return idCapacity(def->getOperand(0));
     if (auto exchange = dyn_cast<ShardIdsOp>(def)) {
       // Every rank may send all its ids to this one.

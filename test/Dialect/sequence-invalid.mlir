@@ -194,3 +194,30 @@ func.func @targets_ids(%ids: tensor<?xi32>, %offsets: tensor<5xi64>) -> tensor<4
   %t = emb.next_token_targets %ids, %offsets : tensor<?xi32>, tensor<5xi64> -> tensor<4x6xf32>
   return %t : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @mask_rate(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'emb.mask_tokens' op rate must be in (0, 1), got 1.000000e+00}}
+  %m, %t = emb.mask_tokens %ids, %offsets {mask_id = 10 : i64, rate = 1.0 : f64, stream = 0 : i64, vocab = 10 : i64}
+      : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<4x6xf32>
+  return %t : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @mask_types(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'emb.mask_tokens' op masked ids must have the type of the ids ('tensor<?xi64>'), got 'tensor<7xi64>'}}
+  %m, %t = emb.mask_tokens %ids, %offsets {mask_id = 10 : i64, rate = 0.5 : f64, stream = 0 : i64, vocab = 10 : i64}
+      : tensor<?xi64>, tensor<5xi64> -> tensor<7xi64>, tensor<4x6xf32>
+  return %t : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @mask_targets(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<3x6xf32> {
+  // expected-error @+1 {{'emb.mask_tokens' op offsets must be 4 64-bit ids (B + 1 for the targets' 'tensor<3x6xf32>'), got 'tensor<5xi64>'}}
+  %m, %t = emb.mask_tokens %ids, %offsets {mask_id = 10 : i64, rate = 0.5 : f64, stream = 0 : i64, vocab = 10 : i64}
+      : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<3x6xf32>
+  return %t : tensor<3x6xf32>
+}

@@ -74,3 +74,13 @@ func.func @next_token(%ids: tensor<?xi64>, %offsets: tensor<5xi64>, %logits: ten
       : tensor<4x6x100xf32>, tensor<4x6xf32> -> tensor<4x6x100xf32>
   return %l, %d : tensor<f32>, tensor<4x6x100xf32>
 }
+
+// CHECK-LABEL: func.func @masked_token
+// CHECK:      %[[M:.*]], %[[T:.*]] = emb.mask_tokens %{{.*}}, %{{.*}} {mask_id = 100 : i64, rate = 1.500000e-01 : f64, stream = 0 : i64, vocab = 100 : i64} : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<4x6xf32>
+// CHECK:      emb.sequence_lookup @words[%[[M]], %{{.*}}]
+func.func @masked_token(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> (tensor<4x6x8xf32>, tensor<4x6xf32>) {
+  %m, %t = emb.mask_tokens %ids, %offsets {mask_id = 100 : i64, rate = 0.15 : f64, stream = 0 : i64, vocab = 100 : i64}
+      : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<4x6xf32>
+  %x = emb.sequence_lookup @words[%m, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x8xf32>
+  return %x, %t : tensor<4x6x8xf32>, tensor<4x6xf32>
+}

@@ -38,9 +38,9 @@ import sys
 from e2e_common import run
 
 SKIPPED = {"dlrm_mlperf.json"}  # its tables need ~100 GiB
-# Cases whose emulation is slow at --batch: gpt_mini's B x 64 x 8000 logits
-# and their gradient.
-SMALL_BATCH = {"gpt_mini": 8}
+# Cases whose emulation is slow at --batch: the B x 64 x 8000 logits of the
+# token models and their gradient.
+SMALL_BATCH = {"gpt_mini": 8, "bert_mini_mlm": 8}
 
 
 def hot_rows(examples):

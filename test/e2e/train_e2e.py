@@ -297,6 +297,7 @@ def examples_on_their_data(args):
         "text_classifier.json": f"text:{passages}/train.txt",
         "transformer_layer.json": f"text:{passages}/train.txt",
         "gpt_mini.json": f"text:{passages}/train_text.txt",
+        "bert_mini_mlm.json": f"text:{passages}/train_text.txt",
         "deep_mlp.json": "synthetic",
         "two_tower.json": "synthetic",
     }

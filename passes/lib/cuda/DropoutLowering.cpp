@@ -55,14 +55,18 @@ __device__ __forceinline__ float emb_drop_factor(emb_u64 key, emb_u64 g, unsigne
 )CUDA");
 }
 
-std::string codegen::dropoutKeyCode(const std::string &name, int64_t stream) {
+std::string codegen::counterKeyCode(const std::string &name, uint64_t tag, int64_t stream,
+                                    const std::string &step) {
   std::ostringstream t;
   t << "  emb_u64 " << name << " = emb_mix64((emb_u64)a.step->seed ^ 0x2545F4914F6CDD1DULL);\n"
-    << "  " << name << " = emb_hash_word(" << name << ", " << ulit(runtime::cpu::dropout::kTag)
-    << ");\n"
+    << "  " << name << " = emb_hash_word(" << name << ", " << ulit(tag) << ");\n"
     << "  " << name << " = emb_hash_word(" << name << ", " << ulit(uint64_t(stream)) << ");\n"
-    << "  " << name << " = emb_hash_word(" << name << ", (emb_u64)a.step->step);\n";
+    << "  " << name << " = emb_hash_word(" << name << ", " << step << ");\n";
   return t.str();
+}
+
+std::string codegen::dropoutKeyCode(const std::string &name, int64_t stream) {
+  return counterKeyCode(name, runtime::cpu::dropout::kTag, stream, "(emb_u64)a.step->step");
 }
 
 namespace {

@@ -22,6 +22,11 @@ namespace embc::codegen {
 /// they use: emb_mix64, emb_hash_word).
 void appendDropoutHelpers(CudaEmitter &em);
 
+/// Device statements declaring `emb_u64 NAME` = data::hashOf(seed, tag,
+/// stream, step) from a.step's seed, `step` a device expression.
+std::string counterKeyCode(const std::string &name, uint64_t tag, int64_t stream,
+                           const std::string &step);
+
 /// Device statements declaring `emb_u64 NAME`, the key of dropout stream
 /// `stream` at the running step (cpu::dropoutKey from a.step's seed and
 /// step).

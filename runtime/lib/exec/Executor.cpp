@@ -79,6 +79,10 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
 
 Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     : plan_(plan), backend_(std::move(backend)) {
+  for (const Kernel &k : plan_.step)
+    if (k.op == kernelName(KernelOp::Loss) && k.inputs.size() == 2 &&
+        k.attrs.value("kind", "") == enumName(LossKind::SequenceSoftmaxCe))
+      lossTargets_ = k.inputs[1];
   for (size_t i = 0; i < plan_.step.size(); ++i)
     step_.push_back(backend_->bind(plan_.step[i], plan_, "step", i));
   for (size_t i = 0; i < plan_.update.size(); ++i)
@@ -283,7 +287,9 @@ void Executor::syncToHost() {
 void Executor::fetchOutputs() {
   if (!backend_->deviceArena())
     return;
-  for (int32_t b : {plan_.lossBuffer, plan_.predictionBuffer}) {
+  for (int32_t b : {plan_.lossBuffer, plan_.predictionBuffer, lossTargets_}) {
+    if (b < 0)
+      continue;
     const Buffer &buf = plan_.buffers[b];
     int64_t slot = buf.slots > 1 ? int64_t(state_.microBatch % buf.slots) * buf.bytes : 0;
     backend_->toHost(state_, buf.offset + slot, buf.bytes);
@@ -468,6 +474,10 @@ void Executor::resetTimings() {
 
 const float *Executor::predictions() const {
   return state_.data<float>(plan_.predictionBuffer);
+}
+
+const float *Executor::lossTargets() const {
+  return lossTargets_ >= 0 ? state_.data<float>(lossTargets_) : nullptr;
 }
 
 int64_t Executor::predictionWidth() const {

@@ -13,7 +13,6 @@
 #include "embc/runtime/WholeNumber.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
 #include "embc/runtime/cpu/Kernels.h"
-#include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
 #include "embc/runtime/storage/RowStorage.h"
@@ -83,21 +82,6 @@ int labelIndex(const std::vector<data::FeatureSpec> &specs) {
   return -1;
 }
 
-/// Index among the specs of the sequence feature whose next tokens the
-/// plan's loss predicts (the ids its next_token_targets kernel reads), or -1.
-int nextTokenIndex(const Plan &plan, const std::vector<data::FeatureSpec> &specs) {
-  for (const Kernel &k : plan.step) {
-    if (k.op != kernelName(KernelOp::NextTokenTargets) || k.inputs.empty())
-      continue;
-    for (const Input &in : plan.inputs)
-      if (in.buffer == k.inputs[0])
-        for (size_t i = 0; i < specs.size(); ++i)
-          if (specs[i].name == in.feature)
-            return int(i);
-  }
-  return -1;
-}
-
 /// Loss of one example from its prediction, for the losses whose per-example
 /// form is closed (evaluation must not count the padding of a last batch).
 std::optional<double> exampleLoss(LossKind loss, float z, float y) {
@@ -123,14 +107,11 @@ struct Outcomes {
   double tokenLossSum = 0; ///< next-token models: the cross-entropy of every target
   int64_t tokens = 0;      ///< and the count of targets
 
-  /// Next-token prediction: pred is rows x L x C logits, `sequence` the
-  /// feature whose next ids are their targets.
-  void addTokens(const float *pred, int64_t L, int64_t C, const data::FeatureBatch &sequence,
-                 int64_t rows) {
-    std::vector<float> targets(size_t(rows * L));
-    cpu::nextTokenTargets(sequence.ids.data(), sequence.offsets.data(), rows, L, targets.data());
+  /// Token prediction (next or masked): pred is rows x L x C logits,
+  /// targets rows x L (-1: none).
+  void addTokens(const float *pred, const float *targets, int64_t rows, int64_t L, int64_t C) {
     int64_t n = 0;
-    tokenLossSum += cpu::sequenceTokenLossSum(pred, targets.data(), rows, L, C, n);
+    tokenLossSum += cpu::sequenceTokenLossSum(pred, targets, rows, L, C, n);
     tokens += n;
   }
 
@@ -392,7 +373,6 @@ public:
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
-    nextToken_ = nextTokenIndex(plan, specs_);
     if (label_ >= 0)
       labelKind_ = specs_[label_].labelKind;
     seed_ = options.seed.value_or(plan.config.seed);
@@ -470,7 +450,6 @@ private:
   std::string lastNote_; ///< the backend's decision last printed
   std::vector<data::FeatureSpec> specs_;
   int label_ = -1;
-  int nextToken_ = -1; ///< the sequence feature a next-token loss predicts, or -1
   std::optional<LabelKind> labelKind_;
   uint64_t seed_ = 0;
   int64_t step_ = 0;
@@ -500,10 +479,10 @@ void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
   outcomes.add(executor_.predictions(), executor_.predictionWidth(), labels, labelKind_, rows,
                loss, plan_.config.loss);
   // The perplexity costs as much as the loss kernel: evaluations only.
-  if (evaluation && nextToken_ >= 0 && rows > 0) {
+  const float *targets = executor_.lossTargets();
+  if (evaluation && targets && rows > 0) {
     const Buffer &pred = plan_.buffers[size_t(plan_.predictionBuffer)];
-    outcomes.addTokens(executor_.predictions(), pred.shape[1], pred.shape[2],
-                       batch.features[size_t(nextToken_)], rows);
+    outcomes.addTokens(executor_.predictions(), targets, rows, pred.shape[1], pred.shape[2]);
   }
 }
 

@@ -169,6 +169,20 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.bags(0, 1, B);
     break;
   }
+  case KernelOp::MaskTokens: { // ids (n), offsets (B + 1) -> masked ids (n), targets (B x L)
+    o.f32(false, 1);
+    auto [B, L] = o.matrix(false, 1);
+    (void)L;
+    o.bags(0, 1, B);
+    o.i64(false, 0);
+    o.count(false, 0, numel(o.in(0)));
+    const double rate = kernel.attrs.at("rate").get<double>();
+    if (o.ok() && !(rate > 0.0 && rate < 1.0))
+      o.failAt("attrs.rate", "must be in (0, 1), got " + std::to_string(rate));
+    if (o.ok() && kernel.attrs.at("vocab").get<int64_t>() < 1)
+      o.failAt("attrs.vocab", "must be at least 1");
+    break;
+  }
   case KernelOp::SequencePool: { // x (B x L x D), offsets (B + 1) -> B x D
     const auto [B, L, D] = o.sequence(true, 0);
     (void)L;

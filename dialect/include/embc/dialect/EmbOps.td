@@ -412,6 +412,34 @@ def Emb_NextTokenTargetsOp : Emb_Op<"next_token_targets", [Emb_LowersItself, Pur
   let hasVerifier = 1;
 }
 
+def Emb_MaskTokensOp : Emb_Op<"mask_tokens", [Emb_LowersItself, Pure]> {
+  let summary = "BERT's masking of a batch of sequences: the masked-token objective";
+  let description = [{
+    Of sequence b (the ids `offsets[b] .. offsets[b+1]`, n_b of them),
+    max(1, round(`rate` n_b)) positions are chosen; position l's original id
+    becomes `targets[b, l]` (-1 at every other position) and its id in
+    `masked_ids` is replaced by `mask_id` (80% of the chosen), by a random
+    id below `vocab` (10%) or kept (10%). The choices are counter-based
+    draws keyed by the run's seed, `stream`, the training step and each
+    position's place in the global batch (a fixed step in evaluation), as
+    dropout's are (runtime/include/embc/runtime/cpu/MaskKernels.h).
+
+    ```mlir
+    %m, %t = emb.mask_tokens %ids, %offsets {mask_id = 8000 : i64, rate = 1.500000e-01 : f64,
+        stream = 0 : i64, vocab = 8000 : i64}
+        : tensor<?xi64>, tensor<33xi64> -> tensor<?xi64>, tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Emb_IdTensor:$ids, Emb_IdTensor:$offsets, F64Attr:$rate,
+                       I64Attr:$mask_id, I64Attr:$vocab, I64Attr:$stream);
+  let results = (outs Emb_IdTensor:$masked_ids, Emb_FloatTensor:$targets);
+  let assemblyFormat = [{
+    $ids `,` $offsets attr-dict `:` type($ids) `,` type($offsets) `->` type($masked_ids) `,`
+    type($targets)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense layers
 //===----------------------------------------------------------------------===//

@@ -113,6 +113,10 @@ struct Loss {
   /// `next_token`: a sequence_softmax_ce of `input` (B x L x vocab) against
   /// each position's next token of the sequence feature `label`.
   bool nextToken = false;
+  /// `masked_token`: the same loss against the tokens emb.mask_tokens
+  /// chose (maskRate of each sequence), which the model reads masked.
+  bool maskedToken = false;
+  double maskRate = 0.15;
 };
 
 struct Training {

@@ -17,6 +17,7 @@
 #include "embc/runtime/cpu/AttentionKernels.h"
 #include "embc/runtime/cpu/DropoutKernels.h"
 #include "embc/runtime/cpu/Kernels.h"
+#include "embc/runtime/cpu/MaskKernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
@@ -384,6 +385,28 @@ BoundKernel bindNextTokenTargets(const Binder &b) {
     checkSequences(s.data<int64_t>(offsets), B, L, idCount(s, ids), "the next-token targets");
     cpu::nextTokenTargets(s.data<int64_t>(ids), s.data<int64_t>(offsets), B, L,
                           s.data<float>(out));
+  };
+}
+
+/// mask_tokens: ids, offsets -> masked ids, targets (B x L).
+BoundKernel bindMaskTokens(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 2);
+  const int64_t B = b.dim(b.out(1), 0), L = b.dim(b.out(1), 1);
+  const double rate = b.real("rate");
+  const int64_t maskId = b.integer("mask_id"), vocab = b.integer("vocab"),
+                stream = b.integer("stream");
+  const int32_t ids = k.inputs[0], offsets = k.inputs[1], masked = k.outputs[0],
+                targets = k.outputs[1];
+  return [=](ExecState &s) {
+    const int64_t n = idCount(s, ids);
+    checkSequences(s.data<int64_t>(offsets), B, L, n, "the masked tokens");
+    const uint64_t step = s.training ? uint64_t(s.step) : cpu::masking::kEvaluationStep;
+    cpu::maskTokens(s.data<int64_t>(ids), s.data<int64_t>(offsets), n, B, L, rate, maskId, vocab,
+                    cpu::maskKey(s.seed, stream, step),
+                    uint64_t(s.exampleOffset + int64_t(s.microBatch) * B),
+                    s.data<int64_t>(masked), s.data<float>(targets));
+    s.length[masked] = n;
   };
 }
 
@@ -800,6 +823,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::SequenceLookup, bindSequenceLookup},
       {KernelOp::SequencePool, bindSequencePool},
       {KernelOp::NextTokenTargets, bindNextTokenTargets},
+      {KernelOp::MaskTokens, bindMaskTokens},
       {KernelOp::Positions, bindPositions},
       {KernelOp::Attention, bindAttention},
       {KernelOp::Loss, bindLoss},

@@ -366,6 +366,9 @@ public:
 
   /// Predictions of the last forward (B x width, row-major).
   const float *predictions() const;
+  /// A sequence_softmax_ce loss's targets (B x L class indices, -1 where a
+  /// position has none) of the last forward, or null for other losses.
+  const float *lossTargets() const;
   int64_t predictionWidth() const;
 
   template <class T> T *data(int32_t buffer) { return state_.data<T>(buffer); }
@@ -414,6 +417,7 @@ private:
   std::vector<BoundKernel> step_, update_;
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
   std::vector<data::FeatureSpec> specs_;
+  int32_t lossTargets_ = -1; ///< the buffer lossTargets() reads, or -1
   std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
   bool profiling_ = false;
   bool updatePending_ = false;
