@@ -405,3 +405,67 @@ LogicalResult MaskTokensOp::lowerToPlan(PlanEmitter &e) {
   k.attrs["stream"] = getStream();
   return e.emitOnOperands(*this, std::move(k));
 }
+
+//===----------------------------------------------------------------------===//
+// SelectTargetsOp, SelectTargetsGradOp
+//===----------------------------------------------------------------------===//
+
+/// `seq` B x L x D and `targets` B x L; `rows` B x P x D and `selected`
+/// B x P with P <= L (either may be null).
+static LogicalResult verifySelection(Operation *op, Value seq, Value targets, Value rows,
+                                     Value selected) {
+  RankedTensorType x = tensorType(seq), t = tensorType(targets), r = tensorType(rows);
+  if (x.getRank() != 3 || !x.hasStaticShape())
+    return op->emitOpError("the sequence must be a static B x L x D tensor, got ") << x;
+  if (t.getRank() != 2 || t.getShape() != x.getShape().drop_back())
+    return op->emitOpError("targets must be B x L (")
+           << x.getDimSize(0) << "x" << x.getDimSize(1) << "), got " << t;
+  if (r.getRank() != 3 || !r.hasStaticShape() || r.getDimSize(0) != x.getDimSize(0) ||
+      r.getDimSize(2) != x.getDimSize(2) || r.getDimSize(1) < 1 ||
+      r.getDimSize(1) > x.getDimSize(1))
+    return op->emitOpError("the selected rows must be B x P x D with 1 <= P <= L (")
+           << x.getDimSize(0) << "xPx" << x.getDimSize(2) << ", P <= " << x.getDimSize(1)
+           << "), got " << r;
+  if (selected && tensorType(selected).getShape() != r.getShape().drop_back())
+    return op->emitOpError("the selected targets must be B x P (")
+           << r.getDimSize(0) << "x" << r.getDimSize(1) << "), got " << selected.getType();
+  return success();
+}
+
+LogicalResult SelectTargetsOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
+  return verifySelection(*this, getInput(), getTargets(), getRows(), getSelected());
+}
+
+int64_t SelectTargetsOp::getForwardFlops() { return 0; }
+
+int64_t SelectTargetsOp::getForwardBytes() {
+  return (2 * tensorType(getRows()).getNumElements() + tensorType(getTargets()).getNumElements()) *
+         getElementBytes(getRows());
+}
+
+LogicalResult SelectTargetsOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                             ArrayRef<bool> need,
+                                             SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (!resultGrads[0] || !need[0])
+    return success(); // the targets are data
+  operandGrads[0] = SelectTargetsGradOp::create(b, getLoc(), getInput().getType(), resultGrads[0],
+                                                getTargets());
+  return success();
+}
+
+LogicalResult SelectTargetsOp::lowerToPlan(PlanEmitter &e) {
+  return e.emitOnOperands(*this, PlanEmitter::kernel(rt::KernelOp::SelectTargets));
+}
+
+LogicalResult SelectTargetsGradOp::verify() {
+  if (failed(verifySameFloatElementType(*this)))
+    return failure();
+  return verifySelection(*this, getResult(), getTargets(), getGrad(), Value());
+}
+
+LogicalResult SelectTargetsGradOp::lowerToPlan(PlanEmitter &e) {
+  return e.emitOnOperands(*this, PlanEmitter::kernel(rt::KernelOp::SelectTargetsGrad));
+}

@@ -11,6 +11,8 @@ namespace {
 /// -emb-train-pipeline="fuse=false pack=false".
 struct TrainingPipelineCLOptions
     : mlir::PassPipelineOptions<TrainingPipelineCLOptions> {
+  Option<bool> selectTargets{*this, "select-targets", llvm::cl::desc("Run -emb-select-targets"),
+                             llvm::cl::init(true)};
   Option<bool> pack{*this, "pack", llvm::cl::desc("Run -emb-pack-params"),
                     llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Run -emb-fuse"), llvm::cl::init(true)};
@@ -25,11 +27,12 @@ struct TrainingPipelineCLOptions
 void embc::registerTrainingPipeline() {
   mlir::PassPipelineRegistration<TrainingPipelineCLOptions>(
       "emb-train-pipeline",
-      "embc's training pipeline on a model's emb IR: -emb-autodiff, -emb-auto, -emb-quantize, "
+      "embc's training pipeline on a model's emb IR: -emb-select-targets, -emb-autodiff, -emb-auto, -emb-quantize, "
       "-emb-pack-params, -emb-remat, -emb-pipeline, -emb-distribute, -emb-batch-exchanges, "
       "-emb-fuse, -emb-plan-memory (what embc runs before -emb-to-plan)",
       [](mlir::OpPassManager &pm, const TrainingPipelineCLOptions &cl) {
         TrainingPipelineOptions options;
+        options.selectTargets = cl.selectTargets;
         options.pack = cl.pack;
         options.fuse = cl.fuse;
         options.batchExchanges = cl.batchExchanges;
@@ -40,6 +43,9 @@ void embc::registerTrainingPipeline() {
 
 void embc::addTrainingPipeline(mlir::OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
+  // On the forward, so that the backward is built from the selected rows.
+  if (options.selectTargets)
+    pm.addPass(createEmbSelectTargetsPass());
   pm.addPass(createEmbAutodiffPass());
   // With plan.memory_budget: chooses table storage, remat and micro-batches
   // for the passes below, compiling each candidate with them.
@@ -54,6 +60,8 @@ void embc::addTrainingPipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult embc::runTrainingPipeline(mlir::ModuleOp module,
                                               const TrainingPipelineOptions &options) {
   mlir::PassManager autodiff(module.getContext());
+  if (options.selectTargets)
+    autodiff.addPass(createEmbSelectTargetsPass());
   autodiff.addPass(createEmbAutodiffPass());
   if (failed(autodiff.run(module)))
     return mlir::failure();

@@ -221,3 +221,27 @@ func.func @mask_targets(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> tensor<
       : tensor<?xi64>, tensor<5xi64> -> tensor<?xi64>, tensor<3x6xf32>
   return %t : tensor<3x6xf32>
 }
+
+// -----
+
+func.func @select_rows(%x: tensor<4x6x8xf32>, %t: tensor<4x6xf32>) -> tensor<4x7x8xf32> {
+  // expected-error @+1 {{'emb.select_targets' op the selected rows must be B x P x D with 1 <= P <= L (4xPx8, P <= 6), got 'tensor<4x7x8xf32>'}}
+  %r, %s = emb.select_targets %x, %t : tensor<4x6x8xf32>, tensor<4x6xf32> -> tensor<4x7x8xf32>, tensor<4x7xf32>
+  return %r : tensor<4x7x8xf32>
+}
+
+// -----
+
+func.func @select_targets_shape(%x: tensor<4x6x8xf32>, %t: tensor<4x5xf32>) -> tensor<4x2x8xf32> {
+  // expected-error @+1 {{'emb.select_targets' op targets must be B x L (4x6), got 'tensor<4x5xf32>'}}
+  %r, %s = emb.select_targets %x, %t : tensor<4x6x8xf32>, tensor<4x5xf32> -> tensor<4x2x8xf32>, tensor<4x2xf32>
+  return %r : tensor<4x2x8xf32>
+}
+
+// -----
+
+func.func @select_grad(%dy: tensor<4x2x8xf32>, %t: tensor<4x6xf32>) -> tensor<4x6x4xf32> {
+  // expected-error @+1 {{'emb.select_targets_grad' op the selected rows must be B x P x D with 1 <= P <= L (4xPx4, P <= 6), got 'tensor<4x2x8xf32>'}}
+  %dx = emb.select_targets_grad %dy, %t : tensor<4x2x8xf32>, tensor<4x6xf32> -> tensor<4x6x4xf32>
+  return %dx : tensor<4x6x4xf32>
+}

@@ -84,3 +84,12 @@ func.func @masked_token(%ids: tensor<?xi64>, %offsets: tensor<5xi64>) -> (tensor
   %x = emb.sequence_lookup @words[%m, %offsets] : tensor<?xi64>, tensor<5xi64> -> tensor<4x6x8xf32>
   return %x, %t : tensor<4x6x8xf32>, tensor<4x6xf32>
 }
+
+// CHECK-LABEL: func.func @select_targets
+// CHECK:      %[[R:.*]], %[[S:.*]] = emb.select_targets %{{.*}}, %{{.*}} : tensor<4x6x8xf32>, tensor<4x6xf32> -> tensor<4x2x8xf32>, tensor<4x2xf32>
+// CHECK:      emb.select_targets_grad %[[R]], %{{.*}} : tensor<4x2x8xf32>, tensor<4x6xf32> -> tensor<4x6x8xf32>
+func.func @select_targets(%x: tensor<4x6x8xf32>, %t: tensor<4x6xf32>) -> (tensor<4x6x8xf32>, tensor<4x2xf32>) {
+  %r, %s = emb.select_targets %x, %t : tensor<4x6x8xf32>, tensor<4x6xf32> -> tensor<4x2x8xf32>, tensor<4x2xf32>
+  %dx = emb.select_targets_grad %r, %t : tensor<4x2x8xf32>, tensor<4x6xf32> -> tensor<4x6x8xf32>
+  return %dx, %s : tensor<4x6x8xf32>, tensor<4x2xf32>
+}

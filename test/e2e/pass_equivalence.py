@@ -9,7 +9,17 @@ does not fit a CI machine) trained three ways on the synthetic data:
 packed must be bit-identical to base (the same bytes in the checkpoint:
 parameters, tables and optimizer state, and the same loss at every step);
 full must agree with base within 1e-5 relative, per step loss and every
-tensor of the checkpoint (max |full - base| / max |base|).
+tensor of the checkpoint (max |full - base| / max |base|). A model with a
+masked-token loss is also trained
+
+  whole   embc --no-select-targets   the logits at every position
+
+whose per-step loss must agree with full within 1e-6 relative and its
+tensors within 1e-4: the output projection's weight gradient sums the
+selected rows where the whole one sums them among zero rows, in other
+GEMM blocks, and Adam turns those rounding-level differences into steps of
+the learning rate's size on the elements whose gradient nearly cancels
+(measured: loss 0, weights 4.2e-5 after 4 Adam steps; 1.8e-6 with SGD).
 
 Usage: pass_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
        [--steps N] [--models a.json,b.json]
@@ -22,6 +32,7 @@ import sys
 from e2e_common import floats, read_safetensors, check_models_main, report, run
 
 TOLERANCE = 1e-5
+SELECT_LOSS_TOLERANCE, SELECT_TENSOR_TOLERANCE = 1e-6, 1e-4
 SKIPPED = {"dlrm_mlperf.json"}  # its tables need ~100 GiB
 
 
@@ -79,10 +90,29 @@ def check_model(args, model):
     if worst > TOLERANCE:
         failures.append(f"fused tensor '{worst_name}' differs by {worst:.2e} relative")
 
+    selection = ""
+    with open(os.path.join(args.examples, model)) as f:
+        masked = json.load(f)["loss"]["type"] == "masked_token"
+    if masked:
+        whole_loss, whole_ckpt = train(args, model, "whole", ["--no-select-targets"])
+        loss_rel = max(abs(w - f) / max(abs(f), 1e-30) for w, f in zip(whole_loss, full_loss))
+        whole = read_safetensors(whole_ckpt)
+        tensor_rel, tensor_name = 0.0, ""
+        for name, (dtype, shape, raw) in full.items():
+            if dtype in ("F32", "F64") and name in whole:
+                rel = relative(floats(whole[name][2], dtype), floats(raw, dtype))
+                if rel > tensor_rel:
+                    tensor_rel, tensor_name = rel, name
+        if loss_rel > SELECT_LOSS_TOLERANCE or tensor_rel > SELECT_TENSOR_TOLERANCE:
+            failures.append(f"--no-select-targets differs: loss {loss_rel:.2e}, "
+                            f"'{tensor_name}' {tensor_rel:.2e} relative")
+        selection = (f", selected targets vs whole: loss max rel {loss_rel:.1e}, tensors max rel "
+                     f"{tensor_rel:.1e} ({tensor_name})")
+
     return report(failures,
                   f"{model}: packed bit-identical={not any('packed' in f for f in failures)}, "
                   f"fused loss max rel {worst_loss:.1e}, tensors max rel {worst:.1e} "
-                  f"({worst_name})")
+                  f"({worst_name}){selection}")
 
 
 def main():

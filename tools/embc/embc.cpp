@@ -1,7 +1,7 @@
 //===- embc.cpp - the embc compiler driver ---------------------------------===//
 //
 // embc model.json -o model.plan [--emit=plan|plan-json|report|train-ir|ir|summary]
-//      [--no-pack] [--no-fuse] [--no-batch-exchanges] [--no-plan-memory] [--report-html FILE]
+//      [--no-select-targets] [--no-pack] [--no-fuse] [--no-batch-exchanges] [--no-plan-memory] [--report-html FILE]
 //
 // Reads and checks a model file, builds its emb IR, runs the training
 // pipeline (-emb-autodiff, -emb-pack-params, -emb-fuse, then -emb-to-plan;
@@ -72,6 +72,10 @@ cl::opt<Emit> emitKind(
                    "the plan's generated CUDA C++ (one translation unit)"),
         clEnumValN(Emit::Summary, "summary",
                    "the model summary: tables, parameters, FLOPs")),
+    cl::cat(embcCategory));
+cl::opt<bool> noSelectTargets(
+    "no-select-targets",
+    cl::desc("Do not run -emb-select-targets (a masked-token loss's logits at every position)"),
     cl::cat(embcCategory));
 cl::opt<bool> noPack("no-pack",
                      cl::desc("Do not run -emb-pack-params (one buffer and "
@@ -296,6 +300,7 @@ int main(int argc, char **argv) {
     return emitModule();
 
   embc::TrainingPipelineOptions pipeline;
+  pipeline.selectTargets = !noSelectTargets;
   pipeline.pack = !noPack;
   pipeline.fuse = !noFuse;
   pipeline.batchExchanges = !noBatchExchanges;

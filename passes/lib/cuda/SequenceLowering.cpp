@@ -455,8 +455,105 @@ void lowerNextTokenTargets(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L, kBlock), kBlock));
 }
 
+// select_targets: x (B x L x D), targets (B x L) -> rows (B x P x D), B x P.
+// A thread per (b, p, column vector) finds l_p by walking the row's targets
+// (the warp's threads read the same row: broadcast loads).
+void lowerSelectTargets(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 2, 2);
+  const auto [B, L, D] = sequenceShape(em, k.inputs[0], "input");
+  const auto [B2, P, D2] = sequenceShape(em, k.outputs[0], "rows");
+  if (B2 != B || D2 != D || P > L)
+    throw CodegenError("select_targets rows must be B x P x D with P <= L");
+  f32Matrix(em, k.inputs[1], B, L, "targets");
+  f32Matrix(em, k.outputs[1], B, P, "selected");
+  const int64_t V = vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
+  appendHelpers(em);
+  const int overCode = em.errorCode("a sequence with more than " + std::to_string(P) +
+                                    " targets, the most select_targets keeps (the value is the "
+                                    "sequence)");
+  Args args;
+  const std::string x = args.buffer(k.inputs[0], "const float");
+  const std::string tg = args.buffer(k.inputs[1], "const float");
+  const std::string rows = args.buffer(k.outputs[0], "float");
+  const std::string sel = args.buffer(k.outputs[1], "float");
+  const int64_t DV = D / V;
+  const std::string entry = em.entryName(k.op);
+  std::ostringstream t;
+  t << "// select_targets: " << B << " x " << L << " x " << D << " -> " << P
+    << " rows a sequence, " << V << " columns a thread.\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  " << strideLoop(lit(B * P * DV)) << " {\n"
+    << "    const emb_i64 b = i / " << lit(P * DV) << ", p = (i / " << lit(DV) << ") % " << lit(P)
+    << ", c = (i % " << lit(DV) << ") * " << V << ";\n"
+    << "    const float *tb = " << tg << " + b * " << lit(L) << ";\n"
+    << "    emb_i64 seen = 0, at = -1;\n"
+    << "    for (emb_i64 l = 0; l < " << lit(L) << "; ++l)\n"
+    << "      if (tb[l] != -1.0f) {\n"
+    << "        if (seen == p) at = l;\n"
+    << "        ++seen;\n"
+    << "      }\n"
+    << "    if (p == 0 && c == 0 && seen > " << lit(P) << ") emb_set_error(a.step, " << overCode
+    << ", b);\n"
+    << "    float v[" << V << "] = {0.0f};\n"
+    << "    if (at >= 0) {\n"
+    << "      " << load(V, "r", x + " + (b * " + lit(L) + " + at) * " + lit(D) + " + c") << "\n"
+    << "      for (int q = 0; q < " << V << "; ++q) v[q] = r[q];\n"
+    << "    }\n"
+    << "    " << store(V, rows + " + (b * " + lit(P) + " + p) * " + lit(D) + " + c", "v") << "\n"
+    << "    if (c == 0) " << sel << "[b * " << lit(P) << " + p] = at >= 0 ? tb[at] : -1.0f;\n"
+    << "  }\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * P * DV, kBlock), kBlock));
+}
+
+// select_targets_grad: dy (B x P x D), targets (B x L) -> dx (B x L x D). A
+// thread per (b, l, column vector): its target's rank among the row's.
+void lowerSelectTargetsGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 2, 1);
+  const auto [B, L, D] = sequenceShape(em, k.outputs[0], "dx");
+  const auto [B2, P, D2] = sequenceShape(em, k.inputs[0], "dy");
+  if (B2 != B || D2 != D || P > L)
+    throw CodegenError("select_targets_grad dy must be B x P x D with P <= L");
+  f32Matrix(em, k.inputs[1], B, L, "targets");
+  const int64_t V = vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
+  appendHelpers(em);
+  Args args;
+  const std::string dy = args.buffer(k.inputs[0], "const float");
+  const std::string tg = args.buffer(k.inputs[1], "const float");
+  const std::string dx = args.buffer(k.outputs[0], "float");
+  const int64_t DV = D / V;
+  const std::string entry = em.entryName(k.op);
+  std::ostringstream t;
+  t << "// select_targets_grad: " << P << " rows a sequence back to " << B << " x " << L << " x "
+    << D << ", " << V << " columns a thread.\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  " << strideLoop(lit(B * L * DV)) << " {\n"
+    << "    const emb_i64 b = i / " << lit(L * DV) << ", l = (i / " << lit(DV) << ") % " << lit(L)
+    << ", c = (i % " << lit(DV) << ") * " << V << ";\n"
+    << "    const float *tb = " << tg << " + b * " << lit(L) << ";\n"
+    << "    float v[" << V << "] = {0.0f};\n"
+    << "    if (tb[l] != -1.0f) {\n"
+    << "      emb_i64 p = 0;\n"
+    << "      for (emb_i64 j = 0; j < l; ++j) p += tb[j] != -1.0f ? 1 : 0;\n"
+    << "      if (p < " << lit(P) << ") {\n"
+    << "        " << load(V, "g", dy + " + (b * " + lit(P) + " + p) * " + lit(D) + " + c") << "\n"
+    << "        for (int q = 0; q < " << V << "; ++q) v[q] = g[q];\n"
+    << "      }\n"
+    << "    }\n"
+    << "    " << store(V, dx + " + (b * " + lit(L) + " + l) * " + lit(D) + " + c", "v") << "\n"
+    << "  }\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L * DV, kBlock), kBlock));
+}
+
 } // namespace
 
+EMBC_CUDA_LOWERING(SelectTargets, lowerSelectTargets)
+EMBC_CUDA_LOWERING(SelectTargetsGrad, lowerSelectTargetsGrad)
 EMBC_CUDA_LOWERING(NextTokenTargets, lowerNextTokenTargets)
 EMBC_CUDA_LOWERING(SequenceLookup, lowerSequenceLookup)
 EMBC_CUDA_LOWERING(SequenceLookupGrad, lowerSequenceLookupGrad)

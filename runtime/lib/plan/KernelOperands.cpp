@@ -183,6 +183,30 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
       o.failAt("attrs.vocab", "must be at least 1");
     break;
   }
+  case KernelOp::SelectTargets: { // x (B x L x D), targets (B x L) -> rows (B x P x D), B x P
+    const auto [B, L, D] = o.sequence(true, 0);
+    o.f32(true, 1);
+    o.matrix(true, 1, B, L);
+    const auto [B2, P, D2] = o.sequence(false, 0, D);
+    (void)B2, (void)D2;
+    if (o.ok() && (o.out(0).shape[0] != B || P < 1 || P > L))
+      o.fail(false, 0, "must be " + std::to_string(B) + " x P x " + std::to_string(D) +
+                           " with 1 <= P <= " + std::to_string(L) + ", got " + shapeText(o.out(0)));
+    o.f32(false, 1);
+    o.matrix(false, 1, B, P);
+    break;
+  }
+  case KernelOp::SelectTargetsGrad: { // dy (B x P x D), targets (B x L) -> dx (B x L x D)
+    const auto [B, L, D] = o.sequence(false, 0);
+    o.f32(true, 1);
+    o.matrix(true, 1, B, L);
+    const auto [B2, P, D2] = o.sequence(true, 0, D);
+    (void)D2;
+    if (o.ok() && (B2 != B || P < 1 || P > L))
+      o.fail(true, 0, "must be " + std::to_string(B) + " x P x " + std::to_string(D) +
+                          " with 1 <= P <= " + std::to_string(L) + ", got " + shapeText(o.in(0)));
+    break;
+  }
   case KernelOp::SequencePool: { // x (B x L x D), offsets (B + 1) -> B x D
     const auto [B, L, D] = o.sequence(true, 0);
     (void)L;

@@ -440,6 +440,52 @@ def Emb_MaskTokensOp : Emb_Op<"mask_tokens", [Emb_LowersItself, Pure]> {
   let hasVerifier = 1;
 }
 
+def Emb_SelectTargetsOp : Emb_Op<"select_targets", [Emb_LowersItself, Emb_Differentiable, Pure,
+    Emb_Cost]> {
+  let summary = "the rows of each sequence's positions with a target";
+  let description = [{
+    For a token loss whose targets are few (the masked-token objective
+    predicts 15% of the positions), the positions with a target: row p of
+    sequence b in `rows` is `input[b, l_p]` and `selected[b, p]` is
+    `targets[b, l_p]`, l_0 < l_1 < ... the positions of sequence b whose
+    target is not -1; rows past a sequence's count are zeros with target -1.
+    P (the result's second dimension) bounds the targets of a sequence: more
+    is a data error. -emb-select-targets puts it before the layers that
+    compute the logits, which then compute P rows a sequence instead of L.
+
+    ```mlir
+    %r, %t = emb.select_targets %h, %targets
+        : tensor<32x64x128xf32>, tensor<32x64xf32> -> tensor<32x10x128xf32>, tensor<32x10xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_FloatTensor:$targets);
+  let results = (outs Emb_FloatTensor:$rows, Emb_FloatTensor:$selected);
+  let assemblyFormat = [{
+    $input `,` $targets attr-dict `:` type($input) `,` type($targets) `->` type($rows) `,`
+    type($selected)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_SelectTargetsGradOp : Emb_GradOp<"select_targets_grad", [Emb_LowersItself, Pure]> {
+  let summary = "gradient of emb.select_targets: each row back to its position";
+  let description = [{
+    Row p of `grad` (B x P x D) goes to the position of sequence b's p-th
+    target in `targets` (B x L); every other position gets zeros.
+
+    ```mlir
+    %dx = emb.select_targets_grad %dr, %targets
+        : tensor<32x10x128xf32>, tensor<32x64xf32> -> tensor<32x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$targets);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $targets attr-dict `:` type($grad) `,` type($targets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense layers
 //===----------------------------------------------------------------------===//

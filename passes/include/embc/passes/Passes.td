@@ -98,6 +98,46 @@ def EmbAutodiffPass : Pass<"emb-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
 }
 
+def EmbSelectTargetsPass : Pass<"emb-select-targets", "::mlir::ModuleOp"> {
+  let summary = "Compute a masked-token loss's logits only at the masked positions";
+  let description = [{
+    On `func.func @forward`, before -emb-autodiff. A `sequence_softmax_ce`
+    loss whose targets come from `emb.mask_tokens` has at most
+    P = max(1, round(rate L)) targets a sequence (10 of 64 at the usual 15%),
+    but its logits are B x L x vocab: the output projection, by far the
+    largest GEMM of a masked-token model, computes L rows a sequence for P
+    of them to count. This pass walks back from the loss's input through
+    the row-wise ops that only lead to it (`emb.dense`, `emb.activation`,
+    `emb.layer_norm`), puts an `emb.select_targets` of the target positions
+    before them, and rebuilds them on B x P rows: the same logits at the
+    positions with a target, so the loss, its gradients and every update
+    are those of the plain model (the rows and targets past a sequence's
+    count are zeros and -1, which the loss skips). The forward's
+    prediction result becomes the B x P x vocab logits.
+
+    Nothing changes when the targets are not masked tokens (next-token
+    targets are every position), when the chain starts with another op, or
+    when P = L. `embc --no-select-targets` leaves the pass out.
+
+    ```mlir
+    // before
+    %m, %t = emb.mask_tokens %ids, %offsets {...} : ... -> tensor<?xi64>, tensor<32x64xf32>
+    ...
+    %logits = emb.dense %h, %w, %b : tensor<32x64x128xf32>, ... -> tensor<32x64x8000xf32>
+    %l = emb.loss sequence_softmax_ce %logits, %t : ...
+    // after
+    %r, %s = emb.select_targets %h, %t
+        : tensor<32x64x128xf32>, tensor<32x64xf32> -> tensor<32x10x128xf32>, tensor<32x10xf32>
+    %logits = emb.dense %r, %w, %b : tensor<32x10x128xf32>, ... -> tensor<32x10x8000xf32>
+    %l = emb.loss sequence_softmax_ce %logits, %s : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numSelected", "selected-losses", "Token losses computed at their targets only">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Optimisation (between -emb-autodiff and -emb-to-plan)
 //===----------------------------------------------------------------------===//

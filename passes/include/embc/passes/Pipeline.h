@@ -8,17 +8,18 @@
 
 namespace embc {
 
-/// Which optional passes the pipeline runs (embc --no-pack, --no-fuse,
-/// --no-batch-exchanges, --no-plan-memory). Quantisation, remat and pipelining follow the model's
+/// Which optional passes the pipeline runs (embc --no-select-targets,
+/// --no-pack, --no-fuse, --no-batch-exchanges, --no-plan-memory). Quantisation, remat and pipelining follow the model's
 /// `plan` settings (each pass reads them from the module).
 struct TrainingPipelineOptions {
+  bool selectTargets = true; ///< -emb-select-targets, before -emb-autodiff
   bool pack = true;
   bool fuse = true;
   bool batchExchanges = true;
   bool planMemory = true;
 };
 
-/// In order: -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
+/// In order: -emb-select-targets, -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
 /// -emb-remat, -emb-pipeline, -emb-distribute (data parallelism; nothing
 /// on one rank), -emb-batch-exchanges (sharded tables only), -emb-fuse,
 /// -emb-plan-memory.

@@ -410,6 +410,36 @@ BoundKernel bindMaskTokens(const Binder &b) {
   };
 }
 
+/// select_targets: x (B x L x D), targets (B x L) -> rows (B x P x D), B x P.
+BoundKernel bindSelectTargets(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 2);
+  const auto [B, L, D] = sequenceShape(b, b.in(0));
+  const int64_t P = b.dim(b.out(0), 1);
+  const int32_t x = k.inputs[0], targets = k.inputs[1], rows = k.outputs[0],
+                selected = k.outputs[1];
+  return [=](ExecState &s) {
+    const int64_t over = cpu::selectTargets(s.data<float>(x), s.data<float>(targets), B, L, D, P,
+                                            s.data<float>(rows), s.data<float>(selected));
+    if (over >= 0)
+      throw data::DataError("sequence " + std::to_string(over) + " has more than " +
+                            std::to_string(P) + " targets, the most select_targets keeps");
+  };
+}
+
+/// select_targets_grad: dy (B x P x D), targets (B x L) -> dx (B x L x D).
+BoundKernel bindSelectTargetsGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(2, 1);
+  const auto [B, L, D] = sequenceShape(b, b.out(0));
+  const int64_t P = b.dim(b.in(0), 1);
+  const int32_t dy = k.inputs[0], targets = k.inputs[1], dx = k.outputs[0];
+  return [=](ExecState &s) {
+    cpu::selectTargetsBackward(s.data<float>(dy), s.data<float>(targets), B, L, D, P,
+                               s.data<float>(dx));
+  };
+}
+
 /// sequence_lookup_grad: ids, offsets, dy (B x L x D) -> one row per id.
 BoundKernel bindSequenceLookupGrad(const Binder &b) {
   const Kernel &k = b.k;
@@ -824,6 +854,8 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::SequencePool, bindSequencePool},
       {KernelOp::NextTokenTargets, bindNextTokenTargets},
       {KernelOp::MaskTokens, bindMaskTokens},
+      {KernelOp::SelectTargets, bindSelectTargets},
+      {KernelOp::SelectTargetsGrad, bindSelectTargetsGrad},
       {KernelOp::Positions, bindPositions},
       {KernelOp::Attention, bindAttention},
       {KernelOp::Loss, bindLoss},

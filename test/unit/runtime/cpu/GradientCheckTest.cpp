@@ -389,6 +389,30 @@ TEST(CpuGradientCheck, SequenceSoftmaxCrossEntropy) {
     EXPECT_EQ(d[size_t(i)], 0.0);
 }
 
+// select_targets of 2 rows a sequence from 3 sequences of 4 positions with
+// 2, 1 and 0 targets: the gradient goes back to the target positions only.
+TEST(CpuGradientCheck, SelectTargets) {
+  const int64_t B = 3, L = 4, D = 2, P = 2;
+  Vec x = randomVector(B * L * D, 98);
+  const Vec targets = {-1, 3, -1, 0, 2, -1, -1, -1, -1, -1, -1, -1};
+  const Vec r = randomVector(B * P * D, 99);
+  Vec rows(B * P * D), selected(B * P);
+  auto objective = [&] {
+    EXPECT_EQ(selectTargets(x.data(), targets.data(), B, L, D, P, rows.data(), selected.data()), -1);
+    return weightedSum(r, rows);
+  };
+  objective();
+  EXPECT_EQ(selected, (Vec{3, 0, 2, -1, -1, -1}));
+  Vec dx(B * L * D);
+  selectTargetsBackward(r.data(), targets.data(), B, L, D, P, dx.data());
+  expectGradientMatches("select_targets", x, dx, objective);
+  Vec one = targets;
+  one[4] = 1; // a third target in sequence 1 and... sequence 0 has two
+  one[5] = 1;
+  one[6] = 1;
+  EXPECT_EQ(selectTargets(x.data(), one.data(), B, L, D, P, rows.data(), selected.data()), 1);
+}
+
 TEST(CpuGradientCheck, NegativeSamplingBothInputs) {
   const int64_t B = 3, C = 4;
   Vec pos = randomVector(B, 95, -3, 3), neg = randomVector(B * C, 96, -3, 3);

@@ -215,6 +215,52 @@ void nextTokenTargets(const int64_t *ids, const int64_t *offsets, int64_t B, int
   }
 }
 
+/// rows[b, p] = x[b, l_p] and selected[b, p] = targets[b, l_p], l_p the
+/// p-th position of sequence b whose target is not -1 (zeros and -1 past
+/// its count). Returns the first sequence with more than P targets, or -1
+/// (its first P are selected).
+template <class T>
+int64_t selectTargets(const T *x, const T *targets, int64_t B, int64_t L, int64_t D, int64_t P,
+                      T *rows, T *selected) {
+  int64_t over = -1;
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t p = 0;
+    for (int64_t l = 0; l < L; ++l) {
+      const T t = targets[b * L + l];
+      if (t == T(-1))
+        continue;
+      if (p == P) {
+        over = over < 0 ? b : over;
+        break;
+      }
+      std::memcpy(rows + (b * P + p) * D, x + (b * L + l) * D, sizeof(T) * size_t(D));
+      selected[b * P + p] = t;
+      ++p;
+    }
+    std::fill(rows + (b * P + p) * D, rows + (b + 1) * P * D, T(0));
+    std::fill(selected + b * P + p, selected + (b + 1) * P, T(-1));
+  }
+  return over;
+}
+
+/// dx of selectTargets: dy[b, p] at position l_p, zeros elsewhere.
+template <class T>
+void selectTargetsBackward(const T *dy, const T *targets, int64_t B, int64_t L, int64_t D,
+                           int64_t P, T *dx) {
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t p = 0;
+    for (int64_t l = 0; l < L; ++l) {
+      T *out = dx + (b * L + l) * D;
+      if (targets[b * L + l] == T(-1) || p == P) {
+        std::fill(out, out + D, T(0));
+        continue;
+      }
+      std::memcpy(out, dy + (b * P + p) * D, sizeof(T) * size_t(D));
+      ++p;
+    }
+  }
+}
+
 } // namespace embc::runtime::cpu
 
 #endif // EMBC_RUNTIME_CPU_SEQUENCEKERNELS_H
