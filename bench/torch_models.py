@@ -310,11 +310,20 @@ class Encoder(Twin):
     def __init__(self, model):
         super().__init__(model)
         enc = next(l for l in model["layers"] if l["type"] == "encoder")
-        pool = next(l for l in model["layers"] if l["type"] == "sequence_pool")
         head = self.layer(model["loss"]["input"], "dense", activation=("none", "none"))
-        assert pool["input"] == enc["name"] and head["input"] == pool["name"]
-        assert pool.get("mode", "mean") == "mean", "the twin pools by mean"
-        assert not enc.get("causal", False)
+        # A token loss (gpt_mini, bert_mini_mlm) reads the encoder's positions
+        # through the head; a sequence classifier pools them first.
+        self.objective = model["loss"]["type"]
+        self.token = self.objective in ("next_token", "masked_token")
+        if self.token:
+            assert head["input"] == enc["name"]
+            assert enc.get("causal", False) == (self.objective == "next_token")
+        else:
+            pool = next(l for l in model["layers"] if l["type"] == "sequence_pool")
+            assert pool["input"] == enc["name"] and head["input"] == pool["name"]
+            assert pool.get("mode", "mean") == "mean", "the twin pools by mean"
+            assert not enc.get("causal", False)
+        self.causal = enc.get("causal", False)
         self.feature = self.features[enc["input"]]
         assert self.feature["type"] == "sequence"
         d = self.table_specs[self.feature["table"]]["dim"]
@@ -353,22 +362,56 @@ class Encoder(Twin):
 
     def forward(self, x):
         ids, lengths = x[self.feature["name"]]  # padded B x L, lengths B
-        valid = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+        L = ids.shape[1]
+        valid = torch.arange(L)[None, :] < lengths[:, None]
         h = F.embedding(ids, self.tables[self.feature["table"]], sparse=True)
         if self.pos is not None:
-            h = h + self.pos[:ids.shape[1]]
+            h = h + self.pos[:L]
         h = h * valid.unsqueeze(2)
+        # Boolean, as the padding mask (mixed mask types take a slow path).
+        causal = torch.triu(torch.ones(L, L, dtype=torch.bool), 1) if self.causal else None
         for blk in self.blocks:
-            h = blk(h, src_key_padding_mask=~valid)
+            h = blk(h, src_mask=causal, src_key_padding_mask=~valid, is_causal=self.causal)
         if self.final is not None:
             h = self.final(h)
-        pooled = (h * valid.unsqueeze(2)).sum(1) / lengths.unsqueeze(1)
-        return self.head(pooled)
+        if not self.token:
+            pooled = (h * valid.unsqueeze(2)).sum(1) / lengths.unsqueeze(1)
+            return self.head(pooled)
+        if self.objective == "next_token":
+            # Every position but each sequence's last predicts the next id.
+            targets = torch.full_like(ids, -1)
+            targets[:, :-1] = torch.where(valid[:, 1:], ids[:, 1:], -1)
+            return self.head(h), targets
+        # Masked tokens: the batch carries the targets (x["targets"]); the
+        # head runs at the masked positions only, as embc's
+        # -emb-select-targets does (a PyTorch user gathers them the same way).
+        targets = x["targets"]
+        chosen = targets >= 0
+        return self.head(h[chosen]), targets[chosen], chosen.nonzero()[:, 0], targets.shape[0]
+
+    def loss(self, pred, label):
+        """Token losses: each sequence's mean cross-entropy over its
+        targets, averaged over the batch (docs/model-format.md)."""
+        if not self.token:
+            return super().loss(pred, label)
+        if self.objective == "next_token":
+            logits, targets = pred
+            rows = targets >= 0
+            ce = F.cross_entropy(logits[rows], targets[rows], reduction="none")
+            sequence = rows.nonzero()[:, 0]
+            batch = targets.shape[0]
+        else:
+            logits, chosen, sequence, batch = pred
+            ce = F.cross_entropy(logits, chosen, reduction="none")
+        sums = torch.zeros(batch).index_add_(0, sequence, ce)
+        counts = torch.zeros(batch).index_add_(0, sequence, torch.ones_like(ce))
+        return (sums / counts.clamp(min=1)).sum() / batch
 
 
 # Twins by example file name (examples/NAME.json).
 MODELS = {"dlrm_small": DLRM, "dcn": DCN, "wide_deep": WideDeep, "two_tower": TwoTower,
-          "mf_movielens": MF, "transformer_layer": Encoder}
+          "mf_movielens": MF, "transformer_layer": Encoder, "gpt_mini": Encoder,
+          "bert_mini_mlm": Encoder}
 
 
 def twin(name, model, ckpt):
@@ -477,6 +520,15 @@ def train_step(net, opts, batch):
     return float(loss.detach())
 
 
+def batch_rows(batch):
+    """The examples of a batch: its labels, or its first feature's rows."""
+    x, label = batch
+    if label is not None:
+        return len(label)
+    first = next(iter(x.values()))
+    return len(first[1]) if isinstance(first, tuple) else len(first)
+
+
 def samples_per_s(net, opts, pool, warm, steps):
     """Training samples/s of `steps` steps over the batch pool (cycled) after
     `warm` warm-up steps; the batches exist already, so only training is timed."""
@@ -485,7 +537,96 @@ def samples_per_s(net, opts, pool, warm, steps):
     t0 = time.perf_counter()
     for i in range(steps):
         train_step(net, opts, pool[i % len(pool)])
-    return steps * len(pool[0][1]) / (time.perf_counter() - t0)
+    return steps * batch_rows(pool[0]) / (time.perf_counter() - t0)
+
+
+# --- Masked tokens -------------------------------------------------------------
+
+M64 = (1 << 64) - 1
+MASK_TAG = 0x4D41534B5EED0002   # runtime/include/embc/runtime/cpu/MaskKernels.h
+MASK_BELOW, RANDOM_BELOW = 13421773, 15099494
+
+
+def mix64(x):
+    """runtime/include/embc/runtime/data/CounterRandom.h mix64."""
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def hash_of(seed, *words):
+    h = mix64(seed ^ 0x2545F4914F6CDD1D)
+    for w in words:
+        h = mix64(h ^ mix64((w + 0x632BE59BD9B4E019) & M64))
+    return h
+
+
+def hash32(x):
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    return x ^ (x >> 16)
+
+
+def mask_word(key, index):
+    """DropoutKernels.h dropout::word of global element `index`."""
+    k = mix64((key + (index >> 32)) & M64)
+    return hash32(hash32((index & 0xFFFFFFFF) ^ (k & 0xFFFFFFFF)) ^ (k >> 32))
+
+
+def mask_count(n, rate):
+    return 0 if n <= 0 else min(max(int(math.floor(n * rate + 0.5)), 1), n)
+
+
+def embc_masks(ids, lengths, max_len, rate, mask_id, vocab, seed, step):
+    """embrun's masks of a batch at training step `step` (MaskKernels.h):
+    (masked ids, targets), both B x (padded length), targets -1 where none."""
+    key = hash_of(seed, MASK_TAG, 0, step)
+    choose, replace, random = key, mix64(key ^ 1), mix64(key ^ 2)
+    masked, targets = ids.clone(), torch.full_like(ids, -1)
+    for b, n in enumerate(lengths.tolist()):
+        first = b * max_len
+        ranked = sorted(range(n), key=lambda l: (mask_word(choose, first + l), l))
+        for l in ranked[:mask_count(n, rate)]:
+            targets[b, l] = ids[b, l]
+            r = mask_word(replace, first + l) >> 8
+            if r < MASK_BELOW:
+                masked[b, l] = mask_id
+            elif r < RANDOM_BELOW:
+                masked[b, l] = (mask_word(random, first + l) * vocab) >> 32
+    return masked, targets
+
+
+def torch_masks(ids, lengths, rate, mask_id, vocab, gen):
+    """BERT's masking with torch's generator (the timed batches: which
+    positions does not change the cost)."""
+    masked, targets = ids.clone(), torch.full_like(ids, -1)
+    for b, n in enumerate(lengths.tolist()):
+        chosen = torch.randperm(n, generator=gen)[:mask_count(n, rate)]
+        targets[b, chosen] = ids[b, chosen]
+        r = torch.rand(len(chosen), generator=gen)
+        masked[b, chosen] = torch.where(
+            r < 0.8, torch.full_like(chosen, mask_id),
+            torch.where(r < 0.9, torch.randint(0, vocab, (len(chosen),), generator=gen),
+                        ids[b, chosen]))
+    return masked, targets
+
+
+def with_masks(model, batch, masks):
+    """A masked-token model's batch: its sequence's ids replaced by the
+    masked ones and x["targets"]; other models' batches unchanged.
+    masks(ids, lengths, rate, mask_id, vocab) gives (masked, targets)."""
+    if model["loss"]["type"] != "masked_token":
+        return batch
+    x, label = batch
+    name = model["loss"]["sequence"]
+    f = next(f for f in model["features"] if f["name"] == name)
+    ids, lengths = x[name]
+    masked, targets = masks(ids, lengths, model["loss"].get("mask_rate", 0.15), f["vocab"],
+                            f["vocab"])
+    return {**x, name: (masked, lengths), "targets": targets}, label
 
 
 # --- Batches --------------------------------------------------------------------
@@ -576,7 +717,8 @@ def random_batches(model, batch, count, gen):
                 columns[col] = (ids, bag_offsets(lengths))
             elif f["type"] == "sequence":
                 lengths = torch.randint(1, f["max_len"] + 1, (batch,), generator=gen)
-                ids = torch.randint(1, tables[f["table"]], (int(lengths.sum()),), generator=gen)
+                ids = torch.randint(1, min(tables[f["table"]], f["vocab"]), (int(lengths.sum()),),
+                                    generator=gen)
                 columns[col] = (ids, bag_offsets(lengths))
             elif f["type"] == "label" and f.get("kind") == "class":
                 columns[col] = torch.randint(0, classes_of(model), (batch,), generator=gen).float()
@@ -586,7 +728,8 @@ def random_batches(model, batch, count, gen):
                 columns[col] = 3 + torch.randn(batch, generator=gen)
             else:
                 raise NotImplementedError(f"{f['type']} column {col}")
-        out.append(to_batch(model, columns, hash_ids=False))
+        out.append(with_masks(model, to_batch(model, columns, hash_ids=False),
+                              lambda i, n, r, m, v: torch_masks(i, n, r, m, v, gen)))
     return out
 
 
@@ -612,7 +755,17 @@ def check_data(model, plan, batch, workdir, seed):
     if any(f["type"] == "sequence" for f in model["features"]):
         path = os.path.join(workdir, model["name"] + "-check.txt")
         b = to_batch(model, write_text_lines(model, batch, path, rng), hash_ids=False)
-        return ["--data", f"text:{path}"], [b, b], "one batch of label<TAB>text lines, 2 steps"
+        if model["loss"]["type"] == "masked_token":
+            # Steps 1 and 2 mask the batch as embrun does (MaskKernels.h).
+            seq = next(f for f in model["features"] if f["name"] == model["loss"]["sequence"])
+            seed = plan["config"].get("seed", 0)
+            steps = [with_masks(model, b, lambda i, n, r, m, v, s=s: embc_masks(
+                i, n, seq["max_len"], r, m, v, seed, s)) for s in (1, 2)]
+            # In file order: the masks are keyed by each example's place in the batch.
+            return ["--data", f"text:{path}", "--no-shuffle"], steps, \
+                "one batch of text lines in file order, 2 steps, embrun's masks recomputed in Python"
+        kind = "label<TAB>text" if b[1] is not None else "text"
+        return ["--data", f"text:{path}"], [b, b], f"one batch of {kind} lines, 2 steps"
     columns = set(columns_of(model))
     label = next(f for f in model["features"] if f["type"] == "label")
     missing = {}
@@ -666,12 +819,13 @@ def write_text_lines(model, batch, path, rng):
     columns embrun's line reader gives: the words as ids of its vocabulary
     (by descending count, ties by first appearance, from 1; 0 is <unk>)."""
     seq = next(f for f in model["features"] if f["type"] == "sequence")
-    label = rng.integers(0, classes_of(model), batch)
-    lines = [[f"w{int(w)}" for w in rng.zipf(1.3, rng.integers(1, seq["max_len"] + 1)) % 5000]
-             for _ in range(batch)]
+    labelled = any(f["type"] == "label" for f in model["features"])
+    label = rng.integers(0, classes_of(model), batch) if labelled else None
+    lines = [[f"w{int(w)}" for w in rng.zipf(1.3, rng.integers(1, seq["max_len"] + 1)) %
+              min(5000, seq["vocab"] - 1)] for _ in range(batch)]
     with open(path, "w") as f:
-        for c, words in zip(label, lines):
-            f.write(f"{c}\t{' '.join(words)}\n")
+        for b, words in enumerate(lines):
+            f.write((f"{label[b]}\t" if labelled else "") + " ".join(words) + "\n")
     counts, first = {}, {}
     for w in (w for words in lines for w in words):
         first.setdefault(w, len(first))
@@ -681,9 +835,11 @@ def write_text_lines(model, batch, path, rng):
     ids = {w: i + 1 for i, w in enumerate(ranked)}
     flat = torch.tensor([ids[w] for words in lines for w in words], dtype=torch.int64)
     lengths = torch.tensor([len(words) for words in lines], dtype=torch.int64)
-    label_column = column_of(next(f for f in model["features"] if f["type"] == "label"))
-    return {label_column: torch.from_numpy(label.astype(np.float32)),
-            column_of(seq): (flat, bag_offsets(lengths))}
+    columns = {column_of(seq): (flat, bag_offsets(lengths))}
+    if labelled:
+        label_column = column_of(next(f for f in model["features"] if f["type"] == "label"))
+        columns[label_column] = torch.from_numpy(label.astype(np.float32))
+    return columns
 
 
 def write_movielens(model, batch, path, rng):
