@@ -288,7 +288,7 @@ void Executor::fetchOutputs() {
   if (!backend_->deviceArena())
     return;
   for (int32_t b : {plan_.lossBuffer, plan_.predictionBuffer, lossTargets_}) {
-    if (b < 0)
+    if (b < 0 || (b != plan_.lossBuffer && !fetchPredictions_))
       continue;
     const Buffer &buf = plan_.buffers[b];
     int64_t slot = buf.slots > 1 ? int64_t(state_.microBatch % buf.slots) * buf.bytes : 0;

@@ -373,6 +373,9 @@ public:
     executor_.setProfiling(options.profile);
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
+    // Training metrics never read a token loss's logits (the evaluation's
+    // perplexity does: evaluate() fetches them).
+    executor_.setFetchPredictions(executor_.lossTargets() == nullptr);
     if (label_ >= 0)
       labelKind_ = specs_[label_].labelKind;
     seed_ = options.seed.value_or(plan.config.seed);
@@ -745,6 +748,13 @@ void Trainer::exportEmbeddings(const std::string &path) const {
 }
 
 std::map<std::string, double> Trainer::evaluate() {
+  // A token loss's logits come to the host for the perplexity only.
+  executor_.setFetchPredictions(true);
+  struct Restore {
+    Executor &e;
+    bool training;
+    ~Restore() { e.setFetchPredictions(training); }
+  } restore{executor_, executor_.lossTargets() == nullptr};
   DataSource source = options_.eval.value_or(DataSource{"synthetic", ""});
   data::StreamOptions eval = streamOptions(source, false);
   eval.textVocabulary = trainVocabulary_;

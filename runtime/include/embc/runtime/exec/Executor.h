@@ -327,6 +327,12 @@ public:
   /// (embrun --profile). Off costs one branch per schedule; forward()
   /// (evaluation) is never timed.
   void setProfiling(bool on) { profiling_ = on; }
+  /// Whether a forward brings the predictions (and a token loss's targets)
+  /// to the host, for metrics: on by default. A token loss's predictions
+  /// are B x L x vocab logits that only an evaluation reads, so the
+  /// trainer turns it off while training (on a device, that saves their
+  /// copy every step).
+  void setFetchPredictions(bool on) { fetchPredictions_ = on; }
   /// The job's ranks, for the plan's collective kernels (ExecState::comm)
   /// and, with stages on ranks, which stages and inputs are this rank's.
   void setCommunicator(comm::Communicator *comm);
@@ -420,6 +426,7 @@ private:
   int32_t lossTargets_ = -1; ///< the buffer lossTargets() reads, or -1
   std::vector<size_t> inputFeature_; ///< per plan input: its index in specs_
   bool profiling_ = false;
+  bool fetchPredictions_ = true;
   bool updatePending_ = false;
   bool stepPending_ = false; ///< startForwardBackward() without its finish
   std::vector<KernelTiming> stepTimings_, updateTimings_;
