@@ -10,6 +10,8 @@ within 1e-5 in relative norm (TENSOR_TOLERANCE says why the two differ).
                           2 ranks unfused and unpacked (--no-fuse --no-pack)
   mf_movielens (32)       2 ranks
   two_tower (32)          2 ranks
+  gpt_mini, bert_mini_mlm 2 ranks (batch 8): the next- and masked-token
+                          losses and masks split over ranks
 
 Sharded tables against the same single process with whole tables:
 
@@ -94,6 +96,9 @@ CASES = [
     ("two_tower.json", 48, 3, {}, [], "table_wise", {}),
     ("mf_movielens.json", 32, 2, {"grad_accumulation": 2}, [], "row_wise", {}),
     ("dlrm_small.json", 48, 2, {}, [], "auto:12MiB", {}),
+    # Token losses: each sequence's mean, masks keyed by the global position.
+    ("gpt_mini.json", 8, 2, {}, [], None, {}),
+    ("bert_mini_mlm.json", 8, 2, {}, [], None, {}),
 ]
 
 # As CASES, on the CUDA backend's emulated device (both runs).
