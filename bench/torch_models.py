@@ -310,7 +310,12 @@ class Encoder(Twin):
     def __init__(self, model):
         super().__init__(model)
         enc = next(l for l in model["layers"] if l["type"] == "encoder")
-        head = self.layer(model["loss"]["input"], "dense", activation=("none", "none"))
+        # A tied head scores the rows of the word table itself (F.linear by
+        # the table): no weights of its own.
+        spec = next(l for l in model["layers"] if l["name"] == model["loss"]["input"])
+        self.tied = spec["type"] == "tied"
+        head = spec if self.tied else self.layer(model["loss"]["input"], "dense",
+                                                 activation=("none", "none"))
         # A token loss (gpt_mini, bert_mini_mlm) reads the encoder's positions
         # through the head; a sequence classifier pools them first.
         self.objective = model["loss"]["type"]
@@ -358,13 +363,18 @@ class Encoder(Twin):
             self.final = nn.LayerNorm(d, eps=enc.get("eps", 1e-5))
             self.ckpt[f"param/{enc['name']}_final_gamma"] = (self.final.weight, False)
             self.ckpt[f"param/{enc['name']}_final_beta"] = (self.final.bias, False)
-        self.head = self.dense(head["name"], d)
+        if self.tied:
+            assert head["table"] == self.feature["table"]
+            self.head = lambda h: F.linear(h, self.tables[head["table"]])
+        else:
+            self.head = self.dense(head["name"], d)
 
     def forward(self, x):
         ids, lengths = x[self.feature["name"]]  # padded B x L, lengths B
         L = ids.shape[1]
         valid = torch.arange(L)[None, :] < lengths[:, None]
-        h = F.embedding(ids, self.tables[self.feature["table"]], sparse=True)
+        # A tied table also gets the head's dense gradient: no sparse one.
+        h = F.embedding(ids, self.tables[self.feature["table"]], sparse=not self.tied)
         if self.pos is not None:
             h = h + self.pos[:L]
         h = h * valid.unsqueeze(2)
@@ -471,8 +481,11 @@ class SparseRowOptimizer:
     @torch.no_grad()
     def step(self):
         for k, p in enumerate(self.params):
-            g = p.grad.coalesce()
-            self.update(k, p, g.indices()[0], g.values())
+            if p.grad.is_sparse:
+                g = p.grad.coalesce()
+                self.update(k, p, g.indices()[0], g.values())
+            else:  # a tied table: every row has a gradient
+                self.update(k, p, torch.arange(p.shape[0]), p.grad)
 
 
 class LazySgd(SparseRowOptimizer):

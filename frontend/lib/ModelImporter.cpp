@@ -369,6 +369,12 @@ private:
     }
     if (t == "layer_norm")
       return layerNorm(loc, in[0], l.name, l);
+    if (t == "tied") { // in[0] times the table's transpose: a score per row
+      auto type = cast<RankedTensorType>(in[0].getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() = l.width;
+      return TableScoresOp::create(builder_, loc, f32Tensor(shape), l.table, in[0]);
+    }
     if (t == "encoder") {
       Value x = in[0];
       for (int64_t i = 0; i < l.encoder.layers; ++i)

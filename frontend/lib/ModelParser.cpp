@@ -387,7 +387,7 @@ Layer readLayer(const JsonNode &node) {
   l.type = node.getEnum("type", {"mlp", "dense", "activation", "concat",
                                  "dot_interaction", "cross", "dot", "add",
                                  "sequence_pool", "self_attention", "layer_norm",
-                                 "encoder", "dropout"});
+                                 "encoder", "dropout", "tied"});
   const std::string &t = l.type;
   if (t == "mlp") {
     node.expectObject("an 'mlp' layer", {"name", "type", "input", "sizes",
@@ -407,6 +407,10 @@ Layer readLayer(const JsonNode &node) {
     l.sizes = {node.getInt("size", 1, kMaxWidth)};
     l.activation = l.finalActivation =
         readActivation(node, "activation", runtime::Activation::None);
+  } else if (t == "tied") {
+    node.expectObject("a 'tied' layer", {"name", "type", "input", "table"});
+    l.inputs = readInputs(node, false, 1);
+    l.table = node.getIdentifier("table");
   } else if (t == "activation") {
     node.expectObject("an 'activation' layer",
                       {"name", "type", "input", "kind"});
@@ -778,6 +782,7 @@ private:
 
   static std::string inputPointer(const Layer &l, size_t k) {
     return l.type == "mlp" || l.type == "dense" || l.type == "activation" || l.type == "dropout" ||
+                   l.type == "tied" ||
                    l.type == "cross" || l.type == "sequence_pool" ||
                    l.type == "self_attention" || l.type == "layer_norm" || l.type == "encoder"
                ? l.pointer + "/input"
@@ -789,7 +794,7 @@ private:
   static bool readsRows(const Layer &l) {
     static const std::set<std::string> kinds = {"sequence_pool", "self_attention", "encoder",
                                                 "mlp", "dense", "activation", "add",
-                                                "layer_norm", "dropout"};
+                                                "layer_norm", "dropout", "tied"};
     return kinds.count(l.type) != 0;
   }
 
@@ -895,6 +900,27 @@ private:
     } else if (t == "mlp" || t == "dense") {
       inputShape(l, 0, false);
       l.width = l.sizes.back();
+    } else if (t == "tied") {
+      const int64_t width = inputShape(l, 0, false).width;
+      const Table *table = model_.findTable(l.table);
+      if (!table)
+        throw SchemaError(l.pointer + "/table", "'" + l.table + "' is not a table");
+      if (width != table->dim)
+        throw SchemaError(l.pointer + "/table",
+                          "'tied' scores '" + l.inputs[0] + "' (width " + std::to_string(width) +
+                              ") against the rows of table '" + table->name + "' (dim " +
+                              std::to_string(table->dim) +
+                              "): the input's width must be the table's dim");
+      if (table->dtype != runtime::Storage::F32)
+        throw SchemaError(l.pointer + "/table",
+                          "table '" + table->name + "' is stored " +
+                              runtime::enumString(table->dtype) +
+                              ": a tied table is read whole and updated densely, in f32");
+      if (table->sharding != "none")
+        throw SchemaError(l.pointer + "/table", "table '" + table->name + "' is sharded (" +
+                                                    table->sharding +
+                                                    "): a tied table is read whole on each rank");
+      l.width = table->rows;
     } else if (t == "activation" || t == "cross" || t == "layer_norm" || t == "dropout") {
       l.width = inputShape(l, 0, false).width;
     } else if (t == "concat") {
@@ -1020,7 +1046,12 @@ private:
                                     ? std::string("a B x ") + std::to_string(layer->width) +
                                           " value"
                                     : "a sequence over '" + layer->sequence + "'"));
-    if (layer->width != seq->vocab)
+    // A tied projection scores every row of the table, the mask token's
+    // too (never a target).
+    const Table *seqTable = model_.findTable(seq->table);
+    const bool tied = layer->type == "tied" && layer->table == seq->table && seqTable &&
+                      layer->width == seqTable->rows;
+    if (layer->width != seq->vocab && !tied)
       node.failAt("input", "'" + type + "' predicts the ids of '" + loss.label + "' (vocab " +
                                std::to_string(seq->vocab) + "), so '" + loss.input +
                                "' must be " + std::to_string(seq->vocab) + " wide, got " +
@@ -1101,6 +1132,9 @@ private:
         throw SchemaError(l.pointer, "layer '" + l.name +
                                          "' does not contribute to the loss");
     std::set<std::string> usedTables;
+    for (const Layer &l : model_.layers)
+      if (l.type == "tied")
+        usedTables.insert(l.table);
     for (const Feature &f : model_.features) {
       if (!used.count(f.name))
         throw SchemaError(f.pointer, "feature '" + f.name +

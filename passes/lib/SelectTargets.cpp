@@ -29,7 +29,9 @@ namespace {
 
 /// An op that computes each row of its first operand's rows on its own:
 /// moving a selection of rows in front of it selects its result's rows.
-bool isRowwise(Operation *op) { return isa<DenseOp, ActivationOp, LayerNormOp>(op); }
+bool isRowwise(Operation *op) {
+  return isa<DenseOp, ActivationOp, LayerNormOp, TableScoresOp>(op);
+}
 
 RankedTensorType withRows(RankedTensorType type, int64_t rows) {
   SmallVector<int64_t> shape(type.getShape());

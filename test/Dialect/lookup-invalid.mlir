@@ -228,3 +228,52 @@ func.func @gather_dynamic_result(%ids: tensor<2xi64>) -> tensor<2x?xf32> {
   %e = emb.gather @t[%ids] : tensor<2xi64> -> tensor<2x?xf32>
   return %e : tensor<2x?xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// emb.table_scores, emb.read_table, emb.row_ids (tied embeddings)
+//===----------------------------------------------------------------------===//
+
+emb.table @t [100 x 16] f32 init<kind = zeros> optimizer<kind = sgd>
+func.func @scores_dim(%h: tensor<4x8xf32>) -> tensor<4x100xf32> {
+  // expected-error @+1 {{'emb.table_scores' op input width (8) != dim of table @t (16)}}
+  %s = emb.table_scores @t, %h : tensor<4x8xf32> -> tensor<4x100xf32>
+  return %s : tensor<4x100xf32>
+}
+
+// -----
+
+emb.table @t [100 x 16] f32 init<kind = zeros> optimizer<kind = sgd>
+func.func @scores_rows(%h: tensor<4x16xf32>) -> tensor<4x99xf32> {
+  // expected-error @+1 {{'emb.table_scores' op result width (99) != rows of table @t (100)}}
+  %s = emb.table_scores @t, %h : tensor<4x16xf32> -> tensor<4x99xf32>
+  return %s : tensor<4x99xf32>
+}
+
+// -----
+
+emb.table @t [100 x 16] f32 init<kind = zeros> optimizer<kind = sgd>
+func.func @scores_shape(%h: tensor<4x16xf32>) -> tensor<5x100xf32> {
+  // expected-error @+1 {{'emb.table_scores' op result must have the input's rows and element type, got 'tensor<5x100xf32>' for 'tensor<4x16xf32>'}}
+  %s = emb.table_scores @t, %h : tensor<4x16xf32> -> tensor<5x100xf32>
+  return %s : tensor<5x100xf32>
+}
+
+// -----
+
+emb.table @t [100 x 16] f32 init<kind = zeros> optimizer<kind = sgd>
+func.func @read_shape() -> tensor<16x100xf32> {
+  // expected-error @+1 {{'emb.read_table' op result must be 100 x 16 (table @t), got 'tensor<16x100xf32>'}}
+  %e = emb.read_table @t : tensor<16x100xf32>
+  return %e : tensor<16x100xf32>
+}
+
+// -----
+
+emb.table @t [100 x 16] f32 init<kind = zeros> optimizer<kind = sgd>
+func.func @row_ids() -> tensor<99xi64> {
+  // expected-error @+1 {{'emb.row_ids' op result must be 100 64-bit ids (the rows of table @t), got 'tensor<99xi64>'}}
+  %i = emb.row_ids @t : tensor<99xi64>
+  return %i : tensor<99xi64>
+}

@@ -60,3 +60,15 @@ func.func @hash(%raw: tensor<?xi64>, %raw2: tensor<4x5xi64>, %offsets: tensor<5x
   %1 = emb.gather @ctx[%h2] : tensor<4x5xi64> -> tensor<4x5x32xf32>
   return %0, %1 : tensor<4x16xf32>, tensor<4x5x32xf32>
 }
+
+// Tied embeddings: scores against every row, the table read whole, its row ids.
+// CHECK-LABEL: func.func @tied
+// CHECK:      emb.table_scores @t0, %{{.*}} : tensor<4x6x16xf32> -> tensor<4x6x1000xf32>
+// CHECK:      emb.read_table @t0 : tensor<1000x16xf32>
+// CHECK:      emb.row_ids @t0 : tensor<1000xi64>
+func.func @tied(%h: tensor<4x6x16xf32>) -> (tensor<4x6x1000xf32>, tensor<1000x16xf32>, tensor<1000xi64>) {
+  %s = emb.table_scores @t0, %h : tensor<4x6x16xf32> -> tensor<4x6x1000xf32>
+  %e = emb.read_table @t0 : tensor<1000x16xf32>
+  %i = emb.row_ids @t0 : tensor<1000xi64>
+  return %s, %e, %i : tensor<4x6x1000xf32>, tensor<1000x16xf32>, tensor<1000xi64>
+}

@@ -380,7 +380,7 @@ def next_token_learns(args):
 
 
 def masked_token_learns(args):
-    """bert_mini_mlm, cut to one layer and a 2,000-word vocabulary, learns
+    """bert_mini_mlm (tied embeddings), cut to one layer and a 2,000-word vocabulary, learns
     to fill in the masked words of the Gutenberg passages: after 800 steps
     its perplexity on the masked words of the held-out passages is below
     0.8 of the unigram model's (the masked positions are a uniform sample
@@ -399,7 +399,8 @@ def masked_token_learns(args):
     model["features"][0]["vocab"] = vocab
     model["embeddings"][0]["rows"] = vocab + 1  # the mask token's row
     model["layers"][0]["layers"] = 1
-    model["layers"][1]["size"] = vocab
+    if model["layers"][1]["type"] == "dense":  # a tied head is as wide as the table
+        model["layers"][1]["size"] = vocab
     path = f"{args.work}/bert_small.json"
     with open(path, "w") as f:
         json.dump(model, f)

@@ -550,8 +550,25 @@ void lowerSelectTargetsGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel
       CudaEmitter::kernelLaunch(entry, args.list, gridFor(B * L * DV, kBlock), kBlock));
 }
 
+// row_ids: 0 .. rows - 1, a thread per id.
+void lowerRowIds(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 0, 1);
+  const int64_t rows = numel(em.buffer(k.outputs[0]));
+  Args args;
+  const std::string ids = args.buffer(k.outputs[0], "emb_i64");
+  const std::string entry = em.entryName(k.op);
+  std::ostringstream t;
+  t << "// row_ids: 0 .. " << rows - 1 << ".\n"
+    << "extern \"C\" __global__ void " << entry << "(EmbArgs a) {\n"
+    << "  " << strideLoop(lit(rows)) << " " << ids << "[i] = i;\n"
+    << "}\n";
+  em.append(t.str());
+  out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, gridFor(rows, kBlock), kBlock));
+}
+
 } // namespace
 
+EMBC_CUDA_LOWERING(RowIds, lowerRowIds)
 EMBC_CUDA_LOWERING(SelectTargets, lowerSelectTargets)
 EMBC_CUDA_LOWERING(SelectTargetsGrad, lowerSelectTargetsGrad)
 EMBC_CUDA_LOWERING(NextTokenTargets, lowerNextTokenTargets)

@@ -41,6 +41,13 @@ bool checkEmbeddingOperands(KernelOp op, Operands &o, const Kernel &kernel, cons
       o.count(true, 2, numel(o.in(0)));
     break;
   }
+  case KernelOp::RowIds: { // -> the table's row ids 0 .. rows - 1
+    const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
+    o.i64(false, 0);
+    o.vector(false, 0);
+    o.count(false, 0, t.rows);
+    break;
+  }
   case KernelOp::SequenceLookup: { // ids (n), offsets (B + 1) -> B x L x D
     const Table &t = plan.tables[size_t(kernel.attrs.at("table").get<int64_t>())];
     const auto [B, L, D] = o.sequence(false, 0, t.dim);

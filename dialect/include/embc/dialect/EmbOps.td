@@ -145,6 +145,61 @@ def Emb_GatherOp : Emb_Op<"gather", [Emb_LowersItself, Emb_Differentiable,
   let hasVerifier = 1;
 }
 
+def Emb_TableScoresOp : Emb_Op<"table_scores", [Emb_LowersItself, Emb_Differentiable,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, Emb_Cost, MemoryEffects<[MemRead]>]> {
+  let summary = "scores of every row of a table: an output projection tied to the table";
+  let description = [{
+    Row i of the result is `input` row i (every dimension but the last are
+    rows: B, or B x L positions) times the transpose of `table` (rows x
+    dim): one score per table row, the logits of a language model whose
+    output projection is its input embedding (tied embeddings). The
+    gradient reaches the table as rows too: `emb.read_table` gives dx =
+    dy table, and dy^T input is accumulated into every row of the table
+    (`emb.row_ids`, `emb.accumulate_rows`).
+
+    ```mlir
+    %logits = emb.table_scores @words, %h : tensor<32x10x128xf32> -> tensor<32x10x8001xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table, Emb_FloatTensor:$input);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Emb_ReadTableOp : Emb_Op<"read_table", [Emb_LowersItself, Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the whole f32 table as a rows x dim tensor (no copy)";
+  let description = [{
+    Gives the current values of `table` (f32 storage) as a tensor, read
+    where the table lives: the backward of `emb.table_scores` multiplies by
+    it. Not differentiable: a table's gradient is rows (`emb.accumulate_rows`).
+
+    ```mlir
+    %e = emb.read_table @words : tensor<8001x128xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table);
+  let results = (outs Emb_FloatTensor:$result);
+  let assemblyFormat = "$table attr-dict `:` type($result)";
+}
+
+def Emb_RowIdsOp : Emb_Op<"row_ids", [Emb_LowersItself, Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the ids 0 .. rows - 1 of a table";
+  let description = [{
+    Every row of `table`, in order: the ids of a gradient that covers the
+    whole table (`emb.table_scores`'s), accumulated as rows.
+
+    ```mlir
+    %ids = emb.row_ids @words : tensor<8001xi64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$table);
+  let results = (outs Emb_IdTensor:$result);
+  let assemblyFormat = "$table attr-dict `:` type($result)";
+}
+
 def Emb_HashOp : Emb_Op<"hash", [Emb_LowersItself, Pure, SameOperandsAndResultType]> {
   let summary = "hash raw ids into a table's rows";
   let description = [{

@@ -72,8 +72,9 @@ struct Layer {
   std::string name;
   std::string pointer;
   std::string type; ///< mlp, dense, activation, concat, dot_interaction, cross, dot, add,
-                    ///< sequence_pool, self_attention, layer_norm, encoder, dropout
+                    ///< sequence_pool, self_attention, layer_norm, encoder, dropout, tied
   std::vector<std::string> inputs;
+  std::string table; ///< tied: the table whose rows it scores (its output projection)
   std::vector<int64_t> sizes; ///< mlp widths; dense: one entry
   runtime::Activation activation = runtime::Activation::None;
   runtime::Activation finalActivation = runtime::Activation::None;

@@ -440,6 +440,19 @@ BoundKernel bindSelectTargetsGrad(const Binder &b) {
   };
 }
 
+/// row_ids: -> 0 .. rows - 1 (the ids of a gradient over a whole table).
+BoundKernel bindRowIds(const Binder &b) {
+  const Kernel &k = b.k;
+  b.expectCounts(0, 1);
+  const int64_t rows = Binder::numel(b.out(0));
+  const int32_t out = k.outputs[0];
+  return [=](ExecState &s) {
+    int64_t *ids = s.data<int64_t>(out);
+    for (int64_t i = 0; i < rows; ++i)
+      ids[i] = i;
+  };
+}
+
 /// sequence_lookup_grad: ids, offsets, dy (B x L x D) -> one row per id.
 BoundKernel bindSequenceLookupGrad(const Binder &b) {
   const Kernel &k = b.k;
@@ -853,6 +866,7 @@ std::vector<CpuBinding> embc::runtime::coreBindings() {
       {KernelOp::SequenceLookup, bindSequenceLookup},
       {KernelOp::SequencePool, bindSequencePool},
       {KernelOp::NextTokenTargets, bindNextTokenTargets},
+      {KernelOp::RowIds, bindRowIds},
       {KernelOp::MaskTokens, bindMaskTokens},
       {KernelOp::SelectTargets, bindSelectTargets},
       {KernelOp::SelectTargetsGrad, bindSelectTargetsGrad},
