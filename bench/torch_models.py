@@ -555,24 +555,9 @@ def samples_per_s(net, opts, pool, warm, steps):
 
 # --- Masked tokens -------------------------------------------------------------
 
-M64 = (1 << 64) - 1
+# mix64 and hash_of (CounterRandom.h) are the synthetic data's, below.
 MASK_TAG = 0x4D41534B5EED0002   # runtime/include/embc/runtime/cpu/MaskKernels.h
 MASK_BELOW, RANDOM_BELOW = 13421773, 15099494
-
-
-def mix64(x):
-    """runtime/include/embc/runtime/data/CounterRandom.h mix64."""
-    x = (x + 0x9E3779B97F4A7C15) & M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
-    return x ^ (x >> 31)
-
-
-def hash_of(seed, *words):
-    h = mix64(seed ^ 0x2545F4914F6CDD1D)
-    for w in words:
-        h = mix64(h ^ mix64((w + 0x632BE59BD9B4E019) & M64))
-    return h
 
 
 def hash32(x):

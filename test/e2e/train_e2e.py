@@ -271,6 +271,18 @@ def device_training(args):
     expect(a == b, "emulated device: 8 steps == 4 + resume + 4 (byte-identical checkpoints)")
 
 
+def make_passages(args):
+    """tools/scripts/text_passages.py's files of the Gutenberg novels
+    (labelled and unlabelled) under the work folder; returns the folder."""
+    passages = f"{args.work}/passages"
+    script = os.path.join(args.examples, "..", "tools", "scripts", "text_passages.py")
+    r = run([sys.executable, script, "--data", f"{args.data}/text-gutenberg", "--out", passages],
+            capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"text_passages.py failed:\n{r.stderr}")
+    return passages
+
+
 def examples_on_their_data(args):
     """Every example (but dlrm_mlperf, whose tables need ~100 GB) trains a
     few steps on the data examples/README.md names for it: the Criteo
@@ -281,12 +293,7 @@ def examples_on_their_data(args):
                          "criteo_kaggle_train_lines_00001-08000.txt")
     ratings = need(f"{args.data}/movielens-100k/u.data")
     gutenberg = need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
-    passages = f"{args.work}/passages"
-    script = os.path.join(args.examples, "..", "tools", "scripts", "text_passages.py")
-    r = run([sys.executable, script, "--data", f"{args.data}/text-gutenberg", "--out", passages],
-            capture_output=True)
-    if r.returncode != 0:
-        sys.exit(f"text_passages.py failed:\n{r.stderr}")
+    passages = make_passages(args)
     data = {
         "dlrm_small.json": f"criteo:{criteo_sample}",
         "dlrm_criteo_sample.json": f"criteo:{criteo_sample}",
@@ -349,12 +356,7 @@ def next_token_learns(args):
     perplexity on the held-out passages is below half of the unigram
     model's (the perplexity of predicting each word by its frequency)."""
     need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
-    passages = f"{args.work}/passages"
-    script = os.path.join(args.examples, "..", "tools", "scripts", "text_passages.py")
-    r = run([sys.executable, script, "--data", f"{args.data}/text-gutenberg", "--out", passages],
-            capture_output=True)
-    if r.returncode != 0:
-        sys.exit(f"text_passages.py failed:\n{r.stderr}")
+    passages = make_passages(args)
     with open(os.path.join(args.examples, "gpt_mini.json")) as f:
         model = json.load(f)
     vocab = 2000
@@ -387,12 +389,7 @@ def masked_token_learns(args):
     of the tokens, so the unigram baseline is the one over all tokens).
     The full model's figure over several epochs is in docs/performance.md."""
     need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
-    passages = f"{args.work}/passages"
-    script = os.path.join(args.examples, "..", "tools", "scripts", "text_passages.py")
-    r = run([sys.executable, script, "--data", f"{args.data}/text-gutenberg", "--out", passages],
-            capture_output=True)
-    if r.returncode != 0:
-        sys.exit(f"text_passages.py failed:\n{r.stderr}")
+    passages = make_passages(args)
     with open(os.path.join(args.examples, "bert_mini_mlm.json")) as f:
         model = json.load(f)
     vocab = 2000
