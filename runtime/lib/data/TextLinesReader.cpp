@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 
 using namespace embc::runtime::data;
@@ -161,7 +162,7 @@ private:
     // Lines: [begin, end) of each non-empty line's text (after the label).
     // The words of each non-empty line's text (after the label), split once.
     std::vector<std::vector<std::string_view>> lineWords;
-    uint64_t number = 0;
+    uint64_t number = 0, numberTabLines = 0;
     size_t pos = 0;
     while (pos < text.size()) {
       size_t end = text.find('\n', pos);
@@ -181,6 +182,8 @@ private:
               path_, {number, "no label", "expected 'label<TAB>text'", excerptOfLine(line)}));
         labels_.push_back(parseLabel(line.substr(0, tab), number));
         line = line.substr(tab + 1);
+      } else {
+        numberTabLines += startsWithNumberAndTab(line);
       }
       lineWords.push_back(wordsOf(line));
     }
@@ -250,6 +253,24 @@ private:
         (options.textMinCount > 1 ? ", min count " + std::to_string(options.textMinCount) : "") +
         ", " + std::to_string(unknown) + " unknown words, " + std::to_string(truncated) +
         " lines longer than " + std::to_string(longest) + " words cut";
+    // A labelled file given to a model without a label (a language model
+    // on text_passages.py's train.txt) reads its labels as words.
+    if (numberTabLines == lineWords.size())
+      stats_.description += ". Warning: every line starts with a number and a tab, as "
+                            "label<TAB>text lines do, but no feature reads 'label': the "
+                            "numbers are read as words (for a language model, give it the "
+                            "text without labels, such as text_passages.py's train_text.txt)";
+  }
+
+  /// Whether `line` is `<number><TAB>...`, a labelled line's form.
+  static bool startsWithNumberAndTab(std::string_view line) {
+    const size_t tab = line.find('\t');
+    if (tab == 0 || tab == std::string_view::npos)
+      return false;
+    const std::string field(line.substr(0, tab));
+    char *end = nullptr;
+    std::strtod(field.c_str(), &end);
+    return end == field.c_str() + field.size();
   }
 
   static constexpr const char *kUnknown = "<unk>";
