@@ -350,67 +350,63 @@ def unigram_perplexity(train_file, eval_file, vocab, max_len, start=1):
     return math.exp(nll / n)
 
 
-def next_token_learns(args):
-    """gpt_mini, cut to one layer and a 2,000-word vocabulary so that CI
-    trains it in seconds, learns the Gutenberg passages: after 400 steps its
-    perplexity on the held-out passages is below half of the unigram
-    model's (the perplexity of predicting each word by its frequency)."""
+SMALL_VOCAB = 2000
+
+
+def train_small_token_model(args, example, steps, table_rows):
+    """`example` (a token model of examples/) cut to one layer and a
+    SMALL_VOCAB-word vocabulary so that CI trains it in seconds, trained
+    `steps` steps on the Gutenberg passages and evaluated on the held-out
+    ones; returns (the summary record, the passages' folder, max_len).
+    `table_rows` is the word table's rows (the vocabulary, plus a mask
+    token's row)."""
     need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
     passages = make_passages(args)
-    with open(os.path.join(args.examples, "gpt_mini.json")) as f:
+    with open(os.path.join(args.examples, example)) as f:
         model = json.load(f)
-    vocab = 2000
-    model["features"][0]["vocab"] = vocab
-    model["embeddings"][0]["rows"] = vocab
+    model["features"][0]["vocab"] = SMALL_VOCAB
+    model["embeddings"][0]["rows"] = table_rows
     model["layers"][0]["layers"] = 1
-    model["layers"][1]["size"] = vocab
-    path = f"{args.work}/gpt_small.json"
+    if model["layers"][1]["type"] == "dense":  # a tied head is as wide as the table
+        model["layers"][1]["size"] = SMALL_VOCAB
+    stem = os.path.splitext(example)[0]
+    path, plan = f"{args.work}/{stem}_small.json", f"{args.work}/{stem}_small.plan"
     with open(path, "w") as f:
         json.dump(model, f)
-    plan = f"{args.work}/gpt_small.plan"
     r = run([args.embc, path, "-o", plan], capture_output=True)
     if r.returncode != 0:
         sys.exit(f"embc failed on {path}:\n{r.stderr}")
     _, s = train(args, plan, ["--data", f"text:{passages}/train_text.txt",
-                              "--eval", f"text:{passages}/eval_text.txt", "--steps", "400",
-                              "--report-every", "100"], f"{args.work}/gpt_small.jsonl")
+                              "--eval", f"text:{passages}/eval_text.txt", "--steps", str(steps),
+                              "--report-every", str(steps // 4)], f"{args.work}/{stem}_small.jsonl")
+    return s, passages, model["features"][0]["max_len"]
+
+
+def next_token_learns(args):
+    """gpt_mini, cut to one layer and a 2,000-word vocabulary, learns the
+    Gutenberg passages: after 400 steps its perplexity on the held-out
+    passages is below half of the unigram model's (the perplexity of
+    predicting each word by its frequency)."""
+    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", 400, SMALL_VOCAB)
     unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
-                                 vocab, model["features"][0]["max_len"])
+                                 SMALL_VOCAB, max_len)
     expect(s["eval_perplexity"] < unigram / 2,
            f"next-token model: held-out perplexity {s['eval_perplexity']:.1f} after 400 steps "
            f"< half of the unigram model's {unigram:.1f}")
 
 
 def masked_token_learns(args):
-    """bert_mini_mlm (tied embeddings), cut to one layer and a 2,000-word vocabulary, learns
-    to fill in the masked words of the Gutenberg passages: after 800 steps
-    its perplexity on the masked words of the held-out passages is below
-    0.8 of the unigram model's (the masked positions are a uniform sample
-    of the tokens, so the unigram baseline is the one over all tokens).
-    The full model's figure over several epochs is in docs/performance.md."""
-    need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
-    passages = make_passages(args)
-    with open(os.path.join(args.examples, "bert_mini_mlm.json")) as f:
-        model = json.load(f)
-    vocab = 2000
-    model["features"][0]["vocab"] = vocab
-    model["embeddings"][0]["rows"] = vocab + 1  # the mask token's row
-    model["layers"][0]["layers"] = 1
-    if model["layers"][1]["type"] == "dense":  # a tied head is as wide as the table
-        model["layers"][1]["size"] = vocab
-    path = f"{args.work}/bert_small.json"
-    with open(path, "w") as f:
-        json.dump(model, f)
-    plan = f"{args.work}/bert_small.plan"
-    r = run([args.embc, path, "-o", plan], capture_output=True)
-    if r.returncode != 0:
-        sys.exit(f"embc failed on {path}:\n{r.stderr}")
-    _, s = train(args, plan, ["--data", f"text:{passages}/train_text.txt",
-                              "--eval", f"text:{passages}/eval_text.txt", "--steps", "800",
-                              "--report-every", "200"], f"{args.work}/bert_small.jsonl")
-    # Every token of a line can be masked: the unigram model over all of them.
+    """bert_mini_mlm (tied embeddings), cut to one layer and a 2,000-word
+    vocabulary, learns to fill in the masked words of the Gutenberg
+    passages: after 800 steps its perplexity on the masked words of the
+    held-out passages is below 0.8 of the unigram model's (the masked
+    positions are a uniform sample of the tokens, so the unigram baseline
+    is the one over all tokens). The full model's figure over several
+    epochs is in docs/performance.md."""
+    s, passages, max_len = train_small_token_model(args, "bert_mini_mlm.json", 800,
+                                                   SMALL_VOCAB + 1)  # the mask token's row
     unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
-                                 vocab, model["features"][0]["max_len"], start=0)
+                                 SMALL_VOCAB, max_len, start=0)
     expect(s["eval_perplexity"] < 0.8 * unigram,
            f"masked-token model: held-out masked-word perplexity {s['eval_perplexity']:.1f} "
            f"after 800 steps < 0.8 of the unigram model's {unigram:.1f}")

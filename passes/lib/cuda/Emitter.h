@@ -214,6 +214,8 @@ const runtime::Buffer &f32Matrix(const CudaEmitter &em, int32_t id, int64_t rows
 /// The buffer `id`, which must be f32 with n elements.
 const runtime::Buffer &expectNumel(const CudaEmitter &em, int32_t id, int64_t n,
                                    const std::string &what);
+/// Buffer `id` is the B + 1 i64 offsets of B bags or sequences.
+const runtime::Buffer &expectOffsets(const CudaEmitter &em, int32_t id, int64_t B);
 /// Fails unless `kernel` has exactly `ins` inputs and `outs` outputs.
 void expectCounts(const runtime::Kernel &kernel, size_t ins, size_t outs);
 /// Every input, then every output of `kernel`, as buffer args: the operand

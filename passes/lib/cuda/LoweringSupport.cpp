@@ -70,6 +70,14 @@ const rt::Buffer &codegen::expectNumel(const CudaEmitter &em, int32_t id, int64_
   return b;
 }
 
+const rt::Buffer &codegen::expectOffsets(const CudaEmitter &em, int32_t id, int64_t B) {
+  const rt::Buffer &b = em.buffer(id);
+  if (b.dtype != rt::DType::I64 || numel(b) != B + 1)
+    throw CodegenError("offsets '" + b.name + "' must be B + 1 = " + std::to_string(B + 1) +
+                       " i64 values, got " + shapeText(b));
+  return b;
+}
+
 void codegen::expectCounts(const rt::Kernel &k, size_t ins, size_t outs) {
   if (k.inputs.size() != ins || k.outputs.size() != outs)
     throw CodegenError("expected " + std::to_string(ins) + " inputs and " + std::to_string(outs) +

@@ -34,9 +34,7 @@ void lowerMaskTokens(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
   expectCounts(k, 2, 2);
   const rt::Buffer &targets = f32Matrix(em, k.outputs[1], -1, -1, "targets");
   const int64_t B = targets.shape[0], L = targets.shape[1];
-  if (numel(em.buffer(k.inputs[1])) != B + 1)
-    throw CodegenError("offsets '" + em.buffer(k.inputs[1]).name + "' must hold B + 1 = " +
-                       std::to_string(B + 1) + " values");
+  expectOffsets(em, k.inputs[1], B);
   const double rate = k.attrs.at("rate").get<double>();
   if (!(rate > 0.0 && rate < 1.0))
     throw CodegenError("mask_tokens rate must be in (0, 1), got " + std::to_string(rate));

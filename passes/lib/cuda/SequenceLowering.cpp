@@ -421,9 +421,7 @@ void lowerNextTokenTargets(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   expectCounts(k, 2, 1);
   const rt::Buffer &targets = f32Matrix(em, k.outputs[0], -1, -1, "targets");
   const int64_t B = targets.shape[0], L = targets.shape[1];
-  if (numel(em.buffer(k.inputs[1])) != B + 1)
-    throw CodegenError("offsets '" + em.buffer(k.inputs[1]).name + "' must hold B + 1 = " +
-                       std::to_string(B + 1) + " values");
+  expectOffsets(em, k.inputs[1], B);
   appendHelpers(em);
   const int lengthCode = em.errorCode("a sequence of the next-token targets longer than its "
                                       "max_len " + std::to_string(L) +

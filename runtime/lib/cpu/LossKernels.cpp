@@ -277,6 +277,14 @@ template <class T> T rowExponentials(const T *row, int64_t C, T *e, double &sum)
   return mx;
 }
 
+/// The softmax cross-entropy of one row of C logits against class c, in
+/// double: (max - x_c) + log(sum of exp(x - max)).
+template <class T> double rowCrossEntropy(const T *row, int64_t C, int64_t c) {
+  double sumExp;
+  const T mx = rowExponentials(row, C, static_cast<T *>(nullptr), sumExp);
+  return (double(mx) - double(row[c])) + std::log(sumExp);
+}
+
 } // namespace
 
 template <class T>
@@ -292,10 +300,7 @@ T sequenceLossForward(const T *input, const T *target, int64_t B, int64_t L, int
         const T raw = target[b * L + l];
         if (raw < T(0))
           continue;
-        const T *row = input + (b * L + l) * C;
-        double sumExp;
-        const T mx = rowExponentials(row, C, static_cast<T *>(nullptr), sumExp);
-        sequence += (double(mx) - double(row[static_cast<int64_t>(raw)])) + std::log(sumExp);
+        sequence += rowCrossEntropy(input + (b * L + l) * C, C, static_cast<int64_t>(raw));
       }
       sum += sequence / double(counts[size_t(b)]);
     }
@@ -317,10 +322,7 @@ double sequenceTokenLossSum(const T *input, const T *target, int64_t B, int64_t 
       const T raw = target[r];
       if (raw < T(0))
         continue;
-      const T *row = input + r * C;
-      double sumExp;
-      const T mx = rowExponentials(row, C, static_cast<T *>(nullptr), sumExp);
-      sum += (double(mx) - double(row[static_cast<int64_t>(raw)])) + std::log(sumExp);
+      sum += rowCrossEntropy(input + r * C, C, static_cast<int64_t>(raw));
     }
     return sum;
   });
