@@ -246,6 +246,9 @@ private:
     Value lossValue = LossOp::create(
         builder_, locOf("/loss"), lossType,
         sameWord<LossKind>(loss.type), input, target);
+    if (loss.sampled > 0) // -emb-sample-softmax reads it
+      lossValue.getDefiningOp()->setAttr(kSampledAttrName,
+                                         builder_.getI64IntegerAttr(loss.sampled));
     func::ReturnOp::create(builder_, locOf("/loss"),
                            ValueRange{lossValue, input});
   }

@@ -1012,13 +1012,15 @@ private:
 
   /// {"type": "next_token" | "masked_token", "input": a sequence layer as
   /// wide as the vocabulary, "sequence": the sequence feature whose tokens
-  /// it predicts[, "mask_rate": the share of each sequence masked]}.
+  /// it predicts[, "mask_rate": the share of each sequence masked][,
+  /// "sampled": classes sampled a row while training]}.
   void readTokenLoss(const JsonNode &node, const std::string &type) {
     const bool masked = type == "masked_token";
     if (masked)
-      node.expectObject("a 'masked_token' loss", {"type", "input", "sequence", "mask_rate"});
+      node.expectObject("a 'masked_token' loss",
+                        {"type", "input", "sequence", "mask_rate", "sampled"});
     else
-      node.expectObject("a 'next_token' loss", {"type", "input", "sequence"});
+      node.expectObject("a 'next_token' loss", {"type", "input", "sequence", "sampled"});
     Loss &loss = model_.loss;
     loss.type = runtime::LossKind::SequenceSoftmaxCe;
     loss.nextToken = !masked;
@@ -1056,6 +1058,19 @@ private:
                                std::to_string(seq->vocab) + "), so '" + loss.input +
                                "' must be " + std::to_string(seq->vocab) + " wide, got " +
                                std::to_string(layer->width));
+    if (node.has("sampled")) {
+      // The logits' width: every class the softmax would score.
+      loss.sampled = node.getInt("sampled", 1, std::max<int64_t>(layer->width - 1, 1));
+      if (layer->type != "dense" && layer->type != "tied")
+        node.failAt("sampled", "samples the classes of '" + loss.input + "', a '" + layer->type +
+                                   "' layer: a sampled softmax needs the logits of an output "
+                                   "projection, a 'dense' or 'tied' layer");
+      if (layer->type == "dense" && layer->activation != runtime::Activation::None)
+        node.failAt("sampled", "samples the classes of '" + loss.input + "', whose '" +
+                                   std::string(runtime::enumName(layer->activation)) +
+                                   "' activation follows its projection: the logits must be "
+                                   "the projection's own");
+    }
     if (masked) {
       // The mask token is the row after the vocabulary's.
       const Table *t = model_.findTable(seq->table);

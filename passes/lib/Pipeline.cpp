@@ -27,7 +27,7 @@ struct TrainingPipelineCLOptions
 void embc::registerTrainingPipeline() {
   mlir::PassPipelineRegistration<TrainingPipelineCLOptions>(
       "emb-train-pipeline",
-      "embc's training pipeline on a model's emb IR: -emb-select-targets, -emb-autodiff, -emb-auto, -emb-quantize, "
+      "embc's training pipeline on a model's emb IR: -emb-select-targets, -emb-sample-softmax, -emb-autodiff, -emb-auto, -emb-quantize, "
       "-emb-pack-params, -emb-remat, -emb-pipeline, -emb-distribute, -emb-batch-exchanges, "
       "-emb-fuse, -emb-plan-memory (what embc runs before -emb-to-plan)",
       [](mlir::OpPassManager &pm, const TrainingPipelineCLOptions &cl) {
@@ -46,6 +46,7 @@ void embc::addTrainingPipeline(mlir::OpPassManager &pm,
   // On the forward, so that the backward is built from the selected rows.
   if (options.selectTargets)
     pm.addPass(createEmbSelectTargetsPass());
+  pm.addPass(createEmbSampleSoftmaxPass());
   pm.addPass(createEmbAutodiffPass());
   // With plan.memory_budget: chooses table storage, remat and micro-batches
   // for the passes below, compiling each candidate with them.
@@ -62,6 +63,7 @@ mlir::LogicalResult embc::runTrainingPipeline(mlir::ModuleOp module,
   mlir::PassManager autodiff(module.getContext());
   if (options.selectTargets)
     autodiff.addPass(createEmbSelectTargetsPass());
+  autodiff.addPass(createEmbSampleSoftmaxPass());
   autodiff.addPass(createEmbAutodiffPass());
   if (failed(autodiff.run(module)))
     return mlir::failure();

@@ -88,6 +88,8 @@ bool selectTargets(func::FuncOp forward, LossOp loss) {
   }
   auto selected = LossOp::create(b, loss.getLoc(), loss.getResult().getType(), loss.getKindAttr(),
                                  logits, select.getSelected());
+  for (NamedAttribute a : loss->getDiscardableAttrs()) // emb.sampled
+    selected->setAttr(a.getName(), a.getValue());
   loss.getResult().replaceAllUsesWith(selected.getResult());
   // The prediction the forward returns: the selected logits.
   Value old = loss.getInput();

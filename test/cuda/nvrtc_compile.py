@@ -5,7 +5,7 @@ resource check (emb-nvrtc-check --resources: no spills, no local memory,
 registers within its launch bounds): each examples/*.json as written, and
 dlrm_small in the variants that change the generated code most (tables
 stored fp16/bf16/int8/int4, bf16 and fp16 dense compute, --no-fuse,
---no-pack), plus the GPU benchmark's DLRM (fp16 tables, bf16 MLPs).
+--no-pack), the token models with a sampled softmax, plus the GPU benchmark's DLRM (fp16 tables, bf16 MLPs).
 
 For each: `embc M.json --emit=cuda -o M.cu`, then `emb-nvrtc-check M.cu...`
 (one process for all files). A failure prints NVRTC's log; the failing
@@ -45,6 +45,12 @@ VARIANTS = [
                  {"name": "mean", "type": "sequence_pool", "input": "mixed"},
                  {"name": "logits", "type": "mlp", "input": "mean", "sizes": [128, 7],
                   "final_activation": "none"}]}, []),
+    # Sampled softmax (sampled_logits and its gradient): a dense head with a
+    # bias, and a tied head behind the masked-token selection.
+    ("gpt_mini.sampled", "gpt_mini",
+     {"loss": {"sampled": 512}}, []),
+    ("bert_mini_mlm.sampled", "bert_mini_mlm",
+     {"loss": {"sampled": 512}}, []),
 ]
 
 

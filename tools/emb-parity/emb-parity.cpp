@@ -2,7 +2,8 @@
 //
 // emb-parity PLAN [--device emulated|cuda] [--steps N] [--tolerance T]
 //
-// Runs a plan's training steps kernel by kernel on the CPU backend (the
+// Runs a plan's training steps, then an evaluation's forward, kernel by
+// kernel on the CPU backend (the
 // reference) and on the CUDA backend, starting each kernel from the same
 // state (the CPU's, copied to the device), and compares every output: f32
 // and f64 by the largest difference relative to the largest magnitude of
@@ -75,6 +76,13 @@ Difference compare(const rt::Plan &plan, int32_t buffer, const std::byte *cpu,
       diff.mismatches += u != v;
       continue;
     }
+    // Infinities (a sampled softmax's excluded logits) must match exactly
+    // and leave the scale to the finite values.
+    if (std::isinf(u) || std::isinf(v)) {
+      if (u != v)
+        diff.absolute = INFINITY;
+      continue;
+    }
     scale = std::max(scale, std::fabs(u));
     double d = (std::isnan(u) != std::isnan(v)) ? INFINITY : std::fabs(u - v);
     if (!std::isnan(d))
@@ -137,57 +145,61 @@ int main(int argc, char **argv) {
     rt::data::Batch batch;
     double worstRelative = 0;
     int64_t outputs = 0, cpuOnly = 0;
+    // Runs kernel i of the step (or update) on both devices from the CPU's
+    // state and compares its outputs; `head` starts its lines.
+    auto compareKernel = [&](const char *phase, int s, bool update, size_t i, bool training) {
+      const rt::Kernel &k = (update ? plan->update : plan->step)[i];
+      const rt::CudaKernel &lowered = (update ? plan->cuda.update : plan->cuda.step)[i];
+      bool missing = lowered.launches.size() == 1 &&
+                     lowered.launches[0].params.value("missing", false);
+      gpu.copyStateFrom(cpu);
+      cpu.runKernelForTest(update, i, training);
+      char head[96];
+      std::snprintf(head, sizeof head, "%d %-6s %3zu %-24s", s, phase, i, k.op.c_str());
+      if (missing) {
+        ++cpuOnly;
+        std::cout << head << " (no CUDA lowering: CPU only)\n";
+        return;
+      }
+      gpu.runKernelForTest(update, i, training);
+      gpu.syncToHost();
+      for (int32_t out : k.outputs) {
+        const rt::Buffer &b = plan->buffers[size_t(out)];
+        int64_t rows = b.shape.empty() ? 1 : b.shape[0];
+        Difference d;
+        if (b.dynamic) {
+          rows = cpu.filledLength(out);
+          d.lengthDiffers = gpu.filledLength(out) != rows;
+        }
+        Difference c = compare(*plan, out, cpu.hostArena(), gpu.hostArena(), rows);
+        c.lengthDiffers = d.lengthDiffers;
+        bool bad = c.lengthDiffers || c.mismatches > 0 || !(c.relative <= tolerance);
+        ++outputs;
+        worstRelative = std::max(worstRelative, c.relative);
+        if (bad)
+          worst = 1;
+        std::printf("%s %-28s rel %.3e abs %.3e%s%s %s\n", head, b.name.c_str(), c.relative,
+                    c.absolute,
+                    c.mismatches ? (" mismatches " + std::to_string(c.mismatches)).c_str() : "",
+                    c.lengthDiffers ? " LENGTH DIFFERS" : "", bad ? "FAIL" : "ok");
+      }
+    };
     for (int s = 1; s <= steps; ++s) {
       cpu.zeroGradients();
       stream->next(batch);
       cpu.loadBatch(batch);
       cpu.beginStep(s, 1.0);
-      for (int phase = 0; phase < 2; ++phase) {
-        bool update = phase == 1;
-        const std::vector<rt::Kernel> &kernels = update ? plan->update : plan->step;
-        const std::vector<rt::CudaKernel> &lowered = update ? plan->cuda.update : plan->cuda.step;
-        for (size_t i = 0; i < kernels.size(); ++i) {
-          const rt::Kernel &k = kernels[i];
-          bool missing = lowered[i].launches.size() == 1 &&
-                         lowered[i].launches[0].params.value("missing", false);
-          gpu.copyStateFrom(cpu);
-          cpu.runKernelForTest(update, i);
-          char head[96];
-          std::snprintf(head, sizeof head, "%d %-6s %3zu %-24s", s, update ? "update" : "step", i,
-                        k.op.c_str());
-          if (missing) {
-            ++cpuOnly;
-            std::cout << head << " (no CUDA lowering: CPU only)\n";
-            continue;
-          }
-          gpu.runKernelForTest(update, i);
-          gpu.syncToHost();
-          for (int32_t out : k.outputs) {
-            const rt::Buffer &b = plan->buffers[size_t(out)];
-            int64_t rows = b.shape.empty() ? 1 : b.shape[0];
-            Difference d;
-            if (b.dynamic) {
-              rows = cpu.filledLength(out);
-              d.lengthDiffers = gpu.filledLength(out) != rows;
-            }
-            Difference c = compare(*plan, out, cpu.hostArena(), gpu.hostArena(), rows);
-            c.lengthDiffers = d.lengthDiffers;
-            bool bad = c.lengthDiffers || c.mismatches > 0 || !(c.relative <= tolerance);
-            ++outputs;
-            worstRelative = std::max(worstRelative, c.relative);
-            if (bad)
-              worst = 1;
-            std::printf("%s %-28s rel %.3e abs %.3e%s%s %s\n", head, b.name.c_str(), c.relative,
-                        c.absolute,
-                        c.mismatches ? (" mismatches " + std::to_string(c.mismatches)).c_str()
-                                     : "",
-                        c.lengthDiffers ? " LENGTH DIFFERS" : "", bad ? "FAIL" : "ok");
-          }
-        }
-        if (update)
-          continue;
-      }
+      for (size_t i = 0; i < plan->step.size(); ++i)
+        compareKernel("step", s, false, i, true);
+      for (size_t i = 0; i < plan->update.size(); ++i)
+        compareKernel("update", s, true, i, true);
     }
+    // Then an evaluation's forward (no dropout, the evaluation's masks, a
+    // sampled softmax's full logits).
+    stream->next(batch);
+    cpu.loadBatch(batch);
+    for (size_t i = 0; i < size_t(plan->forwardKernels); ++i)
+      compareKernel("eval", steps, false, i, false);
     std::printf("emb-parity: %lld outputs compared over %d steps, worst relative difference "
                 "%.3e (tolerance %.1e), %lld kernel runs on the CPU only: %s\n",
                 (long long)outputs, steps, worstRelative, tolerance, (long long)cpuOnly,

@@ -50,6 +50,10 @@ std::string roundExpr(runtime::DType compute, const std::string &x);
 /// LossLowering.cpp hands that kind over.
 void lowerSequenceLoss(CudaEmitter &em, const runtime::Kernel &k, runtime::CudaKernel &out);
 void lowerSequenceLossGrad(CudaEmitter &em, const runtime::Kernel &k, runtime::CudaKernel &out);
+/// useHelpers, then emb_block_max_f32(v, red) and emb_token_class(raw, C)
+/// (-1: no target, a class below C, or -2: not a class), shared by the
+/// token losses and sampled_logits.
+void appendTokenRowHelpers(CudaEmitter &em);
 
 /// Device helpers of this family (appended once): emb_log1pf, the stable
 /// sigmoid, beta^t, and emb_block_sum_f64 (a deterministic block sum).

@@ -93,13 +93,17 @@ int64_t rowBlocks(const Shape &s) { return std::min(s.B * s.L, kMaxRowBlocks); }
 
 namespace embc::codegen::model {
 
+void appendTokenRowHelpers(CudaEmitter &em) {
+  useHelpers(em);
+  em.appendOnce("emb_sequence_loss_helpers", kRowHelpers);
+}
+
 void lowerSequenceLoss(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
   const Shape s = shapeOf(em, k);
   if (numel(f32Buffer(em, k.outputs[0], "loss output")) != 1)
     throw CodegenError("the loss output must hold 1 value");
-  useHelpers(em);
-  em.appendOnce("emb_sequence_loss_helpers", kRowHelpers);
+  appendTokenRowHelpers(em);
   const int64_t rows = s.B * s.L;
   const int64_t perRow = em.scratch(rows * 8);
   const Vars vars = {{"B", lit(s.B)},
@@ -176,8 +180,7 @@ void lowerSequenceLossGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   const bool scaled = boolAttr(k, "loss_scaled");
   if (scaled && !em.plan().config.lossScaling.enabled)
     throw CodegenError("loss_scaled is set but the plan's config.loss_scaling is disabled");
-  useHelpers(em);
-  em.appendOnce("emb_sequence_loss_helpers", kRowHelpers);
+  appendTokenRowHelpers(em);
   const std::string name = em.entryName("loss_grad_sequence_softmax_ce");
   em.append(subst(R"CUDA(
 // $NAME: d(mean sequence_softmax_ce)/d logits, a block per row$SCALED.

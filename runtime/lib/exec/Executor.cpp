@@ -314,12 +314,13 @@ void Executor::copyStateFrom(const Executor &other) {
         backend_->setLength(state_, int32_t(b));
 }
 
-void Executor::runKernelForTest(bool update, size_t index) {
+void Executor::runKernelForTest(bool update, size_t index, bool training) {
   settleUpdate();
   std::vector<size_t> one{index};
   if (!update)
     backend_->useLoadedBatch();
   state_.inUpdate = update;
+  state_.training = training;
   backend_->run(update ? update_ : step_, &one, state_, -1, nullptr);
   backend_->finish(state_);
   state_.inUpdate = false;

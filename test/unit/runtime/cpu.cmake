@@ -9,6 +9,7 @@ emb_unit_test(CpuKernelTests
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/EmbeddingUtilTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/FiniteUpdateTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/MaskKernelTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/SampledSoftmaxTest.cpp
 )
 target_include_directories(CpuKernelTests PRIVATE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(CpuKernelTests PRIVATE EmbCpuKernels ${XXHASH_LIBRARY})

@@ -90,6 +90,9 @@ constexpr llvm::StringLiteral kPowerArgAttrName = "emb.power";
 /// Table attribute (-emb-distribute): N + 1 ascending row boundaries; rank r
 /// stores rows [b[r], b[r+1]) of a sharded table.
 constexpr llvm::StringLiteral kShardRowsAttrName = "emb.shard_rows";
+/// emb.loss attribute (the model file's "sampled"): -emb-sample-softmax
+/// computes the loss's logits at the target and this many sampled classes.
+constexpr llvm::StringLiteral kSampledAttrName = "emb.sampled";
 /// Name of the forward function the frontend emits.
 constexpr llvm::StringLiteral kForwardFuncName = "forward";
 

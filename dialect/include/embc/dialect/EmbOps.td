@@ -822,6 +822,77 @@ def Emb_LossOp : Emb_Op<"loss", [Emb_LowersItself, Emb_Differentiable, Pure, Emb
   let hasVerifier = 1;
 }
 
+def Emb_SampledLogitsOp : Emb_Op<"sampled_logits", [Emb_Lowered, Emb_Differentiable, Pure,
+    Emb_Cost]> {
+  let summary = "an output projection's logits at the target and S sampled classes";
+  let description = [{
+    Sampled softmax (-emb-sample-softmax builds it from a token loss's
+    output projection). Each row r of `input` (every dimension but the last
+    are rows) with target class t = `target`[r] gets 1 + S logits, which
+    `emb.loss sequence_softmax_ce` reads against class 0 (`classes`):
+
+    - column 0: z_t - log(S Q(t));
+    - column 1 + j: z_c - log(S Q(c)) for candidate c = `candidates`[j], or
+      -inf when c == t (an accidental hit);
+
+    with z_v = input_r . w_v (+ `bias`_v), w_v class v's weights: column v
+    of a D x V `weight` (a dense layer's), or row v of a V x D one when
+    `tied` (a table's rows, read by `emb.read_table`). While training the
+    S = `num_sampled` candidates are drawn with replacement from the
+    log-uniform distribution Q(v) = log((v + 2) / (v + 1)) / log(V + 1),
+    keyed by the run's seed, `stream` and the step (the same draw for every
+    micro-batch and rank of a step). In evaluation nothing is sampled:
+    column 0 is z_t and column 1 the log-sum-exp of every other class, so
+    the loss and perplexity are the full softmax's. A row whose target is
+    -1 gets zeros and class -1. Kernels: runtime/include/embc/runtime/cpu/SampledSoftmaxKernels.h.
+
+    ```mlir
+    %logits, %classes, %candidates = emb.sampled_logits %h, %w, %t bias %b
+        {num_sampled = 512 : i64, stream = 0 : i64, tied = false}
+        : tensor<32x64x128xf32>, tensor<128x8000xf32>, tensor<32x64xf32>, tensor<8000xf32>
+        -> tensor<32x64x513xf32>, tensor<32x64xf32>, tensor<512xi64>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$input, Emb_FloatTensor:$weight, Emb_FloatTensor:$target,
+                       Optional<Emb_FloatTensor>:$bias, I64Attr:$num_sampled, BoolAttr:$tied,
+                       I64Attr:$stream);
+  let results = (outs Emb_FloatTensor:$logits, Emb_FloatTensor:$classes,
+                      Emb_IdTensor:$candidates);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $target (`bias` $bias^)? attr-dict `:` type($input) `,`
+    type($weight) `,` type($target) (`,` type($bias)^)? `->` type($logits) `,` type($classes)
+    `,` type($candidates)
+  }];
+  let hasVerifier = 1;
+}
+
+def Emb_SampledLogitsGradOp : Emb_GradOp<"sampled_logits_grad", [Emb_Lowered, Pure]> {
+  let summary = "gradient of emb.sampled_logits: input, weight and bias gradients";
+  let description = [{
+    From `grad`, the gradient of emb.sampled_logits's logits, and the
+    forward's `candidates`: the input's gradient, the weight's (in its
+    layout: zero but at the candidates' and targets' classes) and, when
+    the forward had a bias, the bias's. Rows whose target is -1 have none.
+
+    ```mlir
+    %dx, %dw, %db = emb.sampled_logits_grad %g, %h, %w, %t, %c {tied = false}
+        : tensor<32x64x513xf32>, tensor<32x64x128xf32>, tensor<128x8000xf32>,
+          tensor<32x64xf32>, tensor<512xi64>
+        -> tensor<32x64x128xf32>, tensor<128x8000xf32>, tensor<8000xf32>
+    ```
+  }];
+  let arguments = (ins Emb_FloatTensor:$grad, Emb_FloatTensor:$input, Emb_FloatTensor:$weight,
+                       Emb_FloatTensor:$target, Emb_IdTensor:$candidates, BoolAttr:$tied);
+  let results = (outs Emb_FloatTensor:$input_grad, Emb_FloatTensor:$weight_grad,
+                      Optional<Emb_FloatTensor>:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight `,` $target `,` $candidates attr-dict `:` type($grad) `,`
+    type($input) `,` type($weight) `,` type($target) `,` type($candidates) `->`
+    type($input_grad) `,` type($weight_grad) (`,` type($bias_grad)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 include "embc/dialect/EmbGradOps.td"
 include "embc/dialect/EmbTransformOps.td"
 include "embc/dialect/EmbScheduleOps.td"

@@ -118,6 +118,9 @@ struct Loss {
   /// chose (maskRate of each sequence), which the model reads masked.
   bool maskedToken = false;
   double maskRate = 0.15;
+  /// A token loss's `sampled`: train on the target and this many sampled
+  /// classes a row (sampled softmax, -emb-sample-softmax); 0: every class.
+  int64_t sampled = 0;
 };
 
 struct Training {

@@ -142,6 +142,43 @@ def EmbSelectTargetsPass : Pass<"emb-select-targets", "::mlir::ModuleOp"> {
 // Optimisation (between -emb-autodiff and -emb-to-plan)
 //===----------------------------------------------------------------------===//
 
+def EmbSampleSoftmaxPass : Pass<"emb-sample-softmax", "::mlir::ModuleOp"> {
+  let summary = "Train a token loss on sampled classes (sampled softmax)";
+  let description = [{
+    On `func.func @forward`, before -emb-autodiff (after
+    -emb-select-targets). A `sequence_softmax_ce` loss marked
+    `emb.sampled = S` (the model file's `"sampled": S`) whose logits come
+    from an output projection, `emb.dense` (weight D x V, optional bias) or
+    `emb.table_scores` (tied embeddings), has the projection and the loss
+    replaced by `emb.sampled_logits`, which computes 1 + S logits a row:
+    the target's and those of S classes drawn each step from a log-uniform
+    distribution, each corrected by its log expected count, and
+    `emb.loss sequence_softmax_ce` against class 0. The projection's GEMM
+    shrinks from V to S + 1 columns, and its backward with it. Evaluation
+    computes the full softmax (the loss and perplexity are exact). The
+    forward's prediction result becomes the sampled logits.
+
+    Refused, at the loss: a marked loss of another kind, logits that are not
+    an output projection's, logits used by other ops, and S not below the
+    number of classes.
+
+    ```mlir
+    // before
+    %logits = emb.dense %h, %w, %b : ... -> tensor<32x64x8000xf32>
+    %l = emb.loss sequence_softmax_ce %logits, %t {emb.sampled = 512 : i64} : ...
+    // after
+    %s, %c, %ids = emb.sampled_logits %h, %w, %t bias %b
+        {num_sampled = 512 : i64, stream = 0 : i64, tied = false} : ...
+        -> tensor<32x64x513xf32>, tensor<32x64xf32>, tensor<512xi64>
+    %l = emb.loss sequence_softmax_ce %s, %c : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numSampled", "sampled-losses", "Token losses trained on sampled classes">,
+  ];
+  let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
+}
+
 def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
   let summary = "Fit the plan into the memory budget: micro-batches, remat, sharding, table precision";
   let description = [{

@@ -977,7 +977,8 @@ const std::vector<std::vector<BindFn>> &cpuBindingTable() {
   static const std::vector<std::vector<BindFn>> table = [] {
     std::vector<std::vector<BindFn>> byOp(kernelCatalogue().size());
     for (auto list : {quantizedBindings, coreBindings, packedBindings, fusedDenseBindings,
-                      fusedEmbeddingBindings, lossScalingBindings, commBindings})
+                      fusedEmbeddingBindings, lossScalingBindings, commBindings,
+                      sampledSoftmaxBindings})
       for (const CpuBinding &binding : list())
         byOp[size_t(binding.op)].push_back(binding.bind);
     return byOp;

@@ -227,6 +227,8 @@ std::vector<CpuBinding> fusedEmbeddingBindings(); // FusedEmbeddingBindings.cpp
 std::vector<CpuBinding> lossScalingBindings();  // LossScaleBindings.cpp
 /// The collectives of -emb-distribute and -emb-batch-exchanges.
 std::vector<CpuBinding> commBindings();         // CommBindings.cpp, ShardBindings.cpp
+/// Sampled softmax (-emb-sample-softmax): sampled_logits and its gradient.
+std::vector<CpuBinding> sampledSoftmaxBindings(); // SampledSoftmaxBindings.cpp
 /// skipgram_step.
 BoundKernel bindSkipgram(const Binder &b);      // SkipgramBindings.cpp
 

@@ -360,8 +360,9 @@ public:
   void syncToDevice();
 
   /// Tests (emb-parity): runs one kernel of plan().step or plan().update
-  /// alone, and waits for it.
-  void runKernelForTest(bool update, size_t index);
+  /// alone, and waits for it: a training step's (dropout drops, masks and
+  /// samples are drawn for the step), or an evaluation's when !training.
+  void runKernelForTest(bool update, size_t index, bool training = true);
   /// Tests: makes this executor's state (arena, lengths, step values) a copy
   /// of `other`'s, which runs the same plan (on another backend).
   void copyStateFrom(const Executor &other);
