@@ -87,11 +87,9 @@ LogicalResult SequenceLookupOp::buildGradient(OpBuilder &b, ArrayRef<Value> resu
 
 LogicalResult SequenceLookupOp::lowerToPlan(PlanEmitter &e) {
   rt::Kernel k = PlanEmitter::kernel(rt::KernelOp::SequenceLookup);
-  const int32_t table = e.table(getTable());
-  k.attrs["table"] = table;
-  if (e.plan().tables[size_t(table)].storage != rt::Storage::F32)
-    return emitOpError("reads table @")
-           << getTable() << ", which is quantised: sequence tables are f32 for now";
+  k.attrs["table"] = e.table(getTable());
+  if (failed(e.dequantize(*this, getTable(), k.attrs)))
+    return failure();
   return e.emitOnOperands(*this, std::move(k));
 }
 

@@ -689,11 +689,6 @@ private:
         throw SchemaError(pointer, "feature '" + f.name +
                                        "' names unknown table '" + f.table +
                                        "'" + suggestTable(f.table));
-      if (f.kind == FeatureKind::Sequence && t->dtype != runtime::Storage::F32)
-        throw SchemaError(pointer, "sequence feature '" + f.name + "' reads table '" + t->name +
-                                       "', which is stored as " + runtime::enumString(t->dtype) +
-                                       ": sequence tables are f32 for now (give it \"dtype\": "
-                                       "\"f32\")");
       if (f.kind == FeatureKind::Sequence && t->sharding != "none")
         throw SchemaError(pointer, "sequence feature '" + f.name + "' reads table '" + t->name +
                                        "', which is sharded: sequence tables are not sharded "

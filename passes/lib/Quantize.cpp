@@ -129,6 +129,8 @@ void QuantizePass::runOnOperation() {
       mark(op, lookup.getTable(), kDequantizeAttrName, {});
     else if (auto gather = dyn_cast<GatherOp>(op))
       mark(op, gather.getTable(), kDequantizeAttrName, {});
+    else if (auto sequence = dyn_cast<SequenceLookupOp>(op))
+      mark(op, sequence.getTable(), kDequantizeAttrName, {});
     else if (auto grad = dyn_cast<LookupGradOp>(op); grad && grad.getPooling() == Pooling::max)
       mark(op, grad.getTable(), kDequantizeAttrName, {}); // finds the max in the rows
   });

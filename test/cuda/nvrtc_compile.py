@@ -5,7 +5,8 @@ resource check (emb-nvrtc-check --resources: no spills, no local memory,
 registers within its launch bounds): each examples/*.json as written, and
 dlrm_small in the variants that change the generated code most (tables
 stored fp16/bf16/int8/int4, bf16 and fp16 dense compute, --no-fuse,
---no-pack), the token models with a sampled softmax, plus the GPU benchmark's DLRM (fp16 tables, bf16 MLPs).
+--no-pack), the token models with a sampled softmax and an int8 token
+table, plus the GPU benchmark's DLRM (fp16 tables, bf16 MLPs).
 
 For each: `embc M.json --emit=cuda -o M.cu`, then `emb-nvrtc-check M.cu...`
 (one process for all files). A failure prints NVRTC's log; the failing
@@ -51,6 +52,10 @@ VARIANTS = [
      {"loss": {"sampled": 512}}, []),
     ("bert_mini_mlm.sampled", "bert_mini_mlm",
      {"loss": {"sampled": 512}}, []),
+    # A quantised token table: sequence_lookup's dequantising row loads.
+    ("gpt_mini.int8_tokens", "gpt_mini",
+     {"embeddings": [{"name": "words", "rows": 8000, "dim": 128, "dtype": "int8",
+                      "init": {"kind": "normal", "std": 0.05}}]}, []),
 ]
 
 

@@ -427,6 +427,88 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
 
 } // namespace
 
+// sequence_lookup of a quantised table: gather's row loads, one group of
+// lanes per position (b, l), zeros past each sequence.
+void emb::lowerQuantizedSequenceLookup(CudaEmitter &em, const rt::Kernel &k,
+                                       rt::CudaKernel &out) {
+  expectCounts(k, 2, 1);
+  const rt::Table &table = tableOf(em.plan(), intAttr(k, "table"));
+  Member m;
+  m.table = &table;
+  m.storage = storageOf(table.storage);
+  expectDequantize(k.attrs, m);
+  m.y = k.outputs[0];
+  const rt::Buffer &yBuf = f32Buffer(em, k.outputs[0], "sequence_lookup output");
+  if (yBuf.shape.size() != 3 || yBuf.shape[2] != table.dim)
+    throw CodegenError("sequence_lookup output '" + yBuf.name + "' must be B x L x " +
+                       std::to_string(table.dim));
+  const int64_t B = yBuf.shape[0], L = yBuf.shape[1];
+  expectOffsets(em, k.inputs[1], B);
+  const Layout l = memberLayout(em, m);
+  appendHelpers(em);
+  const int idCode = em.errorCode("ids of table '" + table.name + "' outside [0, " +
+                                  std::to_string(table.rows) + ")");
+  const int lengthCode = em.errorCode("a sequence of table '" + table.name +
+                                      "' longer than its max_len " + std::to_string(L) +
+                                      " or outside its ids (the value is the sequence)");
+  Args args;
+  const rt::Buffer &idsBuf = em.buffer(k.inputs[0]);
+  const std::string ids = args.buffer(k.inputs[0], "const emb_i64");
+  const std::string n = args.count(idsBuf, k.inputs[0], numel(idsBuf));
+  const std::string offsets = args.buffer(k.inputs[1], "const emb_i64");
+  const std::string tbl = args.buffer(table.buffer, "const " + m.storage.elemType());
+  const std::string qp = m.storage.rowwise() ? args.buffer(table.qparams, "const emb_u16") : "0";
+  const std::string y = args.buffer(k.outputs[0], "float");
+  const std::string entry = em.entryName("sequence_lookup_" + table.name);
+  em.append(subst(R"(
+// sequence_lookup of '$TNAME' ($STORAGE): $B x $SEQ positions, $L lanes each, zeros past each sequence.
+extern "C" __global__ void $ENTRY(EmbArgs a) {
+  const emb_i64 i = ((emb_i64)blockIdx.x * blockDim.x + threadIdx.x) / $L;
+  const int lane = (int)(threadIdx.x % $L);
+  if (i >= $POSITIONS) return;
+  const emb_i64 n = $COUNT;
+  const emb_i64 b = i / $SEQ, p = i % $SEQ;
+  const emb_i64 lo = $OFFSETS[b], len = $OFFSETS[b + 1] - lo;
+  const $ELEM *table = $TBL;
+  $QPDECL
+  float row[$K];
+#pragma unroll
+  for (int t = 0; t < $K; ++t) row[t] = 0.0f;
+  if (len < 0 || len > $SEQ || lo < 0 || lo + len > n) {
+    if (p == 0 && lane == 0) emb_set_error(a.step, $LENCODE, b);
+  } else if (p < len) {
+    const emb_i64 id = $IDS[lo + p];
+    if (id < 0 || id >= $ROWS) {
+      if (lane == 0) emb_set_error(a.step, $IDCODE, id);
+    } else {
+$LOAD
+    }
+  }
+$STORE
+}
+)",
+                  {{"TNAME", table.name},
+                   {"STORAGE", m.storage.name()},
+                   {"B", lit(B)},
+                   {"SEQ", lit(L)},
+                   {"L", std::to_string(l.L)},
+                   {"ENTRY", entry},
+                   {"POSITIONS", lit(B * L)},
+                   {"COUNT", n},
+                   {"OFFSETS", offsets},
+                   {"IDS", ids},
+                   {"ROWS", lit(table.rows)},
+                   {"IDCODE", std::to_string(idCode)},
+                   {"LENCODE", std::to_string(lengthCode)},
+                   {"ELEM", m.storage.elemType()},
+                   {"TBL", tbl},
+                   {"QPDECL", m.storage.rowwise() ? "const emb_u16 *qp = " + qp + ";" : ""},
+                   {"K", std::to_string(l.K())},
+                   {"LOAD", loadRow(m.storage, l, "table", "qp", "id", "row")},
+                   {"STORE", storeF32(l, y + " + i * " + lit(l.D), "row")}}));
+  out.launches.push_back(CudaEmitter::kernelLaunch(entry, args.list, blocksFor(B * L, l), kBlock));
+}
+
 EMBC_CUDA_LOWERING(Hash, lowerHash)
 EMBC_CUDA_LOWERING(Lookup, lowerLookup)
 EMBC_CUDA_LOWERING(Gather, lowerGather)

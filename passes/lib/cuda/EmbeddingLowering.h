@@ -111,6 +111,11 @@ void emitRunNumbering(CudaEmitter &em, rt::CudaKernel &out, const std::string &h
                       int64_t count, const std::string &pad, int64_t keys, int64_t flags,
                       int64_t runOf, int64_t total);
 
+/// sequence_lookup of a table in quantised storage (EmbeddingLookupLowering.cpp:
+/// gather's dequantising row loads); SequenceLowering.cpp hands it over.
+void lowerQuantizedSequenceLookup(CudaEmitter &em, const runtime::Kernel &k,
+                                  runtime::CudaKernel &out);
+
 /// The device helpers the embedding kernels share (xxh64 of an id, the
 /// counter-based random words, stochastic rounding, row-wise parameters,
 /// vector structs); appended once per program.

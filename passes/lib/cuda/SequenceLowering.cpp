@@ -73,7 +73,7 @@ void lowerSequenceLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
   expectCounts(k, 2, 1);
   const rt::Table &table = tableOf(em.plan(), intAttr(k, "table"));
   if (table.storage != rt::Storage::F32)
-    throw CodegenError("sequence_lookup reads table '" + table.name + "', which is not f32");
+    return lowerQuantizedSequenceLookup(em, k, out);
   const auto [B, L, D] = sequenceShape(em, k.outputs[0], "output");
   if (D != table.dim)
     throw CodegenError("output rows of " + std::to_string(D) + " != dim of table '" + table.name +

@@ -92,6 +92,20 @@ void quantizedGather(const QuantizedTable &t, const int64_t *ids, int64_t n, flo
   });
 }
 
+void quantizedSequenceLookup(const QuantizedTable &t, const int64_t *ids, const int64_t *offsets,
+                             int64_t B, int64_t L, float *y) {
+  const int64_t D = t.D;
+  parallelFor(B, B * L * D > kParallelWork, [&](int64_t bBegin, int64_t bEnd) {
+    for (int64_t b = bBegin; b < bEnd; ++b) {
+      const int64_t n = std::clamp<int64_t>(offsets[b + 1] - offsets[b], 0, L);
+      float *yb = y + b * L * D;
+      for (int64_t l = 0; l < n; ++l)
+        dequantizeRow(t, ids[offsets[b] + l], yb + l * D);
+      std::fill(yb + n * D, yb + L * D, 0.0f);
+    }
+  });
+}
+
 void quantizedLookupGrad(const QuantizedTable &t, const int64_t *ids, const int64_t *offsets,
                          const float *weights, int64_t B, Pooling pooling, const float *dy,
                          float *dvals) {

@@ -616,11 +616,6 @@ TEST(ModelParser, SequenceErrorsNameTheField) {
   expectParseError(j, "/features/1/vocab",
                    "feature 'ids' has vocab 101 but table 't' has only 100 rows");
   j = sequenceModel();
-  j["embeddings"][0]["dtype"] = "int8";
-  expectParseError(j, "/features/1/table",
-                   "sequence feature 'ids' reads table 't', which is stored as int8: sequence "
-                   "tables are f32 for now (give it \"dtype\": \"f32\")");
-  j = sequenceModel();
   j["layers"][0]["mode"] = "last";
   e = parseError(j.dump());
   EXPECT_EQ(e.pointer, "/layers/0/mode");

@@ -182,6 +182,23 @@ inline void checkIds(const int64_t *ids, int64_t n, int64_t rows, const Table &t
           "' (rows 0.." + std::to_string(rows - 1) + ")");
 }
 
+/// Throws when a sequence is longer than L or its offsets leave the ids:
+/// the data, not the plan, is wrong. `owner` names the ids ("table 'words'").
+inline void checkSequences(const int64_t *offsets, int64_t B, int64_t L, int64_t idCount,
+                           const std::string &owner) {
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = offsets[b + 1] - offsets[b];
+    if (offsets[b] < 0 || n < 0 || offsets[b + 1] > idCount)
+      throw data::DataError("sequence " + std::to_string(b) + " of " + owner + " has offsets [" +
+                            std::to_string(offsets[b]) + ", " + std::to_string(offsets[b + 1]) +
+                            ") outside its " + std::to_string(idCount) + " ids");
+    if (n > L)
+      throw data::DataError("sequence " + std::to_string(b) + " of " + owner + " has " +
+                            std::to_string(n) + " ids, more than its max_len " +
+                            std::to_string(L));
+  }
+}
+
 /// A dense kernel's compute precision (-emb-quantize): attribute "compute",
 /// f32 when absent (what every plan without bf16/fp16 has).
 inline cpu::ComputeType computeOf(const Binder &b) {

@@ -3,7 +3,7 @@
 // Binds the kernels that read or update a table stored as f16, bf16, int8 or
 // int4
 // (-emb-quantize; docs/plan-format.md, "Quantised tables") to
-// cpu/QuantizedKernels.h: lookup, gather, max-pooled lookup_grad,
+// cpu/QuantizedKernels.h: lookup, gather, sequence_lookup, max-pooled lookup_grad,
 // update_table (lone table or batch), fused_lookup with a quantised member
 // and embedding_update of a quantised table or batch. Kernels on f32 tables
 // are left to the other bind functions (this one returns nullptr).
@@ -103,6 +103,20 @@ BoundKernel bindLookup(const Binder &b, const Target &t) {
   const Kernel &k = b.k;
   expectDequantize(b, k.attrs, t);
   const Table &table = b.table();
+  if (k.op == kernelName(KernelOp::SequenceLookup)) {
+    b.expectCounts(2, 1);
+    const int64_t B = b.dim(b.out(0), 0), L = b.dim(b.out(0), 1);
+    if (b.dim(b.out(0), 2) != t.dim)
+      b.fail("output rows must be the table's dim " + std::to_string(t.dim));
+    const int32_t ids = k.inputs[0], offsets = k.inputs[1], y = k.outputs[0];
+    return [=, &table](ExecState &s) {
+      const int64_t n = idCount(s, ids);
+      checkIds(s.data<int64_t>(ids), n, t.rows, table);
+      checkSequences(s.data<int64_t>(offsets), B, L, n, "table '" + t.name + "'");
+      cpu::quantizedSequenceLookup(t.view(s), s.data<int64_t>(ids), s.data<int64_t>(offsets), B,
+                                   L, s.data<float>(y));
+    };
+  }
   if (k.op == kernelName(KernelOp::Gather)) {
     b.expectCounts(1, 1);
     int64_t n = Binder::numel(b.in(0));
@@ -358,6 +372,7 @@ BoundKernel bindQuantizedFusedLookup(const Binder &b) {
 std::vector<CpuBinding> embc::runtime::quantizedBindings() {
   return {{KernelOp::Lookup, bindQuantizedLookup},
           {KernelOp::Gather, bindQuantizedLookup},
+          {KernelOp::SequenceLookup, bindQuantizedLookup},
           {KernelOp::LookupGrad, bindQuantizedLookup},
           {KernelOp::UpdateTable, bindQuantizedUpdate},
           {KernelOp::EmbeddingUpdate, bindQuantizedUpdate},

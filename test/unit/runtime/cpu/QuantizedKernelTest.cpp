@@ -16,6 +16,7 @@
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/cpu/QuantizedKernels.h"
+#include "embc/runtime/cpu/SequenceKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -258,6 +259,12 @@ TEST(QuantizedKernels, LookupEqualsF32LookupOfDequantisedTable) {
     gatherForward(f32.data(), D, ids.data(), int64_t(ids.size()), want.data());
     quantizedGather(q.table, ids.data(), int64_t(ids.size()), got.data());
     EXPECT_EQ(got, want);
+    // The bags as sequences of at most 3 tokens: rows in order, zeros after.
+    const int64_t L = 3;
+    std::vector<float> seqWant(B * L * D), seqGot(B * L * D, 1.0f);
+    sequenceLookupForward(f32.data(), D, ids.data(), offsets.data(), B, L, seqWant.data());
+    quantizedSequenceLookup(q.table, ids.data(), offsets.data(), B, L, seqGot.data());
+    EXPECT_EQ(seqGot, seqWant);
   }
 }
 

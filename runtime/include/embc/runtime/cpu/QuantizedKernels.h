@@ -61,6 +61,10 @@ void quantizedLookup(const QuantizedTable &t, const int64_t *ids, const int64_t 
                      const float *weights, int64_t B, Pooling pooling, float *y);
 /// gatherForward on dequantised rows.
 void quantizedGather(const QuantizedTable &t, const int64_t *ids, int64_t n, float *y);
+/// sequenceLookupForward on dequantised rows: y[b, l] is the row of
+/// ids[offsets[b] + l] for l < n_b (clamped to L), zeros after.
+void quantizedSequenceLookup(const QuantizedTable &t, const int64_t *ids, const int64_t *offsets,
+                             int64_t B, int64_t L, float *y);
 /// lookupGrad on dequantised rows (only max pooling reads the table).
 void quantizedLookupGrad(const QuantizedTable &t, const int64_t *ids, const int64_t *offsets,
                          const float *weights, int64_t B, Pooling pooling, const float *dy,
