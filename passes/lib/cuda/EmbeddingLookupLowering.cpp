@@ -427,6 +427,14 @@ void lowerFusedLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out)
 
 } // namespace
 
+emb::SequenceLookupCodes emb::sequenceLookupCodes(CudaEmitter &em, const rt::Table &table,
+                                                  int64_t L) {
+  return {em.errorCode("ids of table '" + table.name + "' outside [0, " +
+                       std::to_string(table.rows) + ")"),
+          em.errorCode("a sequence of table '" + table.name + "' longer than its max_len " +
+                       std::to_string(L) + " or outside its ids (the value is the sequence)")};
+}
+
 // sequence_lookup of a quantised table: gather's row loads, one group of
 // lanes per position (b, l), zeros past each sequence.
 void emb::lowerQuantizedSequenceLookup(CudaEmitter &em, const rt::Kernel &k,
@@ -446,11 +454,7 @@ void emb::lowerQuantizedSequenceLookup(CudaEmitter &em, const rt::Kernel &k,
   expectOffsets(em, k.inputs[1], B);
   const Layout l = memberLayout(em, m);
   appendHelpers(em);
-  const int idCode = em.errorCode("ids of table '" + table.name + "' outside [0, " +
-                                  std::to_string(table.rows) + ")");
-  const int lengthCode = em.errorCode("a sequence of table '" + table.name +
-                                      "' longer than its max_len " + std::to_string(L) +
-                                      " or outside its ids (the value is the sequence)");
+  const auto [idCode, lengthCode] = sequenceLookupCodes(em, table, L);
   Args args;
   const rt::Buffer &idsBuf = em.buffer(k.inputs[0]);
   const std::string ids = args.buffer(k.inputs[0], "const emb_i64");

@@ -111,6 +111,14 @@ void emitRunNumbering(CudaEmitter &em, rt::CudaKernel &out, const std::string &h
                       int64_t count, const std::string &pad, int64_t keys, int64_t flags,
                       int64_t runOf, int64_t total);
 
+/// The error codes of a sequence lookup of `table` with sequences of at
+/// most L tokens: an id outside the table, a sequence too long or outside
+/// its ids. Shared by the f32 and the quantised lowerings.
+struct SequenceLookupCodes {
+  int id = 0, length = 0;
+};
+SequenceLookupCodes sequenceLookupCodes(CudaEmitter &em, const runtime::Table &table, int64_t L);
+
 /// sequence_lookup of a table in quantised storage (EmbeddingLookupLowering.cpp:
 /// gather's dequantising row loads); SequenceLowering.cpp hands it over.
 void lowerQuantizedSequenceLookup(CudaEmitter &em, const runtime::Kernel &k,

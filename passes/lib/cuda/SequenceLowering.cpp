@@ -80,11 +80,7 @@ void lowerSequenceLookup(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &o
                        "' (" + std::to_string(table.dim) + ")");
   const int64_t V = vectorWidth(em, D, {table.buffer, k.outputs[0]});
   appendHelpers(em);
-  const int idCode = em.errorCode("ids of table '" + table.name + "' outside [0, " +
-                                  std::to_string(table.rows) + ")");
-  const int lengthCode = em.errorCode("a sequence of table '" + table.name +
-                                      "' longer than its max_len " + std::to_string(L) +
-                                      " or outside its ids (the value is the sequence)");
+  const auto [idCode, lengthCode] = sequenceLookupCodes(em, table, L);
   Args args;
   const rt::Buffer &idsBuf = em.buffer(k.inputs[0]);
   const std::string ids = args.buffer(k.inputs[0], "const emb_i64");
