@@ -353,13 +353,14 @@ def unigram_perplexity(train_file, eval_file, vocab, max_len, start=1):
 SMALL_VOCAB = 2000
 
 
-def train_small_token_model(args, example, steps, table_rows):
+def train_small_token_model(args, example, steps, table_rows, edit=None, tag="small"):
     """`example` (a token model of examples/) cut to one layer and a
     SMALL_VOCAB-word vocabulary so that CI trains it in seconds, trained
     `steps` steps on the Gutenberg passages and evaluated on the held-out
     ones; returns (the summary record, the passages' folder, max_len).
     `table_rows` is the word table's rows (the vocabulary, plus a mask
-    token's row)."""
+    token's row); `edit(model)` changes the cut model further, and `tag`
+    names its files."""
     need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
     passages = make_passages(args)
     with open(os.path.join(args.examples, example)) as f:
@@ -369,8 +370,10 @@ def train_small_token_model(args, example, steps, table_rows):
     model["layers"][0]["layers"] = 1
     if model["layers"][1]["type"] == "dense":  # a tied head is as wide as the table
         model["layers"][1]["size"] = SMALL_VOCAB
-    stem = os.path.splitext(example)[0]
-    path, plan = f"{args.work}/{stem}_small.json", f"{args.work}/{stem}_small.plan"
+    if edit:
+        edit(model)
+    stem = os.path.splitext(example)[0] + "_" + tag
+    path, plan = f"{args.work}/{stem}.json", f"{args.work}/{stem}.plan"
     with open(path, "w") as f:
         json.dump(model, f)
     r = run([args.embc, path, "-o", plan], capture_output=True)
@@ -378,7 +381,7 @@ def train_small_token_model(args, example, steps, table_rows):
         sys.exit(f"embc failed on {path}:\n{r.stderr}")
     _, s = train(args, plan, ["--data", f"text:{passages}/train_text.txt",
                               "--eval", f"text:{passages}/eval_text.txt", "--steps", str(steps),
-                              "--report-every", str(steps // 4)], f"{args.work}/{stem}_small.jsonl")
+                              "--report-every", str(steps // 4)], f"{args.work}/{stem}.jsonl")
     return s, passages, model["features"][0]["max_len"]
 
 
@@ -412,11 +415,45 @@ def masked_token_learns(args):
            f"after 800 steps < 0.8 of the unigram model's {unigram:.1f}")
 
 
+def sampled_softmax_learns(args):
+    """gpt_mini cut as next_token_learns does, its head trained on 400
+    sampled classes of 2,000 ("sampled": 400, -emb-sample-softmax): after
+    600 steps (a sampled step costs less, and learns less, than a full one)
+    its held-out perplexity (the full softmax's: evaluation does not sample)
+    is below half of the unigram model's too."""
+    def sampled(model):
+        model["loss"]["sampled"] = 400
+    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", 600, SMALL_VOCAB,
+                                                   sampled, "sampled")
+    unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
+                                 SMALL_VOCAB, max_len)
+    expect(s["eval_perplexity"] < unigram / 2,
+           f"sampled softmax: held-out perplexity {s['eval_perplexity']:.1f} after 600 steps "
+           f"< half of the unigram model's {unigram:.1f}")
+
+
+def quantized_tokens_learn(args):
+    """gpt_mini cut as next_token_learns does, its word table stored int8
+    (dequantised by the lookup, requantised with stochastic rounding by the
+    update): after 400 steps its held-out perplexity is below half of the
+    unigram model's too."""
+    def int8(model):
+        model["embeddings"][0]["dtype"] = "int8"
+    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", 400, SMALL_VOCAB,
+                                                   int8, "int8")
+    unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
+                                 SMALL_VOCAB, max_len)
+    expect(s["eval_perplexity"] < unigram / 2,
+           f"int8 token table: held-out perplexity {s['eval_perplexity']:.1f} after 400 steps "
+           f"< half of the unigram model's {unigram:.1f}")
+
+
 CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram,
                                   skipgram_per_example, resume,
                                   accumulation_clipping, device_training,
                                   examples_on_their_data, next_token_learns,
-                                  masked_token_learns]}
+                                  masked_token_learns, sampled_softmax_learns,
+                                  quantized_tokens_learn]}
 
 
 def main():
