@@ -340,6 +340,32 @@ static FailureOr<rt::Kernel> lowerSkipgram(FusedOp fused, PlanEmitter &e) {
   return k;
 }
 
+/// add_layer_norm: y = layer_norm(x + dropout(p)); h = x + dropout(p) is an
+/// output too when anything outside the group reads it (the residual
+/// stream, the layer norm's gradient).
+static FailureOr<rt::Kernel> lowerAddLayerNorm(FusedOp fused, PlanEmitter &e) {
+  auto add = firstOf<AddOp>(fused);
+  auto norm = firstOf<LayerNormOp>(fused);
+  auto drop = firstOf<DropoutOp>(fused);
+  Value x = add.getInputs()[0], p = add.getInputs()[1];
+  if (drop && x == drop.getResult())
+    std::swap(x, p);
+  rt::Kernel k;
+  k.op = rt::kernelName(rt::KernelOp::AddLayerNorm);
+  k.attrs["eps"] = norm.getEps().convertToDouble();
+  if (drop) {
+    k.attrs["rate"] = drop.getRate().convertToDouble();
+    k.attrs["stream"] = int64_t(drop.getStream());
+  }
+  for (Value v : std::initializer_list<Value>{x, drop ? Value(drop.getInput()) : p,
+                                            norm.getGamma(), norm.getBeta()})
+    k.inputs.push_back(e.buffer(v));
+  k.outputs.push_back(e.buffer(norm.getResult()));
+  if (e.hasBuffer(add.getResult()))
+    k.outputs.push_back(e.buffer(add.getResult()));
+  return k;
+}
+
 LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
   FusedOp fused = *this;
   if (failed(bindResults(fused, e)))
@@ -369,6 +395,9 @@ LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
     break;
   case FusionKind::skipgram:
     kernel = lowerSkipgram(fused, e);
+    break;
+  case FusionKind::add_layer_norm:
+    kernel = lowerAddLayerNorm(fused, e);
     break;
   }
   if (failed(kernel))

@@ -165,6 +165,8 @@ bool allowedIn(FusionKind kind, Operation *op) {
   case FusionKind::skipgram:
     return isa<LookupOp, GatherOp, DotOp, LossOp, LossGradOp, DotGradOp, AddOp, LookupGradOp,
                AccumulateRowsOp, CoalesceRowsOp, UpdateOp>(op);
+  case FusionKind::add_layer_norm:
+    return isa<DropoutOp, AddOp, LayerNormOp>(op);
   }
   return false;
 }

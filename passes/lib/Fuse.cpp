@@ -148,6 +148,9 @@ private:
   void lookups(Block *block);
   void embeddingUpdates(ModuleOp module, Block *block, func::FuncOp update);
   void elementwiseChains(Block *block);
+  /// layer_norm of a two-input add (a residual), with the dropout that
+  /// feeds the add when there is one: one pass over the rows.
+  void residualNorms(Block *block);
   /// The skipgram group; false (after an error) when the model asks for
   /// per-example updates that its step cannot have.
   bool skipgram(ModuleOp module, Block *block, func::FuncOp update, bool &formed);
@@ -201,6 +204,23 @@ void FusePass::denseBackward(Block *block) {
     if (auto act = dz.getDefiningOp<ActivationGradOp>(); act && isTopLevel(act, block))
       ops.push_back(act);
     group(ops, FusionKind::dense_act_grad);
+  }
+}
+
+void FusePass::residualNorms(Block *block) {
+  for (auto norm : llvm::make_early_inc_range(block->getOps<LayerNormOp>())) {
+    auto add = norm.getInput().getDefiningOp<AddOp>();
+    if (!add || !isTopLevel(add, block) || add.getBias() || add.getInputs().size() != 2 ||
+        add.getResult().getType() != norm.getInput().getType())
+      continue;
+    SmallVector<Operation *> ops = {add, norm};
+    for (Value in : add.getInputs())
+      if (auto drop = in.getDefiningOp<DropoutOp>();
+          drop && isTopLevel(drop, block) && drop.getResult().hasOneUse()) {
+        ops.push_back(drop);
+        break;
+      }
+    formGroup(ops, FusionKind::add_layer_norm);
   }
 }
 
@@ -494,6 +514,7 @@ void FusePass::runOnOperation() {
   interactionBackward(block);
   lookups(block);
   embeddingUpdates(module, block, funcs->update);
+  residualNorms(block);
   elementwiseChains(block);
 }
 

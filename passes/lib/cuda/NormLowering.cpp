@@ -12,6 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "DenseLowering.h"
+#include "DropoutLowering.h"
+#include "EmbeddingLowering.h"
+
+#include "embc/runtime/cpu/DropoutKernels.h"
 
 #include <sstream>
 
@@ -172,7 +176,70 @@ void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
       gridFor(D, kColumnBlock), kColumnBlock));
 }
 
+// add_layer_norm: x, p, gamma, beta -> y[, h]: a warp per row writes
+// h = x + d (d = p, dropped as the dropout kernel drops it while training
+// when the kernel has a rate), then the row's layer_norm from h.
+void lowerAddLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  if (k.inputs.size() != 4 || k.outputs.empty() || k.outputs.size() > 2)
+    throw CodegenError("add_layer_norm expects 4 inputs and 1 or 2 outputs");
+  const bool keepH = k.outputs.size() == 2;
+  const auto [R, D] = normShape(em, k.inputs[0], {{k.inputs[1], "p"}, {k.outputs[0], "output"}},
+                                {{k.inputs[2], "gamma"}, {k.inputs[3], "beta"}});
+  if (keepH && f32Buffer(em, k.outputs[1], "h").shape != em.buffer(k.inputs[0]).shape)
+    throw CodegenError("add_layer_norm h must have the input's shape");
+  const bool drops = k.attrs.contains("rate");
+  if (drops && !k.attrs["rate"].is_number())
+    throw CodegenError("add_layer_norm needs a number 'rate'");
+  const double rate = drops ? k.attrs["rate"].get<double>() : 0.0;
+  if (!(rate >= 0.0 && rate < 1.0))
+    throw CodegenError("add_layer_norm rate must be in [0, 1), got " + std::to_string(rate));
+  const int64_t stream = drops ? intAttr(k, "stream") : 0;
+  const rt::Buffer &x = em.buffer(k.inputs[0]);
+  const int64_t batch = x.shape[0], perExample = numel(x) / std::max<int64_t>(batch, 1);
+  const rt::CudaArg h = keepH ? CudaEmitter::buf(k.outputs[1])
+                              : CudaEmitter::scratchAt(em.scratch(R * D * 4));
+  appendDropoutHelpers(em);
+  std::ostringstream t;
+  t << "// add_layer_norm of " << R << " rows of " << D
+    << (drops ? ", dropout rate " + std::to_string(rate) + " stream " + std::to_string(stream)
+              : std::string())
+    << ": one warp per row.\n"
+    << "extern \"C\" __global__ void " << kNamePlaceholder << "(EmbArgs a) {\n"
+    << "  const bool drop = a.step->training != 0 && " << (drops && rate > 0.0 ? "true" : "false")
+    << ";\n"
+    << dropoutKeyCode("key", stream)
+    << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
+    << codegen::emb::lit(batch) << ") * " << codegen::emb::lit(perExample) << ");\n"
+    << "  emb_drop_cache cache = {~0ULL, 0};\n"
+    << warpPerRow(R)
+    << "  const float *xin = (const float *)a.p[0] + row * " << D << ";\n"
+    << "  const float *pr = (const float *)a.p[1] + row * " << D << ";\n"
+    << "  const float *gamma = (const float *)a.p[2], *beta = (const float *)a.p[3];\n"
+    << "  float *yr = (float *)a.p[4] + row * " << D << ";\n"
+    << "  float *hr = (float *)a.p[5] + row * " << D << ";\n"
+    << "  for (int j = lane; j < " << D << "; j += 32) {\n"
+    << "    float d = pr[j];\n"
+    << "    if (drop) d = d * emb_drop_factor(key, first + (emb_u64)(row * " << D << " + j), "
+    << runtime::cpu::dropoutThreshold(rate) << "u, " << floatLiteral(float(1.0 / (1.0 - rate)))
+    << ", cache);\n"
+    << "    hr[j] = xin[j] + d;\n"
+    << "  }\n"
+    << "  // Each lane reads back only the h values it wrote (the same j).\n"
+    << "  const float *xr = hr;\n"
+    << rowStats(D, epsOf(k))
+    << "  for (int j = lane; j < " << D << "; j += 32)\n"
+    << "    yr[j] = (float)(((double)xr[j] - mean) * rstd * (double)gamma[j] + (double)beta[j]);\n"
+    << kEndRows << "}\n";
+  const std::string entry = defineKernel(em, k.op, t.str());
+  out.launches.push_back(CudaEmitter::kernelLaunch(
+      entry,
+      {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]), CudaEmitter::buf(k.inputs[2]),
+       CudaEmitter::buf(k.inputs[3]), CudaEmitter::buf(k.outputs[0]), h},
+      gridFor(R, kRowsPerBlock), kBlock));
+}
+
 } // namespace
 
 EMBC_CUDA_LOWERING(LayerNorm, lowerLayerNorm)
 EMBC_CUDA_LOWERING(LayerNormGrad, lowerLayerNormGrad)
+EMBC_CUDA_LOWERING(AddLayerNorm, lowerAddLayerNorm)

@@ -88,7 +88,9 @@ def Emb_FusedOp : Emb_Op<"fused", [Emb_LowersItself, RecursiveMemoryEffects]> {
       gathered negatives, their dots, the neg_sampling loss, its backward
       and the tables' update), run example by example with each example's
       own gradient applied before the next (training attribute
-      `embedding_updates` = `per_example` or `hogwild`).
+      `embedding_updates` = `per_example` or `hogwild`);
+    - `add_layer_norm`: a residual connection's add (of a dropout's result,
+      when one feeds it) and the layer norm of the sum, one pass a row.
 
     ```mlir
     %y = emb.fused dense_act -> tensor<8x4xf32> {

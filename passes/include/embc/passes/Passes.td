@@ -403,6 +403,10 @@ def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
       gradient rows are materialised. Only when the update follows every
       step (no gradient accumulation) and nothing needs all gradients first
       (no clipping), for sum and mean pooling;
+    - `add_layer_norm`: a layer norm of a two-input add without bias (a
+      residual connection) with the dropout that feeds the add, when it
+      has no other use: one pass a row writes the sum and its layer norm
+      (the unfused dropout, add and layer_norm, operation for operation);
     - `elementwise`: remaining chains of adds and activations;
     - `skipgram`: only when the model's training asks for
       `embedding_updates` = `per_example` or `hogwild`: the whole step of a

@@ -12,6 +12,7 @@
 #include "CpuBinder.h"
 
 #include "embc/runtime/cpu/FusedDenseKernels.h"
+#include "embc/runtime/cpu/NormKernels.h"
 
 #include <stdexcept>
 #include <string>
@@ -349,8 +350,49 @@ BoundKernel bindInteractionConcatGrad(const Binder &b) {
 
 } // namespace
 
+namespace {
+
+/// add_layer_norm: x, p, gamma, beta -> y[, h]: y = layer_norm(x + d), d
+/// = p dropped as the dropout kernel would drop it (rate, stream), or p.
+BoundKernel bindAddLayerNorm(const Binder &b) {
+  const Kernel &k = b.k;
+  if (k.inputs.size() != 4 || k.outputs.empty() || k.outputs.size() > 2)
+    b.fail("expected 4 inputs and 1 or 2 outputs");
+  const Buffer &x = b.in(0);
+  const int64_t D = b.cols(x), rows = b.rows(x);
+  if (b.in(1).shape != x.shape || b.out(0).shape != x.shape ||
+      (k.outputs.size() == 2 && b.out(1).shape != x.shape))
+    b.fail("p, y and h must have x's shape");
+  if (Binder::numel(b.in(2)) != D || Binder::numel(b.in(3)) != D)
+    b.fail("gamma and beta must have " + std::to_string(D) + " entries");
+  const double eps = b.real("eps");
+  const bool drops = k.attrs.contains("rate");
+  const double rate = drops ? b.real("rate") : 0.0;
+  if (!(rate >= 0.0 && rate < 1.0))
+    b.fail("rate must be in [0, 1), got " + std::to_string(rate));
+  const int64_t stream = drops ? b.integer("stream") : 0;
+  // The dropout's numbering: its operand's leading dimension is the batch.
+  const int64_t batch = b.dim(x, 0), perExample = Binder::numel(x) / std::max<int64_t>(batch, 1);
+  const int32_t xi = k.inputs[0], pi = k.inputs[1], gamma = k.inputs[2], beta = k.inputs[3],
+                y = k.outputs[0], h = k.outputs.size() == 2 ? k.outputs[1] : -1;
+  return [=](ExecState &s) {
+    std::optional<cpu::DropoutDraw> drop;
+    if (drops && s.training && rate > 0.0) {
+      const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
+      drop = cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
+                              uint64_t(example * perExample), rate};
+    }
+    cpu::addLayerNormForward(s.data<float>(xi), s.data<float>(pi), s.data<float>(gamma),
+                             s.data<float>(beta), h >= 0 ? s.data<float>(h) : nullptr,
+                             s.data<float>(y), rows, D, eps, drop);
+  };
+}
+
+} // namespace
+
 std::vector<CpuBinding> embc::runtime::fusedDenseBindings() {
   return {{KernelOp::ActivationGrad, bindActivationGradFromOutput},
+          {KernelOp::AddLayerNorm, bindAddLayerNorm},
           {KernelOp::DenseAct, bindDenseAct},
           {KernelOp::DenseActGrad, bindDenseActGrad},
           {KernelOp::Elementwise, bindElementwise},

@@ -14,6 +14,7 @@
 #include "GradientCheck.h"
 
 #include "embc/runtime/cpu/FusedDenseKernels.h"
+#include "embc/runtime/cpu/NormKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/cpu/Kernels.h"
 
@@ -252,6 +253,39 @@ TEST(FusedDenseGradientCheck, DenseActGrad) {
         if (bias)
           expectGradientMatches(what + " db", b, db, objective);
       }
+}
+
+// --- add_layer_norm --------------------------------------------------------------
+
+// The fused residual + dropout + layer norm is the unfused dropout, add and
+// layer_norm, to the bit, with and without the dropout and whatever the
+// rows' global offset (a micro-batch's or a rank's first element).
+TEST(FusedAddLayerNorm, EqualsDropoutAddLayerNorm) {
+  const int64_t rows = 37, D = 70, n = rows * D;
+  const std::vector<float> x = randomVector<float>(size_t(n), 31),
+                           p = randomVector<float>(size_t(n), 32),
+                           gamma = randomVector<float>(size_t(D), 33, 0.5, 1.5),
+                           beta = randomVector<float>(size_t(D), 34);
+  for (bool drops : {false, true}) {
+    const DropoutDraw draw{dropoutKey(11, 2, 5), uint64_t(3) << 31, 0.25};
+    std::vector<float> d(static_cast<size_t>(n)), h(d.size()), y(d.size());
+    if (drops)
+      dropoutApply(p.data(), d.data(), n, draw.key, draw.first, draw.rate);
+    else
+      d = p;
+    for (int64_t i = 0; i < n; ++i)
+      h[size_t(i)] = x[size_t(i)] + d[size_t(i)];
+    layerNormForward(h.data(), gamma.data(), beta.data(), y.data(), rows, D, 1e-5);
+    std::vector<float> fusedH(d.size()), fusedY(d.size()), onlyY(d.size());
+    const std::optional<DropoutDraw> drop = drops ? std::optional<DropoutDraw>(draw) : std::nullopt;
+    addLayerNormForward(x.data(), p.data(), gamma.data(), beta.data(), fusedH.data(),
+                        fusedY.data(), rows, D, 1e-5, drop);
+    EXPECT_EQ(fusedH, h) << "dropout " << drops;
+    EXPECT_EQ(fusedY, y) << "dropout " << drops;
+    addLayerNormForward(x.data(), p.data(), gamma.data(), beta.data(), (float *)nullptr,
+                        onlyY.data(), rows, D, 1e-5, drop);
+    EXPECT_EQ(onlyY, y) << "without h, dropout " << drops;
+  }
 }
 
 // --- elementwise chains ---------------------------------------------------------

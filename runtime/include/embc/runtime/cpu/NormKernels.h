@@ -17,11 +17,13 @@
 #ifndef EMBC_RUNTIME_CPU_NORMKERNELS_H
 #define EMBC_RUNTIME_CPU_NORMKERNELS_H
 
+#include "embc/runtime/cpu/DropoutKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace embc::runtime::cpu {
@@ -104,6 +106,42 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma
         dgamma[j0 + j] = T(sumG[j]);
         dbeta[j0 + j] = T(sumB[j]);
       }
+    }
+  });
+}
+
+/// The draw of a dropout applied inside another kernel: its key
+/// (dropoutKey), the global index of the operand's first element and the
+/// rate.
+struct DropoutDraw {
+  uint64_t key = 0, first = 0;
+  double rate = 0.0;
+};
+
+/// add_layer_norm (-emb-fuse): h = x + d and y = layer_norm(h), d = p, or
+/// p dropped by `drop` (element r D + j is global element first + r D + j,
+/// as the dropout kernel numbers it). The unfused dropout, add and
+/// layer_norm, operation for operation, in one pass over each row. h may
+/// be null (nothing outside reads it).
+template <class T>
+void addLayerNormForward(const T *x, const T *p, const T *gamma, const T *beta, T *h, T *y,
+                         int64_t rows, int64_t D, double eps,
+                         const std::optional<DropoutDraw> &drop) {
+  parallelFor(rows, rows * D > norm::kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
+    std::vector<T> local(h ? 0 : size_t(D));
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      T *hr = h ? h + r * D : local.data();
+      const T *xr = x + r * D, *pr = p + r * D;
+      if (drop)
+        dropoutApply(pr, hr, D, drop->key, drop->first + uint64_t(r * D), drop->rate);
+      else
+        std::copy(pr, pr + D, hr);
+      for (int64_t j = 0; j < D; ++j)
+        hr[j] = xr[j] + hr[j];
+      double mean, rstd;
+      norm::rowStats(hr, D, eps, mean, rstd);
+      for (int64_t j = 0; j < D; ++j)
+        y[r * D + j] = T((double(hr[j]) - mean) * rstd * double(gamma[j]) + double(beta[j]));
     }
   });
 }
