@@ -366,6 +366,41 @@ static FailureOr<rt::Kernel> lowerAddLayerNorm(FusedOp fused, PlanEmitter &e) {
   return k;
 }
 
+/// add_layer_norm_grad: dh = other + layer_norm_grad's dx (other: the
+/// add's other operand, when there is an add), dp = dropout_grad(dh) when
+/// the group has one.
+static FailureOr<rt::Kernel> lowerAddLayerNormGrad(FusedOp fused, PlanEmitter &e) {
+  auto grad = firstOf<LayerNormGradOp>(fused);
+  auto add = firstOf<AddOp>(fused);
+  auto drop = firstOf<DropoutGradOp>(fused);
+  rt::Kernel k;
+  k.op = rt::kernelName(rt::KernelOp::AddLayerNormGrad);
+  k.attrs["eps"] = grad.getEps().convertToDouble();
+  k.attrs["other"] = bool(add);
+  if (drop) {
+    k.attrs["rate"] = drop.getRate().convertToDouble();
+    k.attrs["stream"] = int64_t(drop.getStream());
+  }
+  for (Value v : {grad.getGrad(), grad.getInput(), grad.getGamma()})
+    k.inputs.push_back(e.buffer(v));
+  Value dh = grad.getInputGrad();
+  if (add) {
+    Value other = add.getInputs()[0] == dh ? add.getInputs()[1] : add.getInputs()[0];
+    k.inputs.push_back(e.buffer(other));
+    dh = add.getResult();
+  }
+  // dh is always written: the rows the dropout's gradient reads.
+  FailureOr<int32_t> dhBuffer =
+      e.hasBuffer(dh) ? FailureOr<int32_t>(e.buffer(dh)) : e.activation(fused, dh, "fused_dh");
+  if (failed(dhBuffer))
+    return failure();
+  for (int32_t b : {*dhBuffer, e.buffer(grad.getGammaGrad()), e.buffer(grad.getBetaGrad())})
+    k.outputs.push_back(b);
+  if (drop)
+    k.outputs.push_back(e.buffer(drop.getResult()));
+  return k;
+}
+
 LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
   FusedOp fused = *this;
   if (failed(bindResults(fused, e)))
@@ -398,6 +433,9 @@ LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
     break;
   case FusionKind::add_layer_norm:
     kernel = lowerAddLayerNorm(fused, e);
+    break;
+  case FusionKind::add_layer_norm_grad:
+    kernel = lowerAddLayerNormGrad(fused, e);
     break;
   }
   if (failed(kernel))

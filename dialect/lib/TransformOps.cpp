@@ -167,6 +167,8 @@ bool allowedIn(FusionKind kind, Operation *op) {
                AccumulateRowsOp, CoalesceRowsOp, UpdateOp>(op);
   case FusionKind::add_layer_norm:
     return isa<DropoutOp, AddOp, LayerNormOp>(op);
+  case FusionKind::add_layer_norm_grad:
+    return isa<LayerNormGradOp, AddOp, DropoutGradOp>(op);
   }
   return false;
 }

@@ -222,6 +222,25 @@ void FusePass::residualNorms(Block *block) {
       }
     formGroup(ops, FusionKind::add_layer_norm);
   }
+  // The backward: the norm's input gradient added to the sum's other
+  // gradient (the residual stream's), and the dropout's gradient of that.
+  for (auto grad : llvm::make_early_inc_range(block->getOps<LayerNormGradOp>())) {
+    SmallVector<Operation *> ops = {grad};
+    Value dh = grad.getInputGrad();
+    if (auto add = dyn_cast_or_null<AddOp>(singleUser(dh));
+        add && isTopLevel(add, block) && !add.getBias() && add.getInputs().size() == 2 &&
+        add.getInputs()[0] != add.getInputs()[1]) {
+      ops.push_back(add);
+      dh = add.getResult();
+    }
+    for (Operation *user : dh.getUsers())
+      if (auto drop = dyn_cast<DropoutGradOp>(user); drop && isTopLevel(drop, block)) {
+        ops.push_back(drop);
+        break;
+      }
+    if (ops.size() > 1)
+      formGroup(ops, FusionKind::add_layer_norm_grad);
+  }
 }
 
 /// interaction whose only use is a concat: written into the concat directly.

@@ -1,9 +1,11 @@
 // -emb-fuse's add_layer_norm: a layer_norm of a two-input add (a residual
 // connection), with the dropout that feeds the add, runs as one kernel
 // that writes the sum h (the residual stream, which the layer norm's
-// gradient and the next residual read) and the normalised rows. The plan
-// has one add_layer_norm kernel with the dropout's rate and stream and the
-// norm's eps; the CUDA program computes what the CPU does (emulated, in
+// gradient and the next residual read) and the normalised rows; its
+// backward, add_layer_norm_grad, is the norm's input gradient plus the
+// residual stream's (dh) and the dropout's gradient of dh in the same row
+// pass. The plan has one kernel of each with the dropout's rate and stream
+// and the norm's eps; the CUDA program computes what the CPU does (emulated, in
 // training and in evaluation); fused and unfused plans train alike to the
 // bit (the kernel repeats dropout, add and layer_norm operation for
 // operation). fuse-residual-norm-skip.mlir: what is left alone.
@@ -27,9 +29,15 @@
 // CHECK-NEXT:      %[[H:.*]] = emb.add %{{.*}}, %[[D]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
 // CHECK-NEXT:      %[[N:.*]] = emb.layer_norm %[[H]]
 // CHECK-NEXT:      emb.yield
-// CHECK:         emb.layer_norm_grad %{{.*}}, %[[G]]#{{[01]}}
+// CHECK:         emb.fused add_layer_norm_grad
+// CHECK-NEXT:      %[[DX:.*]], %{{.*}}, %{{.*}} = emb.layer_norm_grad %{{.*}}, %[[G]]#{{[01]}}
+// CHECK-NEXT:      %[[DH:.*]] = emb.add %{{.*}}, %[[DX]]
+// CHECK-NEXT:      emb.dropout_grad %[[DH]] {rate = 2.000000e-01 : f64, stream = 3 : i64}
+// CHECK-NEXT:      emb.yield
 // PLAN: "attrs": { "eps": 1e-05, "rate": 0.2, "stream": 3 }, "bytes": {{[0-9]+}}, "inputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ], "op": "add_layer_norm", "outputs": [ {{[0-9]+}}, {{[0-9]+}} ]
+// PLAN: "attrs": { "eps": 1e-05, "other": true, "rate": 0.2, "stream": 3 }, "bytes": {{[0-9]+}}, "inputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ], "op": "add_layer_norm_grad", "outputs": [ {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}} ]
 // PARITY: 1 step {{.*}} add_layer_norm
+// PARITY: 1 step {{.*}} add_layer_norm_grad
 // PARITY: eval {{.*}} add_layer_norm
 // PARITY: emb-parity: {{[0-9]+}} outputs compared over 2 steps, {{.*}}: OK
 module @res attributes {emb.training = #emb.training<batch_size = 8, dense_optimizer = <kind = adam, lr = 0.01>>} {

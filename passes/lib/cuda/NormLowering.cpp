@@ -17,6 +17,7 @@
 
 #include "embc/runtime/cpu/DropoutKernels.h"
 
+#include <optional>
 #include <sstream>
 
 using namespace embc;
@@ -107,17 +108,62 @@ void lowerLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
       gridFor(R, kRowsPerBlock), kBlock));
 }
 
+/// What add_layer_norm_grad adds to layer_norm_grad's row pass: the sum's
+/// other gradient (an input) and the dropout gradient of dh (an output).
+struct ResidualGrad {
+  bool other = false, dropout = false;
+  double rate = 0.0;
+  int64_t stream = 0, batch = 1, perExample = 0;
+};
+
 // layer_norm_grad: dy, x, gamma -> dx, dgamma, dbeta. The row pass keeps
-// each row's mean and rstd in scratch for the column pass.
-void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
-  expectCounts(k, 3, 3);
+// each row's mean and rstd in scratch for the column pass. With `extra`
+// (add_layer_norm_grad): dx + other as dh, and dp, dh dropped as
+// dropout_grad drops it, in the same row pass.
+void emitLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out,
+                       const std::optional<ResidualGrad> &extra) {
   const auto [R, D] = normShape(em, k.inputs[1], {{k.inputs[0], "dy"}, {k.outputs[0], "dx"}},
                                 {{k.inputs[2], "gamma"}, {k.outputs[1], "dgamma"},
                                  {k.outputs[2], "dbeta"}});
   const rt::CudaArg stats = CudaEmitter::scratchAt(em.scratch(R * 16));
+  std::vector<rt::CudaArg> rowArgs = {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]),
+                                      CudaEmitter::buf(k.inputs[2]), CudaEmitter::buf(k.outputs[0]),
+                                      stats};
+  std::string finish, head;
+  if (extra) {
+    if (extra->other)
+      f32Buffer(em, k.inputs[3], "other");
+    if (extra->dropout)
+      f32Buffer(em, k.outputs[3], "dp");
+    appendDropoutHelpers(em);
+    rowArgs.push_back(CudaEmitter::buf(extra->other ? k.inputs[3] : k.inputs[0]));
+    rowArgs.push_back(CudaEmitter::buf(extra->dropout ? k.outputs[3] : k.outputs[0]));
+    std::ostringstream h;
+    h << "  const bool drop = a.step->training != 0 && "
+      << (extra->dropout && extra->rate > 0.0 ? "true" : "false") << ";\n"
+      << dropoutKeyCode("key", extra->stream)
+      << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
+      << codegen::emb::lit(extra->batch) << ") * " << codegen::emb::lit(extra->perExample)
+      << ");\n"
+      << "  emb_drop_cache cache = {~0ULL, 0};\n"
+      << "  (void)drop; (void)first; (void)cache;\n";
+    head = h.str();
+    std::ostringstream f;
+    f << "    float v = dxr[j];\n";
+    if (extra->other)
+      f << "    v = ((const float *)a.p[5])[row * " << D << " + j] + v;\n"
+        << "    dxr[j] = v;\n";
+    if (extra->dropout)
+      f << "    if (drop) v = v * emb_drop_factor(key, first + (emb_u64)(row * " << D << " + j), "
+        << runtime::cpu::dropoutThreshold(extra->rate) << "u, "
+        << floatLiteral(float(1.0 / (1.0 - extra->rate))) << ", cache);\n"
+        << "    ((float *)a.p[6])[row * " << D << " + j] = v;\n";
+    finish = f.str();
+  }
   std::ostringstream rows;
-  rows << "// layer_norm_grad, dx of " << R << " rows of " << D << ": one warp per row.\n"
+  rows << "// " << k.op << ", dx of " << R << " rows of " << D << ": one warp per row.\n"
        << "extern \"C\" __global__ void " << kNamePlaceholder << "(EmbArgs a) {\n"
+       << head
        << warpPerRow(R)
        << "  const float *dyr = (const float *)a.p[0] + row * " << D << ";\n"
        << "  const float *xr = (const float *)a.p[1] + row * " << D << ";\n"
@@ -137,18 +183,16 @@ void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
        << "    const double xhat = ((double)xr[j] - mean) * rstd;\n"
        << "    const double gj = (double)dyr[j] * (double)gamma[j];\n"
        << "    dxr[j] = (float)(rstd * (gj - meanG - xhat * meanGx));\n"
+       << finish
        << "  }\n"
        << "  if (lane == 0) {\n"
        << "    stats[2 * row] = mean;\n"
        << "    stats[2 * row + 1] = rstd;\n"
        << "  }\n"
        << kEndRows << "}\n";
-  const std::string rowEntry = defineKernel(em, "layer_norm_grad_rows", rows.str());
-  out.launches.push_back(CudaEmitter::kernelLaunch(
-      rowEntry,
-      {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]), CudaEmitter::buf(k.inputs[2]),
-       CudaEmitter::buf(k.outputs[0]), stats},
-      gridFor(R, kRowsPerBlock), kBlock));
+  const std::string rowEntry = defineKernel(em, k.op + "_rows", rows.str());
+  out.launches.push_back(
+      CudaEmitter::kernelLaunch(rowEntry, rowArgs, gridFor(R, kRowsPerBlock), kBlock));
 
   std::ostringstream cols;
   cols << "// layer_norm_grad, dgamma and dbeta of " << D
@@ -174,6 +218,32 @@ void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
       {CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1]), stats,
        CudaEmitter::buf(k.outputs[1]), CudaEmitter::buf(k.outputs[2])},
       gridFor(D, kColumnBlock), kColumnBlock));
+}
+
+void lowerLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  expectCounts(k, 3, 3);
+  emitLayerNormGrad(em, k, out, std::nullopt);
+}
+
+// add_layer_norm_grad: dy, h, gamma[, other] -> dh, dgamma, dbeta[, dp].
+void lowerAddLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  ResidualGrad extra;
+  extra.other = boolAttr(k, "other");
+  extra.dropout = k.attrs.contains("rate");
+  expectCounts(k, extra.other ? 4 : 3, extra.dropout ? 4 : 3);
+  if (extra.dropout) {
+    if (!k.attrs["rate"].is_number())
+      throw CodegenError("add_layer_norm_grad needs a number 'rate'");
+    extra.rate = k.attrs["rate"].get<double>();
+    if (!(extra.rate >= 0.0 && extra.rate < 1.0))
+      throw CodegenError("add_layer_norm_grad rate must be in [0, 1), got " +
+                         std::to_string(extra.rate));
+    extra.stream = intAttr(k, "stream");
+  }
+  const rt::Buffer &h = em.buffer(k.inputs[1]);
+  extra.batch = h.shape.empty() ? 1 : h.shape[0];
+  extra.perExample = numel(h) / std::max<int64_t>(extra.batch, 1);
+  emitLayerNormGrad(em, k, out, extra);
 }
 
 // add_layer_norm: x, p, gamma, beta -> y[, h]: a warp per row writes
@@ -243,3 +313,4 @@ void lowerAddLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
 EMBC_CUDA_LOWERING(LayerNorm, lowerLayerNorm)
 EMBC_CUDA_LOWERING(LayerNormGrad, lowerLayerNormGrad)
 EMBC_CUDA_LOWERING(AddLayerNorm, lowerAddLayerNorm)
+EMBC_CUDA_LOWERING(AddLayerNormGrad, lowerAddLayerNormGrad)

@@ -90,7 +90,9 @@ def Emb_FusedOp : Emb_Op<"fused", [Emb_LowersItself, RecursiveMemoryEffects]> {
       own gradient applied before the next (training attribute
       `embedding_updates` = `per_example` or `hogwild`);
     - `add_layer_norm`: a residual connection's add (of a dropout's result,
-      when one feeds it) and the layer norm of the sum, one pass a row.
+      when one feeds it) and the layer norm of the sum, one pass a row;
+    - `add_layer_norm_grad`: a layer_norm_grad, the add of another gradient
+      of the sum, and the dropout_grad of the total.
 
     ```mlir
     %y = emb.fused dense_act -> tensor<8x4xf32> {

@@ -407,6 +407,9 @@ def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
       residual connection) with the dropout that feeds the add, when it
       has no other use: one pass a row writes the sum and its layer norm
       (the unfused dropout, add and layer_norm, operation for operation);
+    - `add_layer_norm_grad`: its backward, a layer_norm_grad with the add
+      of the residual stream's gradient and the dropout_grad of the sum
+      (either may be missing), in the norm's row pass;
     - `elementwise`: remaining chains of adds and activations;
     - `skipgram`: only when the model's training asks for
       `embedding_updates` = `per_example` or `hogwild`: the whole step of a

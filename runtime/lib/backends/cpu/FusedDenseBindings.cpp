@@ -388,11 +388,47 @@ BoundKernel bindAddLayerNorm(const Binder &b) {
   };
 }
 
+/// add_layer_norm_grad: dy, h, gamma[, other] -> dh, dgamma, dbeta[, dp]:
+/// layer_norm_grad's dx plus other, and its dropout_grad.
+BoundKernel bindAddLayerNormGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  const bool other = b.flag("other"), drops = k.attrs.contains("rate");
+  b.expectCounts(other ? 4 : 3, drops ? 4 : 3);
+  const Buffer &h = b.in(1);
+  const int64_t D = b.cols(h), rows = b.rows(h);
+  if (b.in(0).shape != h.shape || b.out(0).shape != h.shape ||
+      (other && b.in(3).shape != h.shape) || (drops && b.out(3).shape != h.shape))
+    b.fail("dy, other, dh and dp must have h's shape");
+  if (Binder::numel(b.in(2)) != D || Binder::numel(b.out(1)) != D || Binder::numel(b.out(2)) != D)
+    b.fail("gamma, dgamma and dbeta must have " + std::to_string(D) + " entries");
+  const double eps = b.real("eps"), rate = drops ? b.real("rate") : 0.0;
+  if (!(rate >= 0.0 && rate < 1.0))
+    b.fail("rate must be in [0, 1), got " + std::to_string(rate));
+  const int64_t stream = drops ? b.integer("stream") : 0;
+  const int64_t batch = b.dim(h, 0), perExample = Binder::numel(h) / std::max<int64_t>(batch, 1);
+  const int32_t dy = k.inputs[0], hi = k.inputs[1], gamma = k.inputs[2],
+                oi = other ? k.inputs[3] : -1, dh = k.outputs[0], dgamma = k.outputs[1],
+                dbeta = k.outputs[2], dp = drops ? k.outputs[3] : -1;
+  return [=](ExecState &s) {
+    std::optional<cpu::DropoutDraw> drop;
+    if (drops && s.training && rate > 0.0) {
+      const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
+      drop = cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
+                              uint64_t(example * perExample), rate};
+    }
+    cpu::addLayerNormBackward(s.data<float>(dy), s.data<float>(hi), s.data<float>(gamma),
+                              oi >= 0 ? s.data<float>(oi) : nullptr, s.data<float>(dh),
+                              s.data<float>(dgamma), s.data<float>(dbeta),
+                              dp >= 0 ? s.data<float>(dp) : nullptr, rows, D, eps, drop);
+  };
+}
+
 } // namespace
 
 std::vector<CpuBinding> embc::runtime::fusedDenseBindings() {
   return {{KernelOp::ActivationGrad, bindActivationGradFromOutput},
           {KernelOp::AddLayerNorm, bindAddLayerNorm},
+          {KernelOp::AddLayerNormGrad, bindAddLayerNormGrad},
           {KernelOp::DenseAct, bindDenseAct},
           {KernelOp::DenseActGrad, bindDenseActGrad},
           {KernelOp::Elementwise, bindElementwise},

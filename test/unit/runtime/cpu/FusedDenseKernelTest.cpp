@@ -288,6 +288,38 @@ TEST(FusedAddLayerNorm, EqualsDropoutAddLayerNorm) {
   }
 }
 
+// Its backward: layer_norm_grad, the residual's add and dropout_grad, to
+// the bit, with and without the other gradient and the dropout.
+TEST(FusedAddLayerNorm, GradEqualsLayerNormGradAddDropoutGrad) {
+  const int64_t rows = 29, D = 70, n = rows * D;
+  const std::vector<float> dy = randomVector<float>(size_t(n), 41),
+                           h = randomVector<float>(size_t(n), 42),
+                           other = randomVector<float>(size_t(n), 43),
+                           gamma = randomVector<float>(size_t(D), 44, 0.5, 1.5);
+  const DropoutDraw draw{dropoutKey(12, 4, 7), 5, 0.3};
+  for (bool withOther : {false, true})
+    for (bool drops : {false, true}) {
+      std::vector<float> dx(static_cast<size_t>(n)), dg(static_cast<size_t>(D)), db(dg.size()),
+          dh(dx.size()), dp(dx.size());
+      layerNormBackward(dy.data(), h.data(), gamma.data(), dx.data(), dg.data(), db.data(), rows,
+                        D, 1e-5);
+      for (int64_t i = 0; i < n; ++i)
+        dh[size_t(i)] = withOther ? other[size_t(i)] + dx[size_t(i)] : dx[size_t(i)];
+      if (drops)
+        dropoutApply(dh.data(), dp.data(), n, draw.key, draw.first, draw.rate);
+      std::vector<float> gotDh(dx.size()), gotDp(dx.size()), gotDg(dg.size()), gotDb(dg.size());
+      addLayerNormBackward(dy.data(), h.data(), gamma.data(), withOther ? other.data() : nullptr,
+                           gotDh.data(), gotDg.data(), gotDb.data(),
+                           drops ? gotDp.data() : (float *)nullptr, rows, D, 1e-5,
+                           drops ? std::optional<DropoutDraw>(draw) : std::nullopt);
+      EXPECT_EQ(gotDh, dh) << withOther << drops;
+      EXPECT_EQ(gotDg, dg);
+      EXPECT_EQ(gotDb, db);
+      if (drops)
+        EXPECT_EQ(gotDp, dp) << withOther;
+    }
+}
+
 // --- elementwise chains ---------------------------------------------------------
 
 using Step = ElementwiseStep;

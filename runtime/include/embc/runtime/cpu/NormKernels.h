@@ -62,12 +62,12 @@ void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t r
   });
 }
 
-/// From dy and the forward's x and gamma: dx (rows x D), dgamma and dbeta
-/// (D each, overwritten). With x^ = (x - mean) rstd and g = dy gamma,
-/// dx = rstd (g - mean(g) - x^ mean(g x^)).
-template <class T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
-                       int64_t rows, int64_t D, double eps) {
+namespace norm {
+/// layerNormBackward, calling rowDone(r) once dx's row r is written (by
+/// the thread that wrote it).
+template <class T, class RowDone>
+void backward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta, int64_t rows,
+              int64_t D, double eps, RowDone &&rowDone) {
   std::vector<double> mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
   const bool parallel = rows * D > norm::kParallelWork;
   parallelFor(rows, parallel, [&](int64_t rBegin, int64_t rEnd) {
@@ -87,6 +87,7 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma
         const double g = double(dyr[j]) * double(gamma[j]);
         dx[r * D + j] = T(rstd[r] * (g - meanG - xhat * meanGx));
       }
+      rowDone(r);
     }
   });
   // Column sums, one thread per block of columns, rows in order.
@@ -108,6 +109,16 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma
       }
     }
   });
+}
+} // namespace norm
+
+/// From dy and the forward's x and gamma: dx (rows x D), dgamma and dbeta
+/// (D each, overwritten). With x^ = (x - mean) rstd and g = dy gamma,
+/// dx = rstd (g - mean(g) - x^ mean(g x^)).
+template <class T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
+                       int64_t rows, int64_t D, double eps) {
+  norm::backward(dy, x, gamma, dx, dgamma, dbeta, rows, D, eps, [](int64_t) {});
 }
 
 /// The draw of a dropout applied inside another kernel: its key
@@ -143,6 +154,30 @@ void addLayerNormForward(const T *x, const T *p, const T *gamma, const T *beta, 
       for (int64_t j = 0; j < D; ++j)
         y[r * D + j] = T((double(hr[j]) - mean) * rstd * double(gamma[j]) + double(beta[j]));
     }
+  });
+}
+
+/// add_layer_norm_grad (-emb-fuse): the layer norm's gradient dx of
+/// layerNormBackward, then dh = other + dx (other: the gradient the sum h
+/// gets elsewhere, the residual stream's; null: none) written to dh, and
+/// dp = dh dropped by `drop` as dropout_grad drops it (null dp: no
+/// dropout). The unfused layer_norm_grad, add and dropout_grad, operation
+/// for operation, each row finished by the thread that computed it.
+template <class T>
+void addLayerNormBackward(const T *dy, const T *h, const T *gamma, const T *other, T *dh,
+                          T *dgamma, T *dbeta, T *dp, int64_t rows, int64_t D, double eps,
+                          const std::optional<DropoutDraw> &drop) {
+  norm::backward(dy, h, gamma, dh, dgamma, dbeta, rows, D, eps, [&](int64_t r) {
+    T *dhr = dh + r * D;
+    if (other)
+      for (int64_t j = 0; j < D; ++j)
+        dhr[j] = other[r * D + j] + dhr[j];
+    if (!dp)
+      return;
+    if (drop)
+      dropoutApply(dhr, dp + r * D, D, drop->key, drop->first + uint64_t(r * D), drop->rate);
+    else
+      std::copy(dhr, dhr + D, dp + r * D);
   });
 }
 
