@@ -37,6 +37,9 @@ using namespace embc::codegen::model;
 namespace {
 
 constexpr int64_t kRowBlock = 128;
+/// Resident row blocks a SM the row kernels' launch bounds ask for: 128
+/// registers a thread.
+constexpr int64_t kRowMinBlocks = 4;
 constexpr int64_t kMaxRowBlocks = 65535;
 /// x_r lives in shared memory: at most 32 KiB of it.
 constexpr int64_t kMaxWidth = 8192;
@@ -223,6 +226,9 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 }
 )CUDA",
                          rowVars, rows));
+  // The target's double dot and a candidate's loop need more than the
+  // default 64 registers on sm_80 (they spilled): 4 blocks of 128 a SM.
+  em.setMinBlocks(rows, kRowMinBlocks);
   out.launches.push_back(CudaEmitter::kernelLaunch(rows, rowArgs, rowBlocks(s), kRowBlock));
 
   const std::string full = em.entryName("sampled_logits_full");
@@ -257,6 +263,7 @@ extern "C" __global__ void $NAME(EmbArgs a) {
 }
 )CUDA",
                          fullVars, full));
+  em.setMinBlocks(full, kRowMinBlocks);
   out.launches.push_back(CudaEmitter::kernelLaunch(full, rowArgs, rowBlocks(s), kRowBlock));
 }
 
