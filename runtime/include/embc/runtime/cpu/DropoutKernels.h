@@ -79,34 +79,42 @@ inline uint32_t dropoutThreshold(double rate) {
   return uint32_t(std::llround(rate * double(1u << 24)));
 }
 
+namespace dropout {
+/// dropoutApply's elements [begin, end) on the calling thread: runs of
+/// one high word (a launch rarely crosses a 2^32 boundary), each a
+/// branch-free loop the compiler vectorises.
+template <class T>
+void applyRange(const T *x, T *y, int64_t begin, int64_t end, uint64_t key, uint64_t first,
+                uint32_t threshold, T scale) {
+  for (int64_t i = begin; i < end;) {
+    const uint64_t g = first + uint64_t(i);
+    const int64_t run = std::min<int64_t>(end - i, int64_t((uint64_t(1) << 32) - (g & 0xFFFFFFFFu)));
+    const RoundKeys k = roundKeys(key, g >> 32);
+    const uint32_t lo = uint32_t(g);
+    const T *xs = x + i;
+    T *ys = y + i;
+    for (int64_t j = 0; j < run; ++j) {
+      const uint32_t draw = word(k, lo + uint32_t(j)) >> 8;
+      // keep (0 or 1) times scale, not a choice between 0 and x * scale:
+      // GCC leaves any select in this loop as a branch ("control flow in
+      // loop") and the loop scalar. A dropped NaN or infinity stays
+      // non-finite, as in x * mask.
+      const int32_t keep = int32_t(draw >= threshold);
+      ys[j] = xs[j] * (T(keep) * scale);
+    }
+    i += run;
+  }
+}
+} // namespace dropout
+
 /// y = x * (keep ? scale : 0) for n elements, x[i] being element first + i
 /// of the global batch; scale = 1 / (1 - rate), rounded to T.
 template <class T>
 void dropoutApply(const T *x, T *y, int64_t n, uint64_t key, uint64_t first, double rate) {
   const uint32_t threshold = dropoutThreshold(rate);
   const T scale = T(1.0 / (1.0 - rate));
-  const bool parallel = n > dropout::kParallelWork;
-  parallelFor(n, parallel, [&](int64_t begin, int64_t end) {
-    // Runs of one high word (a launch rarely crosses a 2^32 boundary), each
-    // a branch-free loop the compiler vectorises.
-    for (int64_t i = begin; i < end;) {
-      const uint64_t g = first + uint64_t(i);
-      const int64_t run = std::min<int64_t>(end - i, int64_t((uint64_t(1) << 32) - (g & 0xFFFFFFFFu)));
-      const dropout::RoundKeys k = dropout::roundKeys(key, g >> 32);
-      const uint32_t lo = uint32_t(g);
-      const T *xs = x + i;
-      T *ys = y + i;
-      for (int64_t j = 0; j < run; ++j) {
-        const uint32_t draw = dropout::word(k, lo + uint32_t(j)) >> 8;
-        // keep (0 or 1) times scale, not a choice between 0 and x * scale:
-        // GCC leaves any select in this loop as a branch ("control flow in
-        // loop") and the loop scalar. A dropped NaN or infinity stays
-        // non-finite, as in x * mask.
-        const int32_t keep = int32_t(draw >= threshold);
-        ys[j] = xs[j] * (T(keep) * scale);
-      }
-      i += run;
-    }
+  parallelFor(n, n > dropout::kParallelWork, [&](int64_t begin, int64_t end) {
+    dropout::applyRange(x, y, begin, end, key, first, threshold, scale);
   });
 }
 

@@ -138,15 +138,18 @@ template <class T>
 void addLayerNormForward(const T *x, const T *p, const T *gamma, const T *beta, T *h, T *y,
                          int64_t rows, int64_t D, double eps,
                          const std::optional<DropoutDraw> &drop) {
+  const uint32_t threshold = drop ? dropoutThreshold(drop->rate) : 0;
+  const T scale = drop ? T(1.0 / (1.0 - drop->rate)) : T(1);
   parallelFor(rows, rows * D > norm::kParallelWork, [&](int64_t rBegin, int64_t rEnd) {
     std::vector<T> local(h ? 0 : size_t(D));
     for (int64_t r = rBegin; r < rEnd; ++r) {
       T *hr = h ? h + r * D : local.data();
-      const T *xr = x + r * D, *pr = p + r * D;
+      const T *xr = x + r * D;
       if (drop)
-        dropoutApply(pr, hr, D, drop->key, drop->first + uint64_t(r * D), drop->rate);
+        dropout::applyRange(p + r * D, hr, 0, D, drop->key, drop->first + uint64_t(r * D),
+                            threshold, scale);
       else
-        std::copy(pr, pr + D, hr);
+        std::copy(p + r * D, p + (r + 1) * D, hr);
       for (int64_t j = 0; j < D; ++j)
         hr[j] = xr[j] + hr[j];
       double mean, rstd;
@@ -167,6 +170,8 @@ template <class T>
 void addLayerNormBackward(const T *dy, const T *h, const T *gamma, const T *other, T *dh,
                           T *dgamma, T *dbeta, T *dp, int64_t rows, int64_t D, double eps,
                           const std::optional<DropoutDraw> &drop) {
+  const uint32_t threshold = drop ? dropoutThreshold(drop->rate) : 0;
+  const T scale = drop ? T(1.0 / (1.0 - drop->rate)) : T(1);
   norm::backward(dy, h, gamma, dh, dgamma, dbeta, rows, D, eps, [&](int64_t r) {
     T *dhr = dh + r * D;
     if (other)
@@ -175,7 +180,8 @@ void addLayerNormBackward(const T *dy, const T *h, const T *gamma, const T *othe
     if (!dp)
       return;
     if (drop)
-      dropoutApply(dhr, dp + r * D, D, drop->key, drop->first + uint64_t(r * D), drop->rate);
+      dropout::applyRange(dhr, dp + r * D, 0, D, drop->key, drop->first + uint64_t(r * D),
+                          threshold, scale);
     else
       std::copy(dhr, dhr + D, dp + r * D);
   });
