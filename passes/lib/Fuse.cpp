@@ -220,7 +220,7 @@ void FusePass::residualNorms(Block *block) {
         ops.push_back(drop);
         break;
       }
-    formGroup(ops, FusionKind::add_layer_norm);
+    group(ops, FusionKind::add_layer_norm);
   }
   // The backward: the norm's input gradient added to the sum's other
   // gradient (the residual stream's), and the dropout's gradient of that.
@@ -239,7 +239,7 @@ void FusePass::residualNorms(Block *block) {
         break;
       }
     if (ops.size() > 1)
-      formGroup(ops, FusionKind::add_layer_norm_grad);
+      group(ops, FusionKind::add_layer_norm_grad);
   }
 }
 

@@ -120,7 +120,7 @@ std::optional<Plan> embc::runtime::deserializePlan(const std::string &bytes, std
     json parsed;
     try {
       parsed = json::parse(body.begin(), body.end());
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) { // parse_error, out_of_range (1e999)
       throw PlanFormatError(std::string("invalid JSON body: ") + e.what());
     }
     json memoryReport;

@@ -112,6 +112,8 @@ TEST(PlanContainer, InvalidJsonBody) {
   EXPECT_TRUE(startsWith(errorFor(containerWith("")), "invalid JSON body: "));
   // Not UTF-8 inside a string.
   EXPECT_TRUE(startsWith(errorFor(containerWith("{\"model\": \"\xff\"}")), "invalid JSON body: "));
+  // A number no double holds: nlohmann's out_of_range, refused the same way.
+  EXPECT_TRUE(startsWith(errorFor(containerWith("{\"arena_bytes\": 1e999}")), "invalid JSON body: "));
 }
 
 TEST(PlanContainer, EveryTruncationIsRefused) {
