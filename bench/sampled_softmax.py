@@ -12,7 +12,7 @@ loss's "sampled": S for each S of --sampled (default 512), then:
 2. the output projection's share: its GEMM FLOPs a step, full (3 x 2 N D V)
    against sampled (3 x 2 N D (S + 1)), N the rows the head computes;
 3. with --epochs E and the Gutenberg passages (tools/scripts/text_passages.py
-   writes /tmp/embc-passages): each plan trained E epochs, its wall time and
+   writes embc-passages in the system's temporary folder): each plan trained E epochs, its wall time and
    eval_perplexity (the full softmax's: evaluation never samples), against
    the unigram model's perplexity of the same evaluation file.
 
@@ -66,7 +66,7 @@ def main():
     p.add_argument("--sampled", default="512")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--epochs", type=int, default=0)
-    p.add_argument("--passages", default="/tmp/embc-passages")
+    p.add_argument("--passages", default=os.path.join(tempfile.gettempdir(), "embc-passages"))
     a = p.parse_args()
     steps = a.steps or 40
     embc, embrun_bin = harness.binaries(a.build, a.embrun)

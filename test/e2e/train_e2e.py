@@ -415,37 +415,33 @@ def masked_token_learns(args):
            f"after 800 steps < 0.8 of the unigram model's {unigram:.1f}")
 
 
-def sampled_softmax_learns(args):
-    """gpt_mini cut as next_token_learns does, its head trained on 400
-    sampled classes of 2,000 ("sampled": 400, -emb-sample-softmax): after
-    600 steps (a sampled step costs less, and learns less, than a full one)
-    its held-out perplexity (the full softmax's: evaluation does not sample)
-    is below half of the unigram model's too."""
-    def sampled(model):
-        model["loss"]["sampled"] = 400
-    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", 600, SMALL_VOCAB,
-                                                   sampled, "sampled")
+def gpt_variant_learns(args, what, edit, tag, steps):
+    """gpt_mini cut as next_token_learns does and changed by `edit`: after
+    `steps` steps its held-out perplexity is below half of the unigram
+    model's too."""
+    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", steps, SMALL_VOCAB,
+                                                   edit, tag)
     unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
                                  SMALL_VOCAB, max_len)
     expect(s["eval_perplexity"] < unigram / 2,
-           f"sampled softmax: held-out perplexity {s['eval_perplexity']:.1f} after 600 steps "
+           f"{what}: held-out perplexity {s['eval_perplexity']:.1f} after {steps} steps "
            f"< half of the unigram model's {unigram:.1f}")
+
+
+def sampled_softmax_learns(args):
+    """The head trained on 400 sampled classes of 2,000 ("sampled": 400,
+    -emb-sample-softmax), 600 steps (a sampled step costs less, and learns
+    less, than a full one); the perplexity is the full softmax's:
+    evaluation does not sample."""
+    gpt_variant_learns(args, "sampled softmax",
+                       lambda model: model["loss"].update(sampled=400), "sampled", 600)
 
 
 def quantized_tokens_learn(args):
-    """gpt_mini cut as next_token_learns does, its word table stored int8
-    (dequantised by the lookup, requantised with stochastic rounding by the
-    update): after 400 steps its held-out perplexity is below half of the
-    unigram model's too."""
-    def int8(model):
-        model["embeddings"][0]["dtype"] = "int8"
-    s, passages, max_len = train_small_token_model(args, "gpt_mini.json", 400, SMALL_VOCAB,
-                                                   int8, "int8")
-    unigram = unigram_perplexity(f"{passages}/train_text.txt", f"{passages}/eval_text.txt",
-                                 SMALL_VOCAB, max_len)
-    expect(s["eval_perplexity"] < unigram / 2,
-           f"int8 token table: held-out perplexity {s['eval_perplexity']:.1f} after 400 steps "
-           f"< half of the unigram model's {unigram:.1f}")
+    """The word table stored int8 (dequantised by the lookup, requantised
+    with stochastic rounding by the update), 400 steps."""
+    gpt_variant_learns(args, "int8 token table",
+                       lambda model: model["embeddings"][0].update(dtype="int8"), "int8", 400)
 
 
 CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram,

@@ -4,10 +4,10 @@
 // Forward, three launches; each returns at once in the mode it is not for
 // (EmbStep::training), so one captured graph serves training and
 // evaluation:
-//  - draw (training): thread i of S x D draws candidate j = i % S with the
-//    CPU's key and inverse CDF, writes it (d = 0) with its offset
-//    bias - log(S Q), and gathers w(c_j, d) into scratch as D x S, so the
-//    row kernel's warps read 32 consecutive candidates (coalesced);
+//  - draw (training): thread j draws candidate j with the CPU's key and
+//    inverse CDF, writes it with its offset bias - log(S Q), and gathers
+//    w(c_j, :) into scratch as D x S, so the row kernel's warps read 32
+//    consecutive candidates (coalesced);
 //  - rows (training): a block per row: x_r in shared memory, the target's
 //    logit as a block sum in double, then a thread per candidate;
 //  - full (evaluation): a block per row: threads over the V classes keep a
@@ -151,15 +151,13 @@ extern "C" __global__ void $NAME(EmbArgs a) {
   float *WT = (float *)a.p[3], *OFF = (float *)a.p[4];
   (void)BIAS;
 )CUDA" + counterKeyCode("key", runtime::cpu::sampling::kTag, stream, "(emb_u64)a.step->step") +
-                         R"CUDA(  for (emb_i64 i = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x; i < $S * $D;
-       i += (emb_i64)gridDim.x * blockDim.x) {
-    const emb_i64 j = i % $S, d = i / $S;
-    const emb_i64 id = emb_log_uniform_id(key, j, $V);
-    if (d == 0) {
-      cand[j] = id;
-      OFF[j] = (float)($BIAS - emb_log_expected_count(id, $V, $S));
-    }
-    { const emb_i64 v = id; WT[i] = $WAT; }
+                         R"CUDA(  for (emb_i64 j = (emb_i64)blockIdx.x * blockDim.x + threadIdx.x; j < $S;
+       j += (emb_i64)gridDim.x * blockDim.x) {
+    const emb_i64 id = emb_log_uniform_id(key, j, $V), v = id;
+    cand[j] = id;
+    OFF[j] = (float)($BIAS - emb_log_expected_count(id, $V, $S));
+    // Consecutive threads write consecutive candidates of a row of WT.
+    for (emb_i64 d = 0; d < $D; ++d) WT[d * $S + j] = $WAT;
   }
 }
 )CUDA",
@@ -168,7 +166,7 @@ extern "C" __global__ void $NAME(EmbArgs a) {
       draw,
       {CudaEmitter::buf(k.inputs[1]), biasArg, CudaEmitter::buf(k.outputs[2]),
        CudaEmitter::scratchAt(wt), CudaEmitter::scratchAt(offsets)},
-      gridFor(S * s.D, 256), 256));
+      gridFor(S, 256), 256));
 
   // The target's logit: a block sum in double (every thread gets it).
   const std::string targetLogit = R"CUDA(    double part = 0.0;

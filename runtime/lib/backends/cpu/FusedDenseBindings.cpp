@@ -352,6 +352,33 @@ BoundKernel bindInteractionConcatGrad(const Binder &b) {
 
 namespace {
 
+/// The dropout a residual-norm kernel applies (attributes "rate" and
+/// "stream", absent: none), numbered as the dropout kernel numbers the
+/// elements of an operand like `x` (its leading dimension is the batch).
+struct ResidualDropout {
+  bool drops = false;
+  double rate = 0.0;
+  int64_t stream = 0, batch = 1, perExample = 0;
+
+  ResidualDropout(const Binder &b, const Buffer &x) {
+    drops = b.k.attrs.contains("rate");
+    rate = drops ? b.real("rate") : 0.0;
+    if (!(rate >= 0.0 && rate < 1.0))
+      b.fail("rate must be in [0, 1), got " + std::to_string(rate));
+    stream = drops ? b.integer("stream") : 0;
+    batch = b.dim(x, 0);
+    perExample = Binder::numel(x) / std::max<int64_t>(batch, 1);
+  }
+  /// The step's draw while training, none otherwise.
+  std::optional<cpu::DropoutDraw> at(const ExecState &s) const {
+    if (!drops || !s.training || rate == 0.0)
+      return std::nullopt;
+    const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
+    return cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
+                            uint64_t(example * perExample), rate};
+  }
+};
+
 /// add_layer_norm: x, p, gamma, beta -> y[, h]: y = layer_norm(x + d), d
 /// = p dropped as the dropout kernel would drop it (rate, stream), or p.
 BoundKernel bindAddLayerNorm(const Binder &b) {
@@ -366,25 +393,13 @@ BoundKernel bindAddLayerNorm(const Binder &b) {
   if (Binder::numel(b.in(2)) != D || Binder::numel(b.in(3)) != D)
     b.fail("gamma and beta must have " + std::to_string(D) + " entries");
   const double eps = b.real("eps");
-  const bool drops = k.attrs.contains("rate");
-  const double rate = drops ? b.real("rate") : 0.0;
-  if (!(rate >= 0.0 && rate < 1.0))
-    b.fail("rate must be in [0, 1), got " + std::to_string(rate));
-  const int64_t stream = drops ? b.integer("stream") : 0;
-  // The dropout's numbering: its operand's leading dimension is the batch.
-  const int64_t batch = b.dim(x, 0), perExample = Binder::numel(x) / std::max<int64_t>(batch, 1);
+  const ResidualDropout dropout(b, x);
   const int32_t xi = k.inputs[0], pi = k.inputs[1], gamma = k.inputs[2], beta = k.inputs[3],
                 y = k.outputs[0], h = k.outputs.size() == 2 ? k.outputs[1] : -1;
   return [=](ExecState &s) {
-    std::optional<cpu::DropoutDraw> drop;
-    if (drops && s.training && rate > 0.0) {
-      const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
-      drop = cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
-                              uint64_t(example * perExample), rate};
-    }
     cpu::addLayerNormForward(s.data<float>(xi), s.data<float>(pi), s.data<float>(gamma),
                              s.data<float>(beta), h >= 0 ? s.data<float>(h) : nullptr,
-                             s.data<float>(y), rows, D, eps, drop);
+                             s.data<float>(y), rows, D, eps, dropout.at(s));
   };
 }
 
@@ -401,25 +416,17 @@ BoundKernel bindAddLayerNormGrad(const Binder &b) {
     b.fail("dy, other, dh and dp must have h's shape");
   if (Binder::numel(b.in(2)) != D || Binder::numel(b.out(1)) != D || Binder::numel(b.out(2)) != D)
     b.fail("gamma, dgamma and dbeta must have " + std::to_string(D) + " entries");
-  const double eps = b.real("eps"), rate = drops ? b.real("rate") : 0.0;
-  if (!(rate >= 0.0 && rate < 1.0))
-    b.fail("rate must be in [0, 1), got " + std::to_string(rate));
-  const int64_t stream = drops ? b.integer("stream") : 0;
-  const int64_t batch = b.dim(h, 0), perExample = Binder::numel(h) / std::max<int64_t>(batch, 1);
+  const double eps = b.real("eps");
+  const ResidualDropout dropout(b, h);
   const int32_t dy = k.inputs[0], hi = k.inputs[1], gamma = k.inputs[2],
                 oi = other ? k.inputs[3] : -1, dh = k.outputs[0], dgamma = k.outputs[1],
                 dbeta = k.outputs[2], dp = drops ? k.outputs[3] : -1;
   return [=](ExecState &s) {
-    std::optional<cpu::DropoutDraw> drop;
-    if (drops && s.training && rate > 0.0) {
-      const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
-      drop = cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
-                              uint64_t(example * perExample), rate};
-    }
     cpu::addLayerNormBackward(s.data<float>(dy), s.data<float>(hi), s.data<float>(gamma),
                               oi >= 0 ? s.data<float>(oi) : nullptr, s.data<float>(dh),
                               s.data<float>(dgamma), s.data<float>(dbeta),
-                              dp >= 0 ? s.data<float>(dp) : nullptr, rows, D, eps, drop);
+                              dp >= 0 ? s.data<float>(dp) : nullptr, rows, D, eps,
+                              dropout.at(s));
   };
 }
 
