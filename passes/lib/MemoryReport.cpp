@@ -7,6 +7,7 @@
 
 #include "embc/passes/MemoryReport.h"
 #include "embc/passes/ToPlan.h"
+#include "embc/runtime/plan/SequenceLayout.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -96,6 +97,30 @@ RoleLook lookOf(rt::BufferRole role) {
   return {"?", "#bab0ac"};
 }
 
+/// Dynamic padding: the buffers sized for a sequence feature's max_len,
+/// of which a batch uses its own longest sequence's part.
+void printSequenceBuffers(const rt::Plan &plan, llvm::raw_ostream &os) {
+  const rt::SequenceLayout layout = rt::findSequenceLayout(plan);
+  for (size_t s = 0; s < layout.sequences.size(); ++s) {
+    const rt::SequenceLayout::Sequence &sq = layout.sequences[s];
+    int64_t bytes = 0, count = 0;
+    for (size_t b = 0; b < layout.of.size(); ++b)
+      if (layout.of[b] == int32_t(s) && plan.buffers[b].parent < 0)
+        bytes += footprint(plan.buffers[b]), ++count;
+    const std::string feature = sq.input >= 0 ? plan.inputs[size_t(sq.input)].feature : "?";
+    os << llvm::format("    sequences        %10.2f MiB in %lld buffer(s) sized for max_len %lld "
+                       "of '%s'\n",
+                       mib(bytes), (long long)count, (long long)sq.maxLen, feature.c_str());
+  }
+  if (layout.empty())
+    return;
+  if (layout.unsupported.empty())
+    os << "      each batch runs at its longest sequence (rounded up to a multiple of 8) in "
+          "them: embrun --padding batch, the default on the CPU\n";
+  else
+    os << "      every batch runs at max_len: " << layout.unsupported << "\n";
+}
+
 } // namespace
 
 const char *embc::roleTitle(rt::BufferRole role) { return lookOf(role).title; }
@@ -128,6 +153,7 @@ void embc::printMemoryReport(const rt::Plan &plan, llvm::raw_ostream &os, bool e
   os << llvm::format("    %-16s %10.2f MiB, %.1f%% of it at the peak (reuse saves %.2f MiB)\n",
                      "all buffers", mib(all), all ? 100.0 * double(m.peakBytes) / double(all) : 0,
                      mib(std::max<int64_t>(all - m.peakBytes, 0)));
+  printSequenceBuffers(plan, os);
   if (!everything) {
     os << "    (embc --emit=report lists every buffer; --report-html FILE draws the arena)\n";
     return;

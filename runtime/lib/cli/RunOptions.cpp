@@ -110,6 +110,10 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   app.add_option("--on-bad-data", o.onBadData,
                  "What a malformed data line does: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}));
+  app.add_option("--padding", o.padding,
+                 "Sequence features: batch (each batch padded to its longest sequence, "
+                 "rounded up to a multiple of 8) or max_len (every batch padded to max_len)")
+      ->check(CLI::IsMember({"batch", "max_len"}));
   app.add_flag("--profile", o.profile,
                "Time every kernel; print a per-op table and log a profile record");
   double lossScale = 0;

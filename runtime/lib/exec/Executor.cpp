@@ -102,6 +102,11 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
           sparseGradBuffers_.end())
         sparseGradBuffers_.push_back(g);
   specs_ = buildFeatureSpecs(plan_, inputFeature_);
+  sequences_ = findSequenceLayout(plan_);
+  for (const SequenceLayout::Sequence &sq : sequences_.sequences)
+    maxLengths_.push_back(sq.maxLen);
+  loadedLengths_ = activeLengths_ = maxLengths_;
+  variants_[maxLengths_]; // in use: its kernels are step_
   stepTimings_.resize(step_.size());
   updateTimings_.resize(update_.size());
   state_.plan = &plan_;
@@ -317,8 +322,10 @@ void Executor::copyStateFrom(const Executor &other) {
 void Executor::runKernelForTest(bool update, size_t index, bool training) {
   settleUpdate();
   std::vector<size_t> one{index};
-  if (!update)
+  if (!update) {
     backend_->useLoadedBatch();
+    useLengths(loadedLengths_);
+  }
   state_.inUpdate = update;
   state_.training = training;
   backend_->run(update ? update_ : step_, &one, state_, -1, nullptr);
@@ -329,6 +336,89 @@ void Executor::runKernelForTest(bool update, size_t index, bool training) {
 void Executor::loadBatch(const data::Batch &batch) {
   backend_->beginBatch(state_);
   loadInputs(batch, allInputs_);
+  loadedLengths_ = longestSequences({&batch});
+}
+
+std::string Executor::dynamicPaddingUnsupported() const {
+  if (sequences_.empty())
+    return "";
+  if (!backend_->bindsSequenceLengths())
+    return std::string("the ") + backend_->name() +
+           " backend runs kernels compiled for max_len";
+  return sequences_.unsupported;
+}
+
+void Executor::setDynamicPadding(bool on) {
+  if (on && !dynamicPaddingUnsupported().empty())
+    throw PlanError("cannot pad each batch to its longest sequence: " +
+                    dynamicPaddingUnsupported());
+  dynamicPadding_ = on && !sequences_.empty();
+  if (!dynamicPadding_) {
+    settleUpdate();
+    useLengths(maxLengths_);
+    loadedLengths_ = maxLengths_;
+  }
+}
+
+std::vector<int64_t>
+Executor::longestSequences(const std::vector<const data::Batch *> &batches) const {
+  if (!dynamicPadding_)
+    return maxLengths_;
+  // Multiples of 8: fewer kernel variants, and whole vectors in the row loops.
+  constexpr int64_t kGranule = 8;
+  std::vector<int64_t> lengths = maxLengths_;
+  for (size_t s = 0; s < sequences_.sequences.size(); ++s) {
+    const SequenceLayout::Sequence &sq = sequences_.sequences[s];
+    const size_t feature = inputFeature_[size_t(sq.input)];
+    int64_t longest = 0;
+    for (const data::Batch *batch : batches) {
+      if (feature >= batch->features.size())
+        return maxLengths_; // loadInputs refuses the batch
+      const std::vector<int64_t> &offsets = batch->features[feature].offsets;
+      for (size_t b = 0; b + 1 < offsets.size(); ++b)
+        longest = std::max(longest, offsets[b + 1] - offsets[b]);
+    }
+    // Longer than max_len: at max_len, where the kernels report it.
+    if (sq.maxLen > 0 && longest <= sq.maxLen)
+      lengths[s] = std::min(sq.maxLen, std::max<int64_t>(1, (longest + kGranule - 1) / kGranule * kGranule));
+  }
+  return lengths;
+}
+
+void Executor::useLengths(const std::vector<int64_t> &lengths) {
+  if (lengths == activeLengths_)
+    return;
+  const std::vector<size_t> &which = sequences_.kernels;
+  LengthVariant &next = variants_[lengths];
+  if (next.kernels.empty()) {
+    // First use: bind the sequence kernels to the plan at these lengths,
+    // their operands checked as the plan reader checks the compiled ones.
+    next.plan = std::make_unique<Plan>(specialiseLengths(plan_, sequences_, lengths));
+    for (size_t i : which) {
+      const Kernel &k = next.plan->step[i];
+      const std::string at = "step[" + std::to_string(i) + "]";
+      if (std::optional<std::string> bad = checkKernelOperands(findKernel(k.op)->op, k, *next.plan, at))
+        throw PlanError("dynamic padding: at sequence length " + std::to_string(lengths[0]) +
+                        ", " + *bad);
+      next.kernels.push_back(backend_->bind(k, *next.plan, "step", i));
+    }
+  }
+  LengthVariant &current = variants_[activeLengths_];
+  current.kernels.resize(which.size());
+  for (size_t j = 0; j < which.size(); ++j) {
+    std::swap(current.kernels[j], step_[which[j]]);
+    std::swap(step_[which[j]], next.kernels[j]);
+  }
+  next.kernels.clear();
+  activeLengths_ = lengths;
+}
+
+std::vector<int64_t> Executor::activeShape(int32_t buffer) const {
+  std::vector<int64_t> shape = plan_.buffers.at(size_t(buffer)).shape;
+  const int32_t s = sequences_.of.empty() ? -1 : sequences_.of[size_t(buffer)];
+  if (s >= 0)
+    shape[1] = activeLengths_[size_t(s)];
+  return shape;
 }
 
 void Executor::loadInputs(const data::Batch &batch, const std::vector<size_t> &which) {
@@ -394,6 +484,7 @@ void Executor::zeroGradients() {
 float Executor::forward() {
   settleUpdate();
   backend_->useLoadedBatch();
+  useLengths(loadedLengths_);
   state_.training = false;
   if (plan_.config.pipelineRanks() > 1)
     return forwardOnRanks();
@@ -420,6 +511,7 @@ void Executor::startForwardBackward() {
   if (stepPending_)
     throw std::logic_error("startForwardBackward: the last one was not finished");
   backend_->useLoadedBatch();
+  useLengths(loadedLengths_);
   state_.training = true;
   backend_->run(step_, nullptr, state_, kStepKey, profiling_ ? &stepTimings_ : nullptr);
   stepPending_ = true;

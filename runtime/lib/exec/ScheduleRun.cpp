@@ -74,6 +74,12 @@ double Executor::runSchedule(const std::vector<data::Batch> &microBatches,
   state_.training = true;
   backend_->beginBatch(state_);
   backend_->useLoadedBatch(); // its micro-batches load between the runs
+  // Dynamic padding: every micro-batch at the step's longest sequence.
+  std::vector<const data::Batch *> all;
+  for (const data::Batch &mb : microBatches)
+    all.push_back(&mb);
+  loadedLengths_ = longestSequences(all);
+  useLengths(loadedLengths_);
   for (const ScheduleOp &op : plan_.schedule) {
     if (op.kind == "reduce" || op.kind == "step" || !mineStage(op.stage))
       continue; // the update is update(); another rank runs that stage

@@ -371,6 +371,15 @@ public:
     if (dataRanks_ > 1) // localBatch's slice
       executor_.setExampleOffset(int64_t(rank_) * plan.config.batchSize);
     executor_.setProfiling(options.profile);
+    // Dynamic padding, the default where the backend binds kernels per
+    // length; said, never silently, where it cannot.
+    if (options.padding == "batch" && !executor_.sequenceLayout().empty()) {
+      const std::string why = executor_.dynamicPaddingUnsupported();
+      if (why.empty())
+        executor_.setDynamicPadding(true);
+      else if (rank_ == 0)
+        std::fprintf(stderr, "embrun: padding: every batch to max_len (%s)\n", why.c_str());
+    }
     specs_ = executor_.featureSpecs();
     label_ = labelIndex(specs_);
     // Training metrics never read a token loss's logits (the evaluation's
@@ -484,8 +493,9 @@ void Trainer::record(Outcomes &outcomes, const data::Batch &batch, int64_t rows,
   // The perplexity costs as much as the loss kernel: evaluations only.
   const float *targets = executor_.lossTargets();
   if (evaluation && targets && rows > 0) {
-    const Buffer &pred = plan_.buffers[size_t(plan_.predictionBuffer)];
-    outcomes.addTokens(executor_.predictions(), targets, rows, pred.shape[1], pred.shape[2]);
+    // B x L x C at the batch's length (dynamic padding).
+    const std::vector<int64_t> pred = executor_.activeShape(plan_.predictionBuffer);
+    outcomes.addTokens(executor_.predictions(), targets, rows, pred[1], pred[2]);
   }
 }
 

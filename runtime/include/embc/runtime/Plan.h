@@ -100,6 +100,11 @@ struct Buffer {
   /// stages on ranks, the values only one rank's stages touch): buffers of
   /// different ranks may share bytes.
   int32_t rank = -1;
+  /// Not in the file. In a plan the executor specialised to one batch's
+  /// sequence length (dynamic padding, plan/SequenceLayout.h), a sequence
+  /// buffer's compiled dim 1 (its max_len), by which random draws number
+  /// its elements; 0 everywhere else.
+  int64_t paddedLength = 0;
 };
 
 struct Initializer {

@@ -52,6 +52,10 @@ struct RunOptions {
   bool cudaGraphs = true;       ///< CUDA: replay captured graphs (--no-graphs: eager)
   std::string onBadData = "fail"; ///< fail or skip
   bool profile = false; ///< time every kernel launch; print and log a per-op table
+  /// Sequence features: "batch" runs each batch at its longest sequence
+  /// (rounded up to a multiple of 8), "max_len" at the plan's max_len
+  /// (docs/training.md, "Dynamic padding").
+  std::string padding = "batch";
   /// fp16 plans: the initial dynamic loss scale instead of the plan's
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).

@@ -318,7 +318,7 @@ BoundKernel bindDropout(const Binder &b) {
     b.fail("rate must be in [0, 1), got " + std::to_string(rate));
   const int64_t stream = b.integer("stream");
   const int64_t n = Binder::numel(x), rows = x.shape.empty() ? 1 : b.dim(x, 0);
-  const int64_t perExample = rows > 0 ? n / rows : 0;
+  const int64_t perExample = rows > 0 ? n / rows : 0, padded = Binder::paddedPerExample(x);
   const int32_t in = k.inputs[0], y = k.outputs[0];
   return [=](ExecState &s) {
     const float *src = s.data<float>(in);
@@ -329,8 +329,9 @@ BoundKernel bindDropout(const Binder &b) {
       return;
     }
     const int64_t example = s.exampleOffset + int64_t(s.microBatch) * rows;
-    cpu::dropoutApply(src, dst, n, cpu::dropoutKey(s.seed, stream, s.step),
-                      uint64_t(example * perExample), rate);
+    cpu::dropoutApplyPadded(src, dst, n, perExample, padded,
+                            cpu::dropoutKey(s.seed, stream, s.step), uint64_t(example * padded),
+                            rate);
   };
 }
 
@@ -381,6 +382,7 @@ BoundKernel bindMaskTokens(const Binder &b) {
                 stream = b.integer("stream");
   const int32_t ids = k.inputs[0], offsets = k.inputs[1], masked = k.outputs[0],
                 targets = k.outputs[1];
+  const int64_t counterL = Binder::paddedLength(b.out(1));
   return [=](ExecState &s) {
     const int64_t n = idCount(s, ids);
     checkSequences(s.data<int64_t>(offsets), B, L, n, "the masked tokens");
@@ -388,7 +390,7 @@ BoundKernel bindMaskTokens(const Binder &b) {
     cpu::maskTokens(s.data<int64_t>(ids), s.data<int64_t>(offsets), n, B, L, rate, maskId, vocab,
                     cpu::maskKey(s.seed, stream, step),
                     uint64_t(s.exampleOffset + int64_t(s.microBatch) * B),
-                    s.data<int64_t>(masked), s.data<float>(targets));
+                    s.data<int64_t>(masked), s.data<float>(targets), counterL);
     s.length[masked] = n;
   };
 }
@@ -496,17 +498,19 @@ cpu::AttentionShape attentionShape(const Binder &b, const Buffer &seq) {
 /// absent or 0): the launch's AttentionDropout while training.
 struct WeightDropout {
   double rate = 0;
-  int64_t stream = 0, B = 0;
+  int64_t stream = 0, B = 0, counterL = 0;
   std::optional<cpu::AttentionDropout> at(const ExecState &s) const {
     if (!s.training || rate == 0.0)
       return std::nullopt;
     return cpu::AttentionDropout{rate, cpu::dropoutKey(s.seed, stream, s.step),
-                                 s.exampleOffset + int64_t(s.microBatch) * B};
+                                 s.exampleOffset + int64_t(s.microBatch) * B, counterL};
   }
 };
-WeightDropout weightDropout(const Binder &b, const cpu::AttentionShape &shape) {
+WeightDropout weightDropout(const Binder &b, const cpu::AttentionShape &shape,
+                            const Buffer &seq) {
   WeightDropout d;
   d.B = shape.B;
+  d.counterL = Binder::paddedLength(seq);
   if (!b.k.attrs.contains("dropout"))
     return d;
   d.rate = b.real("dropout");
@@ -524,7 +528,7 @@ BoundKernel bindAttention(const Binder &b) {
   const cpu::AttentionShape shape = attentionShape(b, b.in(0));
   const int32_t q = k.inputs[0], key = k.inputs[1], v = k.inputs[2], offsets = k.inputs[3],
                 o = k.outputs[0];
-  const WeightDropout drop = weightDropout(b, shape);
+  const WeightDropout drop = weightDropout(b, shape, b.in(0));
   return [=](ExecState &s) {
     const std::optional<cpu::AttentionDropout> d = drop.at(s);
     cpu::attentionForward(s.data<float>(q), s.data<float>(key), s.data<float>(v),
@@ -539,7 +543,7 @@ BoundKernel bindAttentionGrad(const Binder &b) {
   const cpu::AttentionShape shape = attentionShape(b, b.in(1));
   const int32_t dy = k.inputs[0], q = k.inputs[1], key = k.inputs[2], v = k.inputs[3],
                 offsets = k.inputs[4], dq = k.outputs[0], dk = k.outputs[1], dv = k.outputs[2];
-  const WeightDropout drop = weightDropout(b, shape);
+  const WeightDropout drop = weightDropout(b, shape, b.in(1));
   return [=](ExecState &s) {
     const std::optional<cpu::AttentionDropout> d = drop.at(s);
     cpu::attentionBackward(s.data<float>(dy), s.data<float>(q), s.data<float>(key),
@@ -912,6 +916,7 @@ public:
     return note;
   }
   int threads() const override { return cpu::teamSize(); }
+  bool bindsSequenceLengths() const override { return true; }
   void hostFor(int64_t n, bool parallel,
                const std::function<void(int64_t, int64_t)> &body) override {
     cpu::parallelFor(n, parallel, [&body](int64_t begin, int64_t end) { body(begin, end); });

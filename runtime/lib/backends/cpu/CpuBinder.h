@@ -61,6 +61,21 @@ public:
     return numel(b) / std::max<int64_t>(b.shape.back(), 1);
   }
   int64_t cols(const Buffer &b) const { return dim(b, b.shape.size() - 1); }
+  /// Elements per example of `b` (its leading dimension the batch) as the
+  /// compiled plan lays them out: a dynamically padded sequence buffer runs
+  /// at the batch's own length but numbers random draws by max_len
+  /// (Buffer::paddedLength).
+  static int64_t paddedPerExample(const Buffer &b) {
+    const int64_t rows = b.shape.empty() ? 1 : std::max<int64_t>(b.shape[0], 1);
+    const int64_t perExample = numel(b) / rows;
+    if (b.paddedLength <= 0 || b.shape.size() < 2 || b.shape[1] <= 0)
+      return perExample;
+    return perExample / b.shape[1] * b.paddedLength;
+  }
+  /// `b`'s dim 1 as compiled (see paddedPerExample).
+  static int64_t paddedLength(const Buffer &b) {
+    return b.paddedLength > 0 ? b.paddedLength : (b.shape.size() > 1 ? b.shape[1] : 0);
+  }
   static int64_t numel(const Buffer &b) {
     int64_t n = 1;
     for (int64_t d : b.shape)

@@ -358,7 +358,7 @@ namespace {
 struct ResidualDropout {
   bool drops = false;
   double rate = 0.0;
-  int64_t stream = 0, batch = 1, perExample = 0;
+  int64_t stream = 0, batch = 1, perExample = 0, rowsPerExample = 0, paddedRowsPerExample = 0;
 
   ResidualDropout(const Binder &b, const Buffer &x) {
     drops = b.k.attrs.contains("rate");
@@ -367,7 +367,10 @@ struct ResidualDropout {
       b.fail("rate must be in [0, 1), got " + std::to_string(rate));
     stream = drops ? b.integer("stream") : 0;
     batch = b.dim(x, 0);
-    perExample = Binder::numel(x) / std::max<int64_t>(batch, 1);
+    perExample = Binder::paddedPerExample(x);
+    // Rows of D: a dynamically padded batch numbers its rows as max_len's.
+    rowsPerExample = b.rows(x) / std::max<int64_t>(batch, 1);
+    paddedRowsPerExample = perExample / std::max<int64_t>(b.cols(x), 1);
   }
   /// The step's draw while training, none otherwise.
   std::optional<cpu::DropoutDraw> at(const ExecState &s) const {
@@ -375,7 +378,8 @@ struct ResidualDropout {
       return std::nullopt;
     const int64_t example = s.exampleOffset + int64_t(s.microBatch) * batch;
     return cpu::DropoutDraw{cpu::dropoutKey(s.seed, stream, s.step),
-                            uint64_t(example * perExample), rate};
+                            uint64_t(example * perExample), rate, rowsPerExample,
+                            paddedRowsPerExample};
   }
 };
 

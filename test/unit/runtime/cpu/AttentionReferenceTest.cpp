@@ -150,5 +150,41 @@ TEST(AttentionReference, BlockedKernelsEqualTheFormulaBitForBit) {
       }
 }
 
+TEST(AttentionReference, AShorterBatchLengthDropsWhatMaxLenDrops) {
+  // Dynamic padding: sequences of at most 9 tokens run at L = 10 of a
+  // max_len of 19; with the weights numbered by 19 (counterL), every value
+  // at the first 10 positions is the max_len launch's, bit for bit.
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+    const int64_t B = 4, L = 19, shorter = 10, D = 12, heads = 2;
+    const std::vector<int64_t> offsets = {0, 9, 9, 10, 13}; // lengths 9 0 1 3
+    const AttentionShape full{B, L, D, heads, causal}, cut{B, shorter, D, heads, causal};
+    const size_t n = size_t(B * L * D), m = size_t(B * shorter * D);
+    FVec q = randomVector<float>(n, 1, -2, 2), k = randomVector<float>(n, 2, -2, 2),
+         v = randomVector<float>(n, 3), dout = randomVector<float>(n, 4);
+    auto compact = [&](const FVec &x) {
+      FVec c(m);
+      for (int64_t b = 0; b < B; ++b)
+        std::copy_n(x.begin() + b * L * D, shorter * D, c.begin() + b * shorter * D);
+      return c;
+    };
+    const AttentionDropout dropFull{0.3, dropoutKey(5, 2, 7), 3};
+    const AttentionDropout dropCut{0.3, dropoutKey(5, 2, 7), 3, /*counterL=*/L};
+    FVec o(n), oc(m);
+    attentionForward(q.data(), k.data(), v.data(), offsets.data(), full, o.data(), &dropFull);
+    const FVec qc = compact(q), kc = compact(k), vc = compact(v), dc = compact(dout);
+    attentionForward(qc.data(), kc.data(), vc.data(), offsets.data(), cut, oc.data(), &dropCut);
+    expectBitIdentical(oc, compact(o), "o");
+    FVec dq(n), dk(n), dv(n), dqc(m), dkc(m), dvc(m);
+    attentionBackward(dout.data(), q.data(), k.data(), v.data(), offsets.data(), full, dq.data(),
+                      dk.data(), dv.data(), &dropFull);
+    attentionBackward(dc.data(), qc.data(), kc.data(), vc.data(), offsets.data(), cut, dqc.data(),
+                      dkc.data(), dvc.data(), &dropCut);
+    expectBitIdentical(dqc, compact(dq), "dq");
+    expectBitIdentical(dkc, compact(dk), "dk");
+    expectBitIdentical(dvc, compact(dv), "dv");
+  }
+}
+
 } // namespace
 } // namespace embc::runtime::cpu

@@ -39,7 +39,7 @@ struct Masks {
 };
 
 Masks mask(const Sequences &s, int64_t first, int64_t B, int64_t L, double rate, uint64_t key,
-           uint64_t firstExample) {
+           uint64_t firstExample, int64_t counterL = 0) {
   // Sequences first .. first + B - 1, with offsets starting at 0.
   std::vector<int64_t> offsets(size_t(B + 1));
   for (int64_t b = 0; b <= B; ++b)
@@ -48,7 +48,7 @@ Masks mask(const Sequences &s, int64_t first, int64_t B, int64_t L, double rate,
   const int64_t n = offsets[size_t(B)];
   Masks m{std::vector<int64_t>(size_t(n)), std::vector<float>(size_t(B * L))};
   maskTokens(ids, offsets.data(), n, B, L, rate, /*maskId=*/100, /*vocab=*/60, key, firstExample,
-             m.masked.data(), m.targets.data());
+             m.masked.data(), m.targets.data(), counterL);
   return m;
 }
 
@@ -135,6 +135,29 @@ TEST(MaskTokens, DependOnTheGlobalPlaceNotOnTheSplitOrThreads) {
   const Masks evaluation = mask(s, 0, B, L, 0.25, maskKey(42, 0, masking::kEvaluationStep), 0);
   EXPECT_NE(later.targets, whole.targets);
   EXPECT_NE(evaluation.targets, whole.targets);
+}
+
+TEST(MaskTokens, AShorterBatchLengthChoosesWhatMaxLenChooses) {
+  // Dynamic padding: sequences of at most 7 tokens run at L = 8 of a
+  // max_len of 12 and number their positions by 12.
+  const int64_t B = 40, L = 12, shorter = 8;
+  Sequences s;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t l = 0; l < b % 8; ++l)
+      s.ids.push_back(3 + int64_t(s.ids.size()) % 50);
+    s.offsets.push_back(int64_t(s.ids.size()));
+  }
+  const uint64_t key = maskKey(9, 1, 4);
+  const Masks full = mask(s, 0, B, L, 0.3, key, 5);
+  const Masks cut = mask(s, 0, B, shorter, 0.3, key, 5, /*counterL=*/L);
+  EXPECT_EQ(cut.masked, full.masked);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t l = 0; l < L; ++l)
+      EXPECT_EQ(l < shorter ? cut.targets[size_t(b * shorter + l)] : -1.0f,
+                full.targets[size_t(b * L + l)])
+          << "sequence " << b << " position " << l;
+  // Numbered by its own L instead, the choice moves.
+  EXPECT_NE(mask(s, 0, B, shorter, 0.3, key, 5).masked, full.masked);
 }
 
 } // namespace

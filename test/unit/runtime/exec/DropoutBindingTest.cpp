@@ -91,6 +91,36 @@ TEST(DropoutBinding, GradientAppliesTheForwardMask) {
   EXPECT_EQ(forward.run(), backward.run());
 }
 
+TEST(DropoutBinding, AShorterBatchLengthDropsWhatMaxLenDrops) {
+  // Dynamic padding: the executor binds the kernel to B x 2 x D buffers of
+  // a plan whose max_len is 3 (Buffer::paddedLength); each example's 2
+  // rows draw the masks of the first 2 of its 3 rows.
+  DropoutRun full;
+  full.state.training = true;
+  full.state.microBatch = 1;
+  const std::vector<float> expected = full.run();
+  constexpr int64_t B = DropoutRun::B, L = DropoutRun::L, D = DropoutRun::D, shorter = 2;
+  Plan plan;
+  const int32_t x = addBuffer(plan, "x", BufferRole::Activation, DType::F32, {B, shorter, D});
+  const int32_t y = addBuffer(plan, "y", BufferRole::Activation, DType::F32, {B, shorter, D});
+  plan.buffers[size_t(x)].paddedLength = plan.buffers[size_t(y)].paddedLength = L;
+  plan.step.push_back(makeKernel("dropout", {x}, {y}, {{"rate", 0.25}, {"stream", 7}}));
+  std::vector<std::byte> arena(size_t(plan.arenaBytes));
+  ExecState state = full.state;
+  state.plan = &plan;
+  state.arena = arena.data();
+  float *in = state.data<float>(x);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < shorter * D; ++i)
+      in[b * shorter * D + i] = 1.0f + float(b * L * D + i);
+  full.backend->bind(plan.step[0], plan)(state);
+  const float *out = state.data<float>(y);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < shorter * D; ++i)
+      EXPECT_EQ(out[b * shorter * D + i], expected[size_t(b * L * D + i)])
+          << "example " << b << " element " << i;
+}
+
 TEST(DropoutBinding, RefusesARateOfOne) {
   Plan plan;
   const int32_t x = addBuffer(plan, "x", BufferRole::Activation, DType::F32, {2, 2});

@@ -53,6 +53,9 @@ struct AttentionDropout {
   double rate = 0;
   uint64_t key = 0;          ///< dropoutKey(seed, stream, step)
   int64_t firstExample = 0;  ///< exampleOffset + microBatch x B
+  /// The L the weights are numbered by (0: the launch's): dynamic padding
+  /// runs a batch at its own longest length and draws max_len's masks.
+  int64_t counterL = 0;
 };
 
 namespace attention {
@@ -162,9 +165,9 @@ public:
   /// (its `keys` weights).
   void dropFactors(const AttentionDropout &d, int64_t b, int64_t h, int64_t i, int64_t keys,
                    T *f) const {
+    const uint64_t L = uint64_t(d.counterL > 0 ? d.counterL : s.L);
     const uint64_t first =
-        ((uint64_t(d.firstExample + b) * uint64_t(s.heads) + uint64_t(h)) * uint64_t(s.L) +
-         uint64_t(i)) * uint64_t(s.L);
+        ((uint64_t(d.firstExample + b) * uint64_t(s.heads) + uint64_t(h)) * L + uint64_t(i)) * L;
     dropoutFactors(d.key, first, keys, d.rate, f);
   }
 

@@ -118,6 +118,32 @@ void dropoutApply(const T *x, T *y, int64_t n, uint64_t key, uint64_t first, dou
   });
 }
 
+/// dropoutApply over examples of `perExample` elements laid out one after
+/// another, each numbered as the first perExample of `paddedPerExample`
+/// (dynamic padding: a batch of sequences run at its own longest length
+/// draws the masks of the max_len layout, so it drops what the padded run
+/// drops). Example e's element i is global element first + e
+/// paddedPerExample + i.
+template <class T>
+void dropoutApplyPadded(const T *x, T *y, int64_t n, int64_t perExample, int64_t paddedPerExample,
+                        uint64_t key, uint64_t first, double rate) {
+  if (perExample == paddedPerExample || perExample <= 0) {
+    dropoutApply(x, y, n, key, first, rate);
+    return;
+  }
+  const uint32_t threshold = dropoutThreshold(rate);
+  const T scale = T(1.0 / (1.0 - rate));
+  const uint64_t gap = uint64_t(paddedPerExample - perExample);
+  parallelFor(n, n > dropout::kParallelWork, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end;) {
+      const int64_t e = i / perExample, stop = std::min(end, (e + 1) * perExample);
+      // Element i of example e is counter first + e * gap + i.
+      dropout::applyRange(x, y, i, stop, key, first + uint64_t(e) * gap, threshold, scale);
+      i = stop;
+    }
+  });
+}
+
 /// factor[j] = (keep ? 1 : 0) * scale for the n elements from global index
 /// `first` (the factor dropoutApply multiplies by): for kernels that drop
 /// values they compute, such as attention weights.

@@ -77,11 +77,12 @@ constexpr uint64_t maskKey(uint64_t seed, int64_t stream, uint64_t step) {
 /// masked (a copy of the `idCount` ids with the chosen tokens replaced) and
 /// targets (B x L: the chosen tokens' ids, -1 elsewhere) of sequences
 /// b = 0 .. B - 1, sequence b being example firstExample + b of the global
-/// batch.
+/// batch. Positions are numbered by counterL (0: L), the max_len a
+/// dynamically padded batch (L its own longest) draws the choices of.
 template <class T>
 void maskTokens(const int64_t *ids, const int64_t *offsets, int64_t idCount, int64_t B, int64_t L,
                 double rate, int64_t maskId, int64_t vocab, uint64_t key, uint64_t firstExample,
-                int64_t *masked, T *targets) {
+                int64_t *masked, T *targets, int64_t counterL = 0) {
   std::memcpy(masked, ids, size_t(idCount) * sizeof(int64_t));
   std::fill(targets, targets + B * L, T(-1));
   const masking::Keys keys = masking::keysOf(key);
@@ -89,7 +90,7 @@ void maskTokens(const int64_t *ids, const int64_t *offsets, int64_t idCount, int
     std::vector<std::pair<uint32_t, int64_t>> ranked;
     for (int64_t b = bBegin; b < bEnd; ++b) {
       const int64_t n = sequence::length(offsets, b, L), k = masking::count(n, rate);
-      const uint64_t first = (firstExample + uint64_t(b)) * uint64_t(L);
+      const uint64_t first = (firstExample + uint64_t(b)) * uint64_t(counterL > 0 ? counterL : L);
       ranked.clear();
       for (int64_t l = 0; l < n; ++l)
         ranked.push_back({masking::word(keys.choose, first + uint64_t(l)), l});

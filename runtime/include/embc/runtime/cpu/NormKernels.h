@@ -123,10 +123,19 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma
 
 /// The draw of a dropout applied inside another kernel: its key
 /// (dropoutKey), the global index of the operand's first element and the
-/// rate.
+/// rate. With dynamic padding an example's rowsPerExample rows are
+/// numbered as the first of paddedRowsPerExample (dropoutApplyPadded).
 struct DropoutDraw {
   uint64_t key = 0, first = 0;
   double rate = 0.0;
+  int64_t rowsPerExample = 0, paddedRowsPerExample = 0; ///< 0: rows one after another
+  /// The global index of row r's first element, rows of D elements.
+  uint64_t rowFirst(int64_t r, int64_t D) const {
+    if (rowsPerExample <= 0 || rowsPerExample == paddedRowsPerExample)
+      return first + uint64_t(r * D);
+    const int64_t e = r / rowsPerExample;
+    return first + uint64_t((e * paddedRowsPerExample + r - e * rowsPerExample) * D);
+  }
 };
 
 /// add_layer_norm (-emb-fuse): h = x + d and y = layer_norm(h), d = p, or
@@ -146,7 +155,7 @@ void addLayerNormForward(const T *x, const T *p, const T *gamma, const T *beta, 
       T *hr = h ? h + r * D : local.data();
       const T *xr = x + r * D;
       if (drop)
-        dropout::applyRange(p + r * D, hr, 0, D, drop->key, drop->first + uint64_t(r * D),
+        dropout::applyRange(p + r * D, hr, 0, D, drop->key, drop->rowFirst(r, D),
                             threshold, scale);
       else
         std::copy(p + r * D, p + (r + 1) * D, hr);
@@ -180,7 +189,7 @@ void addLayerNormBackward(const T *dy, const T *h, const T *gamma, const T *othe
     if (!dp)
       return;
     if (drop)
-      dropout::applyRange(dhr, dp + r * D, 0, D, drop->key, drop->first + uint64_t(r * D),
+      dropout::applyRange(dhr, dp + r * D, 0, D, drop->key, drop->rowFirst(r, D),
                           threshold, scale);
     else
       std::copy(dhr, dhr + D, dp + r * D);

@@ -12,6 +12,7 @@
 
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
+#include "embc/runtime/plan/SequenceLayout.h"
 #include "embc/runtime/exec/LossScale.h"
 #include "embc/runtime/comm/Communicator.h"
 #include "embc/runtime/data/Data.h"
@@ -141,6 +142,10 @@ public:
 
   /// Whether kernels run on memory other than the host arena.
   virtual bool deviceArena() const { return false; }
+  /// Whether bind() takes a plan specialised to a batch's sequence lengths
+  /// (dynamic padding): kernels that read their sizes when bound. The CUDA
+  /// backend's kernels are generated for the compiled sizes.
+  virtual bool bindsSequenceLengths() const { return false; }
   /// Copies arena bytes [offset, offset + bytes) of the selected
   /// micro-batch's view host -> device / device -> host (no-ops on the CPU).
   virtual void toDevice(const ExecState &state, int64_t offset, int64_t bytes) {
@@ -255,6 +260,23 @@ public:
   /// Copies a batch (from a stream opened with featureSpecs()) into the
   /// input buffers. Throws data::DataError for ids outside a table.
   void loadBatch(const data::Batch &batch);
+
+  /// Dynamic padding (plan/SequenceLayout.h, docs/training.md): with it
+  /// on, each batch's step kernels run at the batch's longest sequence
+  /// (every micro-batch of a step at the step's longest), with it off at
+  /// max_len. Off by default; the trainer turns it on (embrun --padding).
+  /// Turning it on throws PlanError with the reason when the backend or
+  /// the plan cannot (dynamicPaddingUnsupported).
+  void setDynamicPadding(bool on);
+  bool dynamicPadding() const { return dynamicPadding_; }
+  /// Why this executor cannot pad per batch, or "".
+  std::string dynamicPaddingUnsupported() const;
+  const SequenceLayout &sequenceLayout() const { return sequences_; }
+  /// Each sequence's length (SequenceLayout::sequences) in the batch the
+  /// kernels run on: max_len without dynamic padding.
+  const std::vector<int64_t> &sequenceLengths() const { return activeLengths_; }
+  /// The shape the kernels see of `buffer` for the batch in use.
+  std::vector<int64_t> activeShape(int32_t buffer) const;
 
   /// Micro-batches per batch: with a schedule the step kernels run on
   /// config.batchSize / microBatches() examples at a time.
@@ -386,6 +408,13 @@ public:
 private:
   /// Copies the inputs `which` (indices into plan().inputs) from a batch.
   void loadInputs(const data::Batch &batch, const std::vector<size_t> &which);
+  /// Each sequence's longest in `batches` (1 at least; max_len when one is
+  /// longer, so that its kernels report it).
+  std::vector<int64_t> longestSequences(const std::vector<const data::Batch *> &batches) const;
+  /// Makes the step kernels those bound for `lengths` (binding them the
+  /// first time): the kernels of the current lengths go back to their
+  /// variant, the new ones take their places in step_.
+  void useLengths(const std::vector<int64_t> &lengths);
   /// Per stage: its inputs, forward and backward kernels (ScheduleRun.cpp).
   void prepareSchedule();
   void runKernels(const std::vector<size_t> &kernels, int key);
@@ -422,6 +451,18 @@ private:
   std::unique_ptr<Backend> backend_;
   ExecState state_;
   std::vector<BoundKernel> step_, update_;
+  /// Dynamic padding: the step kernels bound for other sequence lengths
+  /// (SequenceLayout::kernels only; the rest are the same at any length),
+  /// each with the specialised plan they were bound to. The variant in use
+  /// has its kernels in step_ and its `kernels` empty.
+  struct LengthVariant {
+    std::unique_ptr<Plan> plan;
+    std::vector<BoundKernel> kernels;
+  };
+  SequenceLayout sequences_;
+  bool dynamicPadding_ = false;
+  std::map<std::vector<int64_t>, LengthVariant> variants_;
+  std::vector<int64_t> maxLengths_, loadedLengths_, activeLengths_;
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
   std::vector<data::FeatureSpec> specs_;
   int32_t lossTargets_ = -1; ///< the buffer lossTargets() reads, or -1
