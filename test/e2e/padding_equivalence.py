@@ -18,7 +18,9 @@ number elements by max_len.
   gpt_mini pipeline 2 micro-batches on 2 stages (1F1B): every micro-batch at
                     the step's longest sequence
   gpt_mini sampled  "sampled": 64 on the loss
-  bert_mini_mlm     masked tokens, select_targets, the tied projection
+  bert_mini_mlm     masked tokens, select_targets, the tied projection; and on
+                    lines of 2 to 6 words (8 positions, fewer than the 10
+                    targets a sequence keeps)
   text_classifier   mean and max pooling
   transformer_layer an encoder layer, attention-weight dropout, mean pooling
 
@@ -41,15 +43,15 @@ STATE_TOLERANCE = 2e-5
 STEPS = 4
 
 
-def write_text(path, lines, labelled, seed):
-    """Lines of 2..30 words over 400 words, Zipf-like; labelled lines start
-    with a class 0..6 and a tab."""
+def write_text(path, lines, labelled, seed, longest=30):
+    """Lines of 2..longest words over 400 words, Zipf-like; labelled lines
+    start with a class 0..6 and a tab."""
     r = random.Random(seed)
     words = [f"w{i}" for i in range(400)]
     weights = [1.0 / (i + 1) for i in range(400)]
     with open(path, "w") as f:
         for _ in range(lines):
-            text = " ".join(r.choices(words, weights, k=r.randint(2, 30)))
+            text = " ".join(r.choices(words, weights, k=r.randint(2, longest)))
             f.write((f"{r.randrange(7)}\t" if labelled else "") + text + "\n")
 
 
@@ -57,22 +59,24 @@ def edit_sampled(spec):
     spec["loss"]["sampled"] = 64
 
 
-# (name, example, batch, labelled data, model edit, plan settings, embc flags
-#  [, weight tolerance])
+# (name, example, batch, data ("text", "labelled" or "short": lines of 2..6
+#  words), model edit, plan settings, embc flags [, weight tolerance])
 CASES = [
-    ("gpt_mini", "gpt_mini.json", 8, False, None, None, []),
-    ("gpt_mini_unfused", "gpt_mini.json", 8, False, None, None, ["--no-fuse"]),
-    ("gpt_mini_pipeline", "gpt_mini.json", 8, False, None,
+    ("gpt_mini", "gpt_mini.json", 8, "text", None, None, []),
+    ("gpt_mini_unfused", "gpt_mini.json", 8, "text", None, None, ["--no-fuse"]),
+    ("gpt_mini_pipeline", "gpt_mini.json", 8, "text", None,
      {"micro_batches": 2, "pipeline_stages": 2, "schedule": "1f1b"}, []),
-    ("gpt_mini_sampled", "gpt_mini.json", 8, False, edit_sampled, None, []),
-    ("bert_mini_mlm", "bert_mini_mlm.json", 8, False, None, None, []),
-    ("text_classifier", "text_classifier.json", 16, True, None, None, []),
+    ("gpt_mini_sampled", "gpt_mini.json", 8, "text", edit_sampled, None, []),
+    ("bert_mini_mlm", "bert_mini_mlm.json", 8, "text", None, None, []),
+    # Batches of 8 positions, fewer than the 10 targets select_targets keeps.
+    ("bert_mini_mlm_short", "bert_mini_mlm.json", 8, "short", None, None, []),
+    ("text_classifier", "text_classifier.json", 16, "labelled", None, None, []),
     # A layer norm's dbeta sums B x L rows, the dense gradients B x L rows
     # in the BLAS's blocking: fewer rows group the same (nonzero) terms
     # differently, and Adam turns such rounding-level gradient differences
     # into per-element steps (ln1's beta 2.3e-6 apart after 4 steps while
     # the losses agree within 1e-7), as pipeline_equivalence.py allows.
-    ("transformer_layer", "transformer_layer.json", 8, True, None, None, [], 1e-5),
+    ("transformer_layer", "transformer_layer.json", 8, "labelled", None, None, [], 1e-5),
 ]
 
 
@@ -119,12 +123,12 @@ def main():
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     data = {}
-    for labelled in (False, True):
-        names = [os.path.join(args.work, f"{'labelled' if labelled else 'text'}_{s}.txt")
-                 for s in ("train", "eval")]
-        write_text(names[0], 400, labelled, 1)
-        write_text(names[1], 40, labelled, 2)
-        data[labelled] = names
+    for kind, labelled, longest in (("text", False, 30), ("labelled", True, 30),
+                                    ("short", False, 6)):
+        names = [os.path.join(args.work, f"{kind}_{s}.txt") for s in ("train", "eval")]
+        write_text(names[0], 400, labelled, 1, longest)
+        write_text(names[1], 40, labelled, 2, longest)
+        data[kind] = names
     ok = True
     for name, example, batch, labelled, edit, plan, flags, *weight_tolerance in CASES:
         weight_tolerance = weight_tolerance[0] if weight_tolerance else TOLERANCE

@@ -2,7 +2,7 @@
 """Book passages for text classification: which of the seven novels of
 ../shared/data/text-gutenberg a passage of N words comes from.
 
-  tools/scripts/text_passages.py [--data DIR] [--out DIR] [--words N]
+  tools/scripts/text_passages.py [--data DIR] [--out DIR] [--words N | --sentences]
 
 Reads DIR/*.txt.xz (the books, in alphabetical order: the label is the
 book's index, 0..6), normalises each as gutenberg7_normalized.txt was made
@@ -16,6 +16,11 @@ passages). Every tenth passage of each book, by a hash of its
 book and index, goes to eval.txt. The data is not redistributable: the
 files go to OUT (default: embc-passages in the system's temporary folder),
 never into the repository.
+
+--sentences cuts each book into its sentences instead (text up to a '.',
+'!' or '?', normalised; empty ones dropped): lines of 1 to hundreds of
+words, the variable-length data dynamic padding is for (bench/
+dynamic_padding.py).
 """
 import argparse
 import hashlib
@@ -40,6 +45,8 @@ def main():
     ap.add_argument("--data", default=default_data)
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "embc-passages"))
     ap.add_argument("--words", type=int, default=64)
+    ap.add_argument("--sentences", action="store_true",
+                    help="one sentence a line instead of passages of --words words")
     args = ap.parse_args()
     books = sorted(f for f in os.listdir(args.data) if f.endswith(".txt.xz")) \
         if os.path.isdir(args.data) else []
@@ -54,10 +61,16 @@ def main():
     with out["train.txt"], out["eval.txt"], out["train_text.txt"], out["eval_text.txt"]:
         for label, book in enumerate(books):
             with lzma.open(os.path.join(args.data, book), "rt", encoding="utf-8-sig") as f:
-                words = normalise(f.read())
-            passages = len(words) // args.words
-            for i in range(passages):
-                text = ' '.join(words[i * args.words:(i + 1) * args.words])
+                raw = f.read()
+            if args.sentences:
+                units = [w for w in (normalise(t) for t in re.split(r"[.!?]+", raw)) if w]
+            else:
+                words = normalise(raw)
+                units = [words[i * args.words:(i + 1) * args.words]
+                         for i in range(len(words) // args.words)]
+            passages = len(units)
+            for i, unit in enumerate(units):
+                text = ' '.join(unit)
                 key = hashlib.sha256(f"{book}:{i}".encode()).digest()
                 split = "eval" if key[0] % 10 == 0 else "train"
                 out[f"{split}.txt"].write(f"{label}\t{text}\n")
@@ -67,7 +80,8 @@ def main():
         for label, name, passages in counts:
             f.write(f"{label}\t{name}\t{passages}\n")
     total = sum(p for _, _, p in counts)
-    print(f"{total} passages of {args.words} words from {len(books)} books in {args.out} "
+    what = "sentences" if args.sentences else f"passages of {args.words} words"
+    print(f"{total} {what} from {len(books)} books in {args.out} "
           f"(largest class {max(p for _, _, p in counts) / total:.3f} of them)")
 
 

@@ -114,6 +114,12 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                  "Sequence features: batch (each batch padded to its longest sequence, "
                  "rounded up to a multiple of 8) or max_len (every batch padded to max_len)")
       ->check(CLI::IsMember({"batch", "max_len"}));
+  app.add_option("--length-buckets", o.lengthBuckets,
+                 "Training on a file with a sequence feature: sort each window of K batches "
+                 "of the shuffled order by sequence length before cutting batches, so that "
+                 "a batch's sequences are alike in length (with --padding batch it runs "
+                 "short); 0: off")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
   app.add_flag("--profile", o.profile,
                "Time every kernel; print a per-op table and log a profile record");
   double lossScale = 0;

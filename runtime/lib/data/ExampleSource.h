@@ -39,6 +39,14 @@ public:
 
   virtual const DataStats &stats() const = 0;
 
+  /// The length of example `example`'s sequence (the ids its sequence
+  /// feature gets), for length bucketing (LengthBuckets.h); -1 for a source
+  /// without sequences.
+  virtual int64_t length(uint64_t example) const {
+    (void)example;
+    return -1;
+  }
+
   /// The words of a text source in id order; null for other sources.
   virtual const std::vector<std::string> *vocabulary() const { return nullptr; }
 };

@@ -1,6 +1,7 @@
 //===- PrefetchStream.cpp - batches assembled ahead, in order -------------===//
 
 #include "PrefetchStream.h"
+#include "LengthBuckets.h"
 
 #include "embc/runtime/cpu/Parallel.h"
 #include "embc/runtime/data/BatchSlice.h"
@@ -95,6 +96,19 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
       start_(startPosition), training_(options.training), shuffle_(options.shuffle) {
+  static std::atomic<uint64_t> streams{0};
+  id_ = ++streams;
+  if (training_ && options.lengthBuckets > 1) {
+    if (!source_->shufflesEpochs() || !shuffle_)
+      throw DataError(std::string("length bucketing (--length-buckets) sorts windows of a "
+                                  "shuffled file's order: ") +
+                      (source_->shufflesEpochs() ? "--no-shuffle reads it in file order"
+                                                 : "generated data has no epochs"));
+    if (source_->size() > 0 && source_->length(0) < 0)
+      throw DataError("length bucketing (--length-buckets) needs a sequence feature: this "
+                      "data's examples have no sequence length");
+    lengthBuckets_ = uint64_t(options.lengthBuckets);
+  }
   // Every worker may be busy with a batch of its own, so at least one each.
   int workers = options.prefetch == 0 ? 0 : resolveThreads(options.threads);
   capacity_ = static_cast<uint64_t>(std::max(options.prefetch, workers));
@@ -160,6 +174,10 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
         continue;
       }
       const uint64_t epoch = position / examples;
+      if (lengthBuckets_ > 1) {
+        rows[r - begin] = bucketedOrder(epoch)(position % examples);
+        continue;
+      }
       if (!order || epoch != orderEpoch) { // a batch may span epochs
         order.emplace(examples, seed_, epoch);
         orderEpoch = epoch;
@@ -176,6 +194,18 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
                            Clock::now() - began).count();
   const int64_t mean = partNanos_.load(std::memory_order_relaxed);
   partNanos_.store(mean == 0 ? took : (7 * mean + took) / 8, std::memory_order_relaxed);
+}
+
+const BucketedOrder &PrefetchStream::bucketedOrder(uint64_t epoch) const {
+  // Parts of one window's batches land on every thread: each keeps the
+  // window it sorted last (a stream's id, never reused, keys it).
+  thread_local std::optional<BucketedOrder> order;
+  thread_local uint64_t stream = 0, orderEpoch = 0;
+  if (!order || stream != id_ || orderEpoch != epoch) {
+    order.emplace(*source_, batchSize_, lengthBuckets_, seed_, epoch);
+    stream = id_, orderEpoch = epoch;
+  }
+  return *order;
 }
 
 bool PrefetchStream::claimAndFill(Build &build, int64_t p) {

@@ -33,6 +33,8 @@
 
 namespace embc::runtime::data {
 
+class BucketedOrder;
+
 class PrefetchStream final : public BatchStream {
 public:
   PrefetchStream(std::shared_ptr<const ExampleSource> source, std::vector<FeatureSpec> features,
@@ -56,6 +58,8 @@ private:
 
   /// A new Build of batch `number` (mutex held; cheap: no rows yet).
   std::shared_ptr<Build> startBuild(uint64_t number);
+  /// The bucketed order of `epoch` (lengthBuckets_ > 1), cached per thread.
+  const BucketedOrder &bucketedOrder(uint64_t epoch) const;
   /// Fills part `p` of `build` into `into`, recording an error in `error`.
   void fillPart(const Build &build, int64_t p, Batch &into, std::exception_ptr &error) const;
   /// Claims (free -> claimed) and fills part `p`; false if it was taken.
@@ -73,6 +77,8 @@ private:
   uint64_t batchSize_, seed_, start_;
   bool training_;
   bool shuffle_; ///< training epochs of a file in a fresh order (StreamOptions::shuffle)
+  uint64_t lengthBuckets_ = 0; ///< StreamOptions::lengthBuckets, where it applies
+  uint64_t id_ = 0;            ///< this stream among all (the bucketed order's cache)
   uint64_t capacity_;
   int64_t partsPerBatch_;
 

@@ -70,6 +70,13 @@ public:
   bool shufflesEpochs() const override { return true; }
   const DataStats &stats() const override { return stats_; }
   const std::vector<std::string> *vocabulary() const override { return &words_; }
+  int64_t length(uint64_t e) const override {
+    int64_t longest = -1; // the most any tokens feature keeps
+    for (const LinesBinding &binding : bindings_)
+      if (binding.column == LinesColumn::Tokens)
+        longest = std::max(longest, binding.hotness);
+    return longest < 0 ? -1 : std::min<int64_t>(int64_t(starts_[e + 1] - starts_[e]), longest);
+  }
 
   void fill(const std::vector<uint64_t> &examples, const std::vector<uint64_t> &,
             Batch &out) const override {

@@ -77,6 +77,26 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
   return specs;
 }
 
+/// Every length a batch may run at (multiples of kLengthGranule up to each
+/// max_len, one sequence at a time), checked now as the plan reader checks
+/// the compiled one: no run stops at a batch length first met late.
+static std::string checkEveryLength(const Plan &plan, const SequenceLayout &layout,
+                                    const std::vector<int64_t> &maxLengths, int64_t granule) {
+  for (size_t s = 0; s < maxLengths.size(); ++s)
+    for (int64_t length = granule; length < maxLengths[s]; length += granule) {
+      std::vector<int64_t> lengths = maxLengths;
+      lengths[s] = length;
+      const Plan at = specialiseLengths(plan, layout, lengths);
+      for (size_t i : layout.kernels) {
+        const Kernel &k = at.step[i];
+        if (std::optional<std::string> bad = checkKernelOperands(
+                findKernel(k.op)->op, k, at, "step[" + std::to_string(i) + "]"))
+          return "at sequence length " + std::to_string(length) + ", " + *bad;
+      }
+    }
+  return "";
+}
+
 Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     : plan_(plan), backend_(std::move(backend)) {
   for (const Kernel &k : plan_.step)
@@ -107,6 +127,8 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
     maxLengths_.push_back(sq.maxLen);
   loadedLengths_ = activeLengths_ = maxLengths_;
   variants_[maxLengths_]; // in use: its kernels are step_
+  if (!sequences_.empty() && sequences_.unsupported.empty())
+    lengthsRefused_ = checkEveryLength(plan_, sequences_, maxLengths_, kLengthGranule);
   stepTimings_.resize(step_.size());
   updateTimings_.resize(update_.size());
   state_.plan = &plan_;
@@ -345,8 +367,11 @@ std::string Executor::dynamicPaddingUnsupported() const {
   if (!backend_->bindsSequenceLengths())
     return std::string("the ") + backend_->name() +
            " backend runs kernels compiled for max_len";
-  return sequences_.unsupported;
+  if (!sequences_.unsupported.empty())
+    return sequences_.unsupported;
+  return lengthsRefused_;
 }
+
 
 void Executor::setDynamicPadding(bool on) {
   if (on && !dynamicPaddingUnsupported().empty())
@@ -364,8 +389,7 @@ std::vector<int64_t>
 Executor::longestSequences(const std::vector<const data::Batch *> &batches) const {
   if (!dynamicPadding_)
     return maxLengths_;
-  // Multiples of 8: fewer kernel variants, and whole vectors in the row loops.
-  constexpr int64_t kGranule = 8;
+  constexpr int64_t kGranule = kLengthGranule;
   std::vector<int64_t> lengths = maxLengths_;
   for (size_t s = 0; s < sequences_.sequences.size(); ++s) {
     const SequenceLayout::Sequence &sq = sequences_.sequences[s];

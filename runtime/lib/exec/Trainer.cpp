@@ -407,6 +407,7 @@ private:
     s.threads = options_.threads;
     s.textWindow = options_.textWindow;
     s.shuffle = options_.shuffle;
+    s.lengthBuckets = training ? options_.lengthBuckets : 0;
     s.textMinCount = options_.textMinCount;
     s.textSample = options_.textSample;
     // A resumed run reads words with the ids the checkpoint's tables were
@@ -909,6 +910,8 @@ TrainSummary Trainer::run() {
     executor_.loadBatch(localBatch(batches[which], which));
     host.load += secondsSince(t);
   };
+  double paddedSum = 0; // positions the batches since the last report ran at
+  int64_t paddedCount = 0;
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
     const auto stepStart = Clock::now();
@@ -959,6 +962,12 @@ TrainSummary Trainer::run() {
         record(interval, mine, mine.size, loss);
       }
       position_ = batch.position;
+      // The positions the batch ran at (dynamic padding: its longest
+      // sequence, rounded up to 8; max_len otherwise).
+      if (!executor_.sequenceLengths().empty()) {
+        paddedSum += double(executor_.sequenceLengths()[0]);
+        ++paddedCount;
+      }
     }
     if (!std::isfinite(stepLoss))
       throw std::runtime_error("the loss became " + std::to_string(stepLoss) +
@@ -996,6 +1005,10 @@ TrainSummary Trainer::run() {
                      double(position_) / double(stream->examplesPerEpoch()), {}};
       r.values["samples_per_s"] = double(examplesRun) / trainSeconds;
       r.values["lr_scale"] = learningRateScale(config, step_ - 1);
+      if (paddedCount > 0) {
+        r.values["padded_len"] = paddedSum / double(paddedCount);
+        paddedSum = 0, paddedCount = 0;
+      }
       if (config.lossScaling.enabled) {
         r.values["loss_scale"] = executor_.lossScale().scale;
         r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);

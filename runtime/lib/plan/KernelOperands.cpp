@@ -189,9 +189,12 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.matrix(true, 1, B, L);
     const auto [B2, P, D2] = o.sequence(false, 0, D);
     (void)B2, (void)D2;
-    if (o.ok() && (o.out(0).shape[0] != B || P < 1 || P > L))
+    // A batch run at its own length (dynamic padding) keeps max_len's P.
+    const int64_t most = o.ok() && o.in(0).paddedLength > 0 ? o.in(0).paddedLength : L;
+    if (o.ok() && (o.out(0).shape[0] != B || P < 1 || P > most))
       o.fail(false, 0, "must be " + std::to_string(B) + " x P x " + std::to_string(D) +
-                           " with 1 <= P <= " + std::to_string(L) + ", got " + shapeText(o.out(0)));
+                           " with 1 <= P <= " + std::to_string(most) + ", got " +
+                           shapeText(o.out(0)));
     o.f32(false, 1);
     o.matrix(false, 1, B, P);
     break;
@@ -202,9 +205,11 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
     o.matrix(true, 1, B, L);
     const auto [B2, P, D2] = o.sequence(true, 0, D);
     (void)D2;
-    if (o.ok() && (B2 != B || P < 1 || P > L))
+    const int64_t most = o.ok() && o.out(0).paddedLength > 0 ? o.out(0).paddedLength : L;
+    if (o.ok() && (B2 != B || P < 1 || P > most))
       o.fail(true, 0, "must be " + std::to_string(B) + " x P x " + std::to_string(D) +
-                          " with 1 <= P <= " + std::to_string(L) + ", got " + shapeText(o.in(0)));
+                          " with 1 <= P <= " + std::to_string(most) + ", got " +
+                          shapeText(o.in(0)));
     break;
   }
   case KernelOp::SequencePool: { // x (B x L x D), offsets (B + 1) -> B x D

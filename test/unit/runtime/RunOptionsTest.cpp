@@ -20,6 +20,21 @@ TEST(RunOptions, DefaultsToSyntheticData) {
   EXPECT_FALSE(r.options->steps);
   EXPECT_EQ(r.options->device, "auto");
   EXPECT_EQ(r.options->onBadData, "fail");
+  EXPECT_EQ(r.options->padding, "batch");
+  EXPECT_EQ(r.options->lengthBuckets, 0);
+}
+
+TEST(RunOptions, PaddingAndLengthBuckets) {
+  ParseResult r = parse({"m.plan", "--padding", "max_len", "--length-buckets", "64"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->padding, "max_len");
+  EXPECT_EQ(r.options->lengthBuckets, 64);
+  for (std::vector<std::string> bad : {std::vector<std::string>{"m.plan", "--padding", "none"},
+                                       {"m.plan", "--length-buckets", "-1"}}) {
+    ParseResult e = parse(bad);
+    EXPECT_FALSE(e.options) << bad[1];
+    EXPECT_EQ(e.exitCode, 2);
+  }
 }
 
 TEST(RunOptions, ParsesTrainingFlags) {

@@ -6,7 +6,7 @@ emb_unit_test(DataTests
   data/BatchSliceTest.cpp data/CriteoReaderTest.cpp data/MovieLensReaderTest.cpp
   data/PermutationTest.cpp data/RealDataTest.cpp data/StalledWorkerTest.cpp
   data/StreamTest.cpp data/SyntheticTest.cpp data/TextLinesReaderTest.cpp
-  data/TextReaderTest.cpp
+  data/TextReaderTest.cpp data/LengthBucketsTest.cpp
   LIBS EmbData
   INCLUDES ${PROJECT_SOURCE_DIR}/runtime/lib/data
   DEFINES EMBC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -56,6 +56,9 @@ struct RunOptions {
   /// (rounded up to a multiple of 8), "max_len" at the plan's max_len
   /// (docs/training.md, "Dynamic padding").
   std::string padding = "batch";
+  /// Training on a file with a sequence feature: batches of alike lengths
+  /// from windows of this many batches (StreamOptions::lengthBuckets; 0: off).
+  int64_t lengthBuckets = 0;
   /// fp16 plans: the initial dynamic loss scale instead of the plan's
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).

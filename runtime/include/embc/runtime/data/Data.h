@@ -122,6 +122,11 @@ struct StreamOptions {
   /// (true), or in file order every epoch (false: as word2vec and gensim read
   /// text; consecutive examples then share rows, which the caches like).
   bool shuffle = true;
+  /// Training on a shuffled file with a sequence feature: sort each window
+  /// of this many batches of the epoch's order by sequence length, so that
+  /// a batch's sequences are alike and dynamic padding runs it short
+  /// (LengthBuckets.h). 0 or 1: off.
+  int64_t lengthBuckets = 0;
   /// Text: the largest skip-gram window on each side of the centre word.
   int textWindow = 5;
   /// Text: words seen fewer times leave the vocabulary (word2vec's min_count).

@@ -463,6 +463,11 @@ private:
   bool dynamicPadding_ = false;
   std::map<std::vector<int64_t>, LengthVariant> variants_;
   std::vector<int64_t> maxLengths_, loadedLengths_, activeLengths_;
+  /// Why a length below max_len fails its kernels' operand checks, or "".
+  std::string lengthsRefused_;
+  /// Batch lengths are rounded up to multiples of this: fewer kernel
+  /// variants, and whole vectors in the row loops.
+  static constexpr int64_t kLengthGranule = 8;
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
   std::vector<data::FeatureSpec> specs_;
   int32_t lossTargets_ = -1; ///< the buffer lossTargets() reads, or -1
