@@ -919,7 +919,7 @@ TrainSummary Trainer::run() {
     // An evaluation loads its own batches: none is loaded ahead of it.
     const bool evaluatesAfter =
         evaluates && ((options_.evalEvery && (step_ + 1) % options_.evalEvery == 0) || last);
-    double stepLoss = 0;
+    double stepLoss = 0, stepPositions = 0;
     for (int64_t a = 0; a < config.gradAccumulation; ++a) {
       if (loadedAhead) {
         current ^= 1;
@@ -966,6 +966,7 @@ TrainSummary Trainer::run() {
       // sequence, rounded up to 8; max_len otherwise).
       if (!executor_.sequenceLengths().empty()) {
         paddedSum += double(executor_.sequenceLengths()[0]);
+        stepPositions += double(executor_.sequenceLengths()[0]);
         ++paddedCount;
       }
     }
@@ -980,7 +981,15 @@ TrainSummary Trainer::run() {
     // The CPU backend sizes its team by the step times (TeamTuner.h); a
     // profile keeps one size so its per-kernel times stay comparable.
     if (!options_.profile) {
-      if (std::optional<BackendNote> note = executor_.stepTimed(secondsSince(stepStart))) {
+      // With dynamic padding a step's cost follows its batch's length: the
+      // team-size trials compare the time per max_len-step, not whichever
+      // lengths each candidate's steps happened to get.
+      double work = 1.0;
+      if (stepPositions > 0)
+        work = stepPositions / (double(config.gradAccumulation) *
+                                double(executor_.sequenceLayout().sequences[0].maxLen));
+      if (std::optional<BackendNote> note =
+              executor_.stepTimed(secondsSince(stepStart), work)) {
         // Logged every time; printed when the decision changes (measuring
         // again every 20 s mostly confirms it).
         reporter_.record(ReportRecord{note->event, step_, 0, note->values});

@@ -904,9 +904,9 @@ public:
   }
   ~CpuBackend() override { std::free(arena_); }
   const char *name() const override { return "cpu"; }
-  std::optional<BackendNote> stepTimed(double seconds) override {
+  std::optional<BackendNote> stepTimed(double seconds, double work) override {
     const int64_t trials = tuner_.trials();
-    if (std::optional<int> size = tuner_.stepTimed(seconds))
+    if (std::optional<int> size = tuner_.stepTimed(seconds, work))
       cpu::setTeamSize(*size);
     if (tuner_.trials() == trials)
       return std::nullopt;

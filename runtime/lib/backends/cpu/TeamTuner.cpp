@@ -34,7 +34,7 @@ void TeamTuner::startTrial() {
   times_.assign(candidates_.size(), {});
 }
 
-std::optional<int> TeamTuner::stepTimed(double seconds) {
+std::optional<int> TeamTuner::stepTimed(double seconds, double work) {
   if (!enabled_)
     return std::nullopt;
   if (!trying_) {
@@ -56,7 +56,7 @@ std::optional<int> TeamTuner::stepTimed(double seconds) {
   const size_t n = candidates_.size();
   if (++turnSteps_ <= kSettleSteps)
     return std::nullopt;
-  times_[turn_ % n].push_back(seconds);
+  times_[turn_ % n].push_back(work > 0 ? seconds / work : seconds);
   turnSeconds_ += seconds;
   if (turnSteps_ < kSettleSteps + kStepsPerTurn || turnSeconds_ < kSecondsPerTurn)
     return std::nullopt;

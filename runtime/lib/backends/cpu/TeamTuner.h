@@ -32,9 +32,12 @@ public:
   /// team stays at N.
   TeamTuner(int maxThreads, bool enabled);
 
-  /// The wall time of the step that just ended. Returns the team size the
-  /// next step must use when it differs from the current one.
-  std::optional<int> stepTimed(double seconds);
+  /// The wall time of the step that just ended and its work (1: a full
+  /// step; a dynamically padded batch's share of max_len's positions): the
+  /// trials compare seconds per unit of work, the clocks count seconds.
+  /// Returns the team size the next step must use when it differs from the
+  /// current one.
+  std::optional<int> stepTimed(double seconds, double work = 1.0);
 
   int current() const { return current_; }
   /// The last decision, for the log ("" before the first).

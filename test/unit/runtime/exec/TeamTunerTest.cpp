@@ -67,6 +67,28 @@ TEST(TeamTuner, UsesTheMeanOfBimodalSteps) {
             2);
 }
 
+TEST(TeamTuner, ComparesTimePerUnitOfWork) {
+  // Dynamic padding with length buckets: the steps of the one-thread turns
+  // happen to be short batches (a quarter of the work), the two-thread
+  // turns' long ones. Per unit of work two threads are faster (5 ms
+  // against 9 ms a full step), though their steps take longer.
+  TeamTuner tuner(2, true);
+  double elapsed = 0;
+  while (elapsed < 10) {
+    const bool two = tuner.current() == 2;
+    const double work = two ? 1.0 : 0.25, t = (two ? 5e-3 : 9e-3) * work;
+    elapsed += t;
+    tuner.stepTimed(t, work);
+  }
+  EXPECT_EQ(tuner.current(), 2) << tuner.decision();
+  // The retune clock counts seconds, not work: one trial after the first
+  // in the next kRetuneSeconds of short steps.
+  const int64_t trials = tuner.trials();
+  for (double t = 0; t < TeamTuner::kRetuneSeconds + 1; t += 5e-3 * 0.25)
+    tuner.stepTimed(5e-3 * 0.25, 0.25);
+  EXPECT_EQ(tuner.trials(), trials + 1);
+}
+
 TEST(TeamTuner, DisabledOrSingleThreadNeverMoves) {
   TeamTuner off(4, false), single(1, true);
   EXPECT_EQ(train(off, 30, [](int n) { return n == 1 ? 1e-4 : 1e-3; }), 4);

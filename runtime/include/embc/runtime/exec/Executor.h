@@ -208,10 +208,12 @@ public:
   }
   /// The wall time of the optimizer step that just ended (data included),
   /// called between steps: the CPU backend sizes its team by it
-  /// (TeamTuner.h). No work is in flight when it is called. Returns what
-  /// the backend decided, if it decided something.
-  virtual std::optional<BackendNote> stepTimed(double seconds) {
-    (void)seconds;
+  /// (TeamTuner.h), comparing seconds per unit of `work` (1: a full step;
+  /// with dynamic padding, the step's share of max_len's positions). No
+  /// work is in flight when it is called. Returns what the backend
+  /// decided, if it decided something.
+  virtual std::optional<BackendNote> stepTimed(double seconds, double work) {
+    (void)seconds, (void)work;
     return std::nullopt;
   }
   /// CPU threads the kernels use now (0: not a CPU backend).
@@ -374,7 +376,9 @@ public:
   /// The backend's description (for logs).
   std::string deviceDescription() const { return backend_->description(); }
   /// See Backend::stepTimed and Backend::threads.
-  std::optional<BackendNote> stepTimed(double seconds) { return backend_->stepTimed(seconds); }
+  std::optional<BackendNote> stepTimed(double seconds, double work = 1.0) {
+    return backend_->stepTimed(seconds, work);
+  }
   int backendThreads() const { return backend_->threads(); }
   /// Device backends: copies the whole arena device -> host (before a
   /// checkpoint or an export) / host -> device (after a resume).
