@@ -128,6 +128,91 @@ static FailureOr<rt::Kernel> lowerDenseActGrad(FusedOp fused, PlanEmitter &e) {
   return k;
 }
 
+/// dense_multi: x, w_0 .. w_n-1, the biases of the layers that have one ->
+/// y_0 .. y_n-1; "biases" says which do.
+static FailureOr<rt::Kernel> lowerDenseMulti(FusedOp fused, PlanEmitter &e) {
+  rt::Kernel k;
+  k.op = rt::kernelName(rt::KernelOp::DenseMulti);
+  SmallVector<DenseOp> layers = opsOf<DenseOp>(fused);
+  nlohmann::json biases = nlohmann::json::array();
+  k.inputs.push_back(e.buffer(layers.front().getInput()));
+  for (DenseOp dense : layers) {
+    k.inputs.push_back(e.buffer(dense.getWeight()));
+    biases.push_back(bool(dense.getBias()));
+  }
+  for (DenseOp dense : layers) {
+    if (dense.getBias())
+      k.inputs.push_back(e.buffer(dense.getBias()));
+    FailureOr<int32_t> y = e.activation(dense, dense.getResult(), "dense");
+    if (failed(y))
+      return failure();
+    k.outputs.push_back(*y);
+  }
+  k.attrs["biases"] = std::move(biases);
+  return k;
+}
+
+/// dense_multi_grad: dy_0 .. dy_n-1, x, w_0 .. w_n-1 -> dx, dW_0 .. dW_n-1,
+/// the db of the layers that have a bias. Layer i is the i-th term of the
+/// sum of input gradients ((dx_0 + dx_1) + ...), read from its chain of
+/// adds (Fuse.cpp, sharedInputBackward).
+static FailureOr<rt::Kernel> lowerDenseMultiGrad(FusedOp fused, PlanEmitter &e) {
+  SmallVector<AddOp> adds = opsOf<AddOp>(fused);
+  AddOp root;
+  for (AddOp add : adds)
+    if (llvm::none_of(adds, [&](AddOp other) { return other.getInputs()[0] == add.getResult(); }))
+      root = add;
+  SmallVector<DenseGradInputOp> layers; // last first
+  for (AddOp add = root; add;) {
+    layers.push_back(add.getInputs()[1].getDefiningOp<DenseGradInputOp>());
+    Value left = add.getInputs()[0];
+    add = left.getDefiningOp<AddOp>();
+    if (!add)
+      layers.push_back(left.getDefiningOp<DenseGradInputOp>());
+  }
+  std::reverse(layers.begin(), layers.end());
+  rt::Kernel k;
+  k.op = rt::kernelName(rt::KernelOp::DenseMultiGrad);
+  nlohmann::json biases = nlohmann::json::array();
+  SmallVector<int32_t> weights, weightGrads, biasGrads;
+  llvm::SmallPtrSet<Operation *, 8> taken; // bias gradients: one layer each
+  Value x;
+  for (DenseGradInputOp input : layers) {
+    if (!input)
+      return fused.emitOpError("dense_multi_grad: a term of the sum is not a dense_grad_input");
+    k.inputs.push_back(e.buffer(input.getGrad()));
+    weights.push_back(e.buffer(input.getWeight()));
+    auto get = input.getWeight().getDefiningOp<GetOp>();
+    int32_t dw = -1, db = -1;
+    for (AccumulateGradOp acc : opsOf<AccumulateGradOp>(fused)) {
+      Operation *def = acc.getGrad().getDefiningOp();
+      if (auto w = dyn_cast_or_null<DenseGradWeightOp>(def);
+          w && w.getGrad() == input.getGrad() && get && acc.getParamAttr() == get.getParamAttr()) {
+        x = w.getInput();
+        dw = e.plan().params[*e.param(acc.getParam())].grad;
+      }
+      if (auto b = dyn_cast_or_null<BiasGradOp>(def);
+          b && b.getGrad() == input.getGrad() && db < 0 && !taken.contains(b)) {
+        taken.insert(b);
+        db = e.plan().params[*e.param(acc.getParam())].grad;
+      }
+    }
+    if (dw < 0)
+      return fused.emitOpError("dense_multi_grad: a layer has no weight gradient");
+    weightGrads.push_back(dw);
+    if (db >= 0)
+      biasGrads.push_back(db);
+    biases.push_back(db >= 0);
+  }
+  k.inputs.push_back(e.buffer(x));
+  k.inputs.insert(k.inputs.end(), weights.begin(), weights.end());
+  k.outputs.push_back(e.buffer(root.getResult()));
+  k.outputs.insert(k.outputs.end(), weightGrads.begin(), weightGrads.end());
+  k.outputs.insert(k.outputs.end(), biasGrads.begin(), biasGrads.end());
+  k.attrs["biases"] = std::move(biases);
+  return k;
+}
+
 static FailureOr<rt::Kernel> lowerElementwise(FusedOp fused, PlanEmitter &e) {
   rt::Kernel k;
   k.op = rt::kernelName(rt::KernelOp::Elementwise);
@@ -436,6 +521,12 @@ LogicalResult FusedOp::lowerToPlan(PlanEmitter &e) {
     break;
   case FusionKind::add_layer_norm_grad:
     kernel = lowerAddLayerNormGrad(fused, e);
+    break;
+  case FusionKind::dense_multi:
+    kernel = lowerDenseMulti(fused, e);
+    break;
+  case FusionKind::dense_multi_grad:
+    kernel = lowerDenseMultiGrad(fused, e);
     break;
   }
   if (failed(kernel))

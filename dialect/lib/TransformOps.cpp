@@ -169,6 +169,10 @@ bool allowedIn(FusionKind kind, Operation *op) {
     return isa<DropoutOp, AddOp, LayerNormOp>(op);
   case FusionKind::add_layer_norm_grad:
     return isa<LayerNormGradOp, AddOp, DropoutGradOp>(op);
+  case FusionKind::dense_multi:
+    return isa<DenseOp>(op);
+  case FusionKind::dense_multi_grad:
+    return isa<DenseGradInputOp, DenseGradWeightOp, BiasGradOp, AccumulateGradOp, AddOp>(op);
   }
   return false;
 }

@@ -13,11 +13,13 @@
 
 #include "GradientsFromOutputs.h"
 #include "PipelineSchedule.h"
+#include "QuantizeDense.h"
 #include "TrainingFuncs.h"
 
 #include "embc/passes/Passes.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
@@ -143,6 +145,9 @@ private:
   }
   void denseActivations(Block *block);
   void denseBackward(Block *block);
+  /// Plain dense layers reading one input (Q, K and V), and their backward.
+  void sharedInputDenses(Block *block);
+  void sharedInputBackward(Block *block);
   void interactions(Block *block);
   void interactionBackward(Block *block);
   void lookups(Block *block);
@@ -204,6 +209,114 @@ void FusePass::denseBackward(Block *block) {
     if (auto act = dz.getDefiningOp<ActivationGradOp>(); act && isTopLevel(act, block))
       ops.push_back(act);
     group(ops, FusionKind::dense_act_grad);
+  }
+}
+
+/// The dense layers left after denseActivations (no activation joined
+/// them) that read one input in one compute precision: a Transformer
+/// layer's query, key and value projections.
+void FusePass::sharedInputDenses(Block *block) {
+  llvm::MapVector<Value, SmallVector<Operation *>> byInput;
+  for (auto dense : block->getOps<DenseOp>())
+    byInput[dense.getInput()].push_back(dense);
+  for (auto &[input, ops] : byInput) {
+    Attribute compute = ops.front()->getAttr(kComputeAttrName);
+    if (ops.size() >= 2 && llvm::all_of(ops, [&](Operation *op) {
+          return op->getAttr(kComputeAttrName) == compute;
+        }))
+      group(ops, FusionKind::dense_multi);
+  }
+}
+
+/// The input gradients of dense layers that read one input, summed by a
+/// left-leaning chain of adds ((g_0 + g_1) + g_2 ..., autodiff's
+/// accumulation), with each layer's weight gradient, bias gradient and
+/// their accumulate_grads: one dense_multi_grad. Before denseBackward,
+/// which would take the layers one by one.
+void FusePass::sharedInputBackward(Block *block) {
+  auto chainAdd = [&](Value v) -> AddOp {
+    auto add = v.getDefiningOp<AddOp>();
+    return add && isTopLevel(add, block) && !add.getBias() && add.getInputs().size() == 2 &&
+                   v.hasOneUse()
+               ? add
+               : AddOp();
+  };
+  auto leaf = [&](Value v) -> DenseGradInputOp {
+    auto input = v.getDefiningOp<DenseGradInputOp>();
+    return input && isTopLevel(input, block) && v.hasOneUse() ? input : DenseGradInputOp();
+  };
+  for (auto root : llvm::make_early_inc_range(block->getOps<AddOp>())) {
+    if (root.getBias() || root.getInputs().size() != 2)
+      continue;
+    if (auto next = dyn_cast_or_null<AddOp>(singleUser(root.getResult()));
+        next && isTopLevel(next, block) && !next.getBias() && next.getInputs().size() == 2 &&
+        next.getInputs()[0] == root.getResult())
+      continue; // the chain goes on
+    SmallVector<Operation *> adds;
+    SmallVector<DenseGradInputOp> leaves; // last first
+    for (AddOp add = root; add;) {
+      adds.push_back(add);
+      DenseGradInputOp right = leaf(add.getInputs()[1]);
+      if (!right)
+        break;
+      leaves.push_back(right);
+      Value left = add.getInputs()[0];
+      if (AddOp deeper = chainAdd(left)) {
+        add = deeper;
+      } else {
+        if (DenseGradInputOp first = leaf(left))
+          leaves.push_back(first);
+        else
+          leaves.clear();
+        add = AddOp();
+      }
+    }
+    if (leaves.size() < 2 || leaves.size() != adds.size() + 1)
+      continue;
+    // Every layer's weight gradient (with its accumulate_grad) reads one x;
+    // its bias gradient joins when it has one.
+    SmallVector<Operation *> ops(adds.begin(), adds.end());
+    llvm::SmallPtrSet<Operation *, 8> taken;
+    Value x;
+    Attribute compute = leaves.front()->getAttr(kComputeAttrName);
+    bool complete = true;
+    for (DenseGradInputOp input : leaves) {
+      // Layers may share dy (Q and V feeding one add do): the weight
+      // gradient is the one accumulated into this layer's weight, a bias
+      // gradient any of dy's not taken yet (each is dy's column sums).
+      auto get = input.getWeight().getDefiningOp<GetOp>();
+      DenseGradWeightOp weight;
+      BiasGradOp bias;
+      AccumulateGradOp accW, accB;
+      for (Operation *user : input.getGrad().getUsers()) {
+        if (taken.contains(user) || !isTopLevel(user, block))
+          continue;
+        if (auto w = dyn_cast<DenseGradWeightOp>(user); w && get && !weight)
+          if (auto acc = dyn_cast_or_null<AccumulateGradOp>(singleUser(w.getResult()));
+              acc && isTopLevel(acc, block) && acc.getParamAttr() == get.getParamAttr())
+            weight = w, accW = acc;
+        if (auto b = dyn_cast<BiasGradOp>(user); b && !bias)
+          if (auto acc = dyn_cast_or_null<AccumulateGradOp>(singleUser(b.getResult()));
+              acc && isTopLevel(acc, block))
+            bias = b, accB = acc;
+      }
+      if (weight)
+        taken.insert(weight);
+      if (bias)
+        taken.insert(bias);
+      if (!weight || (x && weight.getInput() != x) ||
+          input->getAttr(kComputeAttrName) != compute ||
+          weight->getAttr(kComputeAttrName) != compute) {
+        complete = false;
+        break;
+      }
+      x = weight.getInput();
+      ops.append({input, weight, accW});
+      if (bias)
+        ops.append({bias, accB});
+    }
+    if (complete)
+      group(ops, FusionKind::dense_multi_grad);
   }
 }
 
@@ -528,6 +641,8 @@ void FusePass::runOnOperation() {
   // The forward GEMM + activation need not keep z.
   gradientsFromOutputs(*block, /*keepAttrs=*/true);
   denseActivations(block);
+  sharedInputDenses(block);
+  sharedInputBackward(block);
   denseBackward(block);
   interactions(block);
   interactionBackward(block);

@@ -202,6 +202,77 @@ void lowerDenseActGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     emitGemm(out, makeGemm(B, K, paddedK(N, abType), false, true, abType), r[1], r[2], *dx);
 }
 
+/// The "biases" list of a dense_multi(_grad) kernel: which layers have one.
+std::vector<bool> biasesOf(const rt::Kernel &k) {
+  auto it = k.attrs.find("biases");
+  if (it == k.attrs.end() || !it->is_array() || it->empty())
+    throw CodegenError("needs a non-empty list 'biases'");
+  std::vector<bool> biases;
+  for (const nlohmann::json &v : *it) {
+    if (!v.is_boolean())
+      throw CodegenError("'biases' must hold booleans");
+    biases.push_back(v.get<bool>());
+  }
+  return biases;
+}
+
+// dense_multi: x, w_0 .. w_n-1, [b_i] -> y_0 .. y_n-1: one GEMM a layer,
+// its bias on the epilogue (as `dense`).
+void lowerDenseMulti(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const std::vector<bool> biases = biasesOf(k);
+  const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+  expectCounts(k, 1 + n + withBias, n);
+  const auto [B, K] = f32Rows(em, k.inputs[0], -1, -1, "input");
+  const rt::DType abType = computeTypeOf(k);
+  for (size_t i = 0, bi = 1 + n; i < n; ++i) {
+    const int64_t N = f32Matrix(em, k.inputs[1 + i], K, -1, "weight").shape[1];
+    f32Rows(em, k.outputs[i], B, N, "output");
+    std::optional<Arg> b;
+    if (biases[i])
+      b = biasArg(em, k.inputs[bi++], N);
+    forwardGemm(em, out, abType, CudaEmitter::buf(k.inputs[0]), CudaEmitter::buf(k.inputs[1 + i]),
+                CudaEmitter::buf(k.outputs[i]), B, K, N,
+                biases[i] ? rt::GemmEpilogue::Bias : rt::GemmEpilogue::None, b);
+  }
+}
+
+// dense_multi_grad: dy_0 .. dy_n-1, x, w_0 .. w_n-1 -> dx, dW_0 .. dW_n-1,
+// [db_i]. Per layer db += column sums of dy and dW += x^T dy (beta = 1);
+// dx = dy_0 w_0^T, then + dy_i w_i^T in layer order (beta = 1): the sum
+// the CPU forms a block at a time.
+void lowerDenseMultiGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
+  const std::vector<bool> biases = biasesOf(k);
+  const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+  expectCounts(k, 2 * n + 1, 1 + n + withBias);
+  const auto [B, K] = f32Rows(em, k.inputs[n], -1, -1, "layer input");
+  f32Rows(em, k.outputs[0], B, K, "input gradient");
+  const rt::DType abType = computeTypeOf(k);
+  const Arg x = CudaEmitter::buf(k.inputs[n]), dx = CudaEmitter::buf(k.outputs[0]);
+  for (size_t i = 0, bi = 1 + n; i < n; ++i) {
+    const int64_t N = f32Rows(em, k.inputs[i], B, -1, "output gradient").cols;
+    f32Matrix(em, k.inputs[n + 1 + i], K, N, "weight");
+    expectNumel(em, k.outputs[1 + i], K * N, "weight gradient");
+    const Arg dy = CudaEmitter::buf(k.inputs[i]), w = CudaEmitter::buf(k.inputs[n + 1 + i]);
+    if (biases[i]) {
+      biasArg(em, k.outputs[bi], N);
+      ColumnSum c;
+      c.hint = k.op;
+      c.rows = B, c.cols = N;
+      c.dy = dy;
+      c.db = CudaEmitter::buf(k.outputs[bi++]);
+      c.accumulate = true;
+      emitColumnSums(em, c, out);
+    }
+    const auto r = emitRoundedOperands(em, out, abType, {{x, B, K}, {dy, B, N}, {w, K, N}});
+    runtime::cuda::GemmSpec gw = makeGemm(K, N, B, true, false, abType);
+    gw.beta = 1.0f; // the parameter's gradient accumulator
+    emitGemm(out, gw, r[0], r[1], CudaEmitter::buf(k.outputs[1 + i]));
+    runtime::cuda::GemmSpec gx = makeGemm(B, K, paddedK(N, abType), false, true, abType);
+    gx.beta = i == 0 ? 0.0f : 1.0f;
+    emitGemm(out, gx, r[1], r[2], dx);
+  }
+}
+
 // dense_grad_input: dy (B x N), w (K x N) -> dx = dy w^T (B x K).
 void lowerDenseGradInput(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   expectCounts(k, 2, 1);
@@ -248,6 +319,8 @@ void lowerBiasGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 EMBC_CUDA_LOWERING(Dense, lowerDense)
 EMBC_CUDA_LOWERING(DenseAct, lowerDenseAct)
 EMBC_CUDA_LOWERING(DenseActGrad, lowerDenseActGrad)
+EMBC_CUDA_LOWERING(DenseMulti, lowerDenseMulti)
+EMBC_CUDA_LOWERING(DenseMultiGrad, lowerDenseMultiGrad)
 EMBC_CUDA_LOWERING(DenseGradInput, lowerDenseGradInput)
 EMBC_CUDA_LOWERING(DenseGradWeight, lowerDenseGradWeight)
 EMBC_CUDA_LOWERING(BiasGrad, lowerBiasGrad)

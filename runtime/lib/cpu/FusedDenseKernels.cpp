@@ -209,6 +209,92 @@ void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const 
     detail::gemm<T>(compute, false, true, B, K, N, T(1), g, w, T(0), dx);
 }
 
+// --- Dense layers sharing their input --------------------------------------------
+
+template <class T>
+void denseMultiForward(const T *x, int64_t B, int64_t K,
+                       const std::vector<SharedInputLayer<T>> &layers, ComputeType compute) {
+  if (B <= 0)
+    return;
+  if (compute != ComputeType::F32) {
+    // The 16-bit GEMMs round their operands into per-call scratch slots:
+    // one layer at a time (still the plain kernels' bits).
+    for (const SharedInputLayer<T> &l : layers)
+      denseForward(x, l.w, l.b, l.y, B, K, l.N, compute);
+    return;
+  }
+  std::vector<detail::GemmCall<T>> calls;
+  bool parallel = false;
+  for (const SharedInputLayer<T> &l : layers) {
+    calls.emplace_back(false, false, B, l.N, K, T(1), x, l.w, l.b ? T(1) : T(0), l.y);
+    parallel |= calls.back().parallel();
+  }
+  const int64_t blocks = calls.front().blocks();
+  parallelFor(blocks, parallel && blocks > 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk)
+      for (size_t i = 0; i < layers.size(); ++i) {
+        const SharedInputLayer<T> &l = layers[i];
+        if (l.N <= 0)
+          continue;
+        const int64_t r0 = calls[i].blockBegin(blk), r1 = calls[i].blockEnd(blk);
+        if (l.b) // denseForward's seed: the GEMM adds onto the bias (beta = 1)
+          for (int64_t r = r0; r < r1; ++r)
+            std::memcpy(l.y + r * l.N, l.b, sizeof(T) * size_t(l.N));
+        calls[i].run(blk);
+      }
+  });
+}
+
+template <class T>
+void denseMultiGrad(const T *x, T *dx, int64_t B, int64_t K,
+                    const std::vector<SharedInputLayerGrad<T>> &layers, ComputeType compute) {
+  // dW and db: each layer's denseActGrad without its dx.
+  for (const SharedInputLayerGrad<T> &l : layers)
+    denseActGrad<T>(Activation::None, false, l.dy, nullptr, x, l.w, nullptr, l.dw, l.db,
+                    nullptr, B, K, l.N, compute);
+  if (B <= 0 || K <= 0)
+    return;
+  std::vector<detail::GemmCall<T>> calls;
+  int scratchUsers = 0;
+  bool parallel = false;
+  if (compute == ComputeType::F32)
+    for (const SharedInputLayerGrad<T> &l : layers) {
+      calls.emplace_back(false, true, B, K, l.N, T(1), l.dy, l.w, T(0), dx);
+      scratchUsers += calls.back().usesTransposeScratch();
+      parallel |= calls.back().parallel();
+    }
+  if (compute != ComputeType::F32 || scratchUsers > 1) {
+    // Rounded operands, or several transposed weights (libxsmm, K <= 64)
+    // in the one scratch: each layer's whole GEMM, then the sum in order.
+    thread_local std::vector<T> term;
+    term.resize(size_t(B * K));
+    denseGradInput(layers.front().dy, layers.front().w, dx, B, K, layers.front().N, compute);
+    for (size_t i = 1; i < layers.size(); ++i) {
+      denseGradInput(layers[i].dy, layers[i].w, term.data(), B, K, layers[i].N, compute);
+      parallelFor(B, B * K > kParallelWork, [&](int64_t r0, int64_t r1) {
+        for (int64_t j = r0 * K; j < r1 * K; ++j)
+          dx[j] = dx[j] + term[size_t(j)];
+      });
+    }
+    return;
+  }
+  const int64_t blocks = calls.front().blocks();
+  parallelFor(blocks, parallel && blocks > 1, [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<T> term;
+    term.resize(size_t(detail::kGemmRowBlock * K));
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t r0 = calls[0].blockBegin(blk), n = (calls[0].blockEnd(blk) - r0) * K;
+      T *out = dx + r0 * K;
+      calls[0].run(blk);
+      for (size_t i = 1; i < calls.size(); ++i) {
+        calls[i].runInto(blk, term.data());
+        for (int64_t j = 0; j < n; ++j)
+          out[j] = out[j] + term[size_t(j)];
+      }
+    }
+  });
+}
+
 // --- Elementwise chains ---------------------------------------------------------
 
 void checkElementwiseChain(const ElementwiseChain &chain) {
@@ -427,6 +513,10 @@ void interactionConcatGrad(const T *dy, const std::vector<int64_t> &copyWidths, 
                                    int64_t, int64_t, int64_t, ComputeType);                        \
   template void denseActGrad<T>(Activation, bool, const T *, const T *, const T *, const T *, T *, \
                                 T *, T *, T *, int64_t, int64_t, int64_t, ComputeType);            \
+  template void denseMultiForward<T>(const T *, int64_t, int64_t,                                 \
+                                     const std::vector<SharedInputLayer<T>> &, ComputeType);      \
+  template void denseMultiGrad<T>(const T *, T *, int64_t, int64_t,                              \
+                                  const std::vector<SharedInputLayerGrad<T>> &, ComputeType);     \
   template void elementwiseForward<T>(const ElementwiseChain &, const T *const *, T *const *,     \
                                       int64_t);                                                    \
   template void interactionConcatForward<T>(const std::vector<const T *> &,                       \

@@ -139,9 +139,8 @@ GemmCall<T>::GemmCall(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 #endif
 }
 
-template <class T> void GemmCall<T>::run(int64_t blk) const {
+template <class T> void GemmCall<T>::runInto(int64_t blk, T *c) const {
   const int64_t r0 = blockBegin(blk), r1 = blockEnd(blk), rows = r1 - r0;
-  T *c = C_ + r0 * N_;
   if (K_ == 0) {
     // The product is empty: only the beta * C part remains.
     for (int64_t i = 0; i < rows * N_; ++i)

@@ -51,7 +51,14 @@ public:
     return blk + 1 == blocks_ ? M_ : (blk + 1) * kGemmRowBlock;
   }
   /// Computes block `blk` of C on the calling thread.
-  void run(int64_t blk) const;
+  void run(int64_t blk) const { runInto(blk, C_ + blockBegin(blk) * N_); }
+  /// Computes block `blk` into `c` (its rows x N, row-major, dense) instead
+  /// of C's rows, with the same kernel and beta (beta = 1 adds onto `c`).
+  void runInto(int64_t blk, T *c) const;
+  /// Whether op(B) is a transposed copy in the constructing thread's scratch
+  /// (transB on libxsmm): the next such call made on that thread replaces
+  /// it, so two of them cannot be used at once.
+  bool usesTransposeScratch() const { return transB_ && bRowMajor_ && bRowMajor_ != B_; }
 
 private:
   using Kernel = void (*)(const T *, const T *, T *, ...);

@@ -359,6 +359,48 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
   case KernelOp::UnscaleGrads:
     o.allF32();
     break;
+  case KernelOp::DenseMulti: { // x, w_0 .. w_n-1, [b_i] -> y_0 .. y_n-1
+    o.allF32();
+    const std::vector<bool> biases = kernel.attrs.at("biases").get<std::vector<bool>>();
+    const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+    if (n < 1 || ins != 1 + n + withBias || kernel.outputs.size() != n) {
+      o.failAt("attrs.biases", "gives " + std::to_string(n) + " layers (" +
+                                   std::to_string(withBias) + " with a bias): expected " +
+                                   std::to_string(1 + n + withBias) + " inputs and " +
+                                   std::to_string(n) + " outputs");
+      break;
+    }
+    auto [B, K] = o.rows(true, 0);
+    for (size_t i = 0, b = 1 + n; i < n && o.ok(); ++i) {
+      const int64_t N = o.matrix(true, 1 + i, K).second;
+      if (biases[i])
+        o.count(true, b++, N);
+      o.rows(false, i, B, N);
+    }
+    break;
+  }
+  case KernelOp::DenseMultiGrad: { // dy_0 .. dy_n-1, x, w_i -> dx, dW_i, [db_i]
+    o.allF32();
+    const std::vector<bool> biases = kernel.attrs.at("biases").get<std::vector<bool>>();
+    const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+    if (n < 1 || ins != 2 * n + 1 || kernel.outputs.size() != 1 + n + withBias) {
+      o.failAt("attrs.biases", "gives " + std::to_string(n) + " layers (" +
+                                   std::to_string(withBias) + " with a bias): expected " +
+                                   std::to_string(2 * n + 1) + " inputs and " +
+                                   std::to_string(1 + n + withBias) + " outputs");
+      break;
+    }
+    auto [B, K] = o.rows(true, n);
+    o.rows(false, 0, B, K);
+    for (size_t i = 0, b = 1 + n; i < n && o.ok(); ++i) {
+      const int64_t N = o.rows(true, i, B).second;
+      o.matrix(true, n + 1 + i, K, N);
+      o.count(false, 1 + i, K * N);
+      if (biases[i])
+        o.count(false, b++, N);
+    }
+    break;
+  }
   case KernelOp::DenseActGrad: { // dy, [a], x, w -> [dz], dW, [db], [dx]
     o.allF32();
     const size_t x = ins - 2, w = ins - 1;

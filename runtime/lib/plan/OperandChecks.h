@@ -12,6 +12,7 @@
 #include "embc/runtime/Plan.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
 
+#include <algorithm>
 #include <array>
 #include <numeric>
 #include <optional>

@@ -55,7 +55,10 @@ std::optional<SequenceRule> sequenceRule(KernelOp op, const Kernel &k) {
   case KernelOp::DropoutGrad:
   case KernelOp::DenseGradInput:
   case KernelOp::Elementwise:
+  case KernelOp::DenseMulti:
     return SequenceRule{-1, allOutputs(k)};
+  case KernelOp::DenseMultiGrad: // dx; the weight and bias gradients are the layers'
+    return SequenceRule{-1, {0}};
   case KernelOp::LayerNormGrad: // dx; dgamma and dbeta are D
   case KernelOp::LossGrad:
   case KernelOp::SelectTargetsGrad:

@@ -128,7 +128,8 @@ def Emb_FusionKind : I32EnumAttr<"FusionKind", "what an emb.fused group runs as"
     I32EnumAttrCase<"interaction_concat", 4>,
     I32EnumAttrCase<"interaction_concat_grad", 5>,
     I32EnumAttrCase<"embedding_update", 6>, I32EnumAttrCase<"skipgram", 7>,
-    I32EnumAttrCase<"add_layer_norm", 8>, I32EnumAttrCase<"add_layer_norm_grad", 9>]> {
+    I32EnumAttrCase<"add_layer_norm", 8>, I32EnumAttrCase<"add_layer_norm_grad", 9>,
+    I32EnumAttrCase<"dense_multi", 10>, I32EnumAttrCase<"dense_multi_grad", 11>]> {
   let cppNamespace = "::embc::emb";
   let genSpecializedAttr = 0;
 }

@@ -410,6 +410,13 @@ def EmbFusePass : Pass<"emb-fuse", "::mlir::ModuleOp"> {
     - `add_layer_norm_grad`: its backward, a layer_norm_grad with the add
       of the residual stream's gradient and the dropout_grad of the sum
       (either may be missing), in the norm's row pass;
+    - `dense_multi`: dense layers without activation that read one input
+      (a Transformer layer's Q, K and V projections): each block of the
+      input's rows goes through every layer's GEMM while in cache;
+    - `dense_multi_grad`: their backward, when the input gradients are
+      summed by a chain of adds (autodiff's accumulation): every layer's
+      weight and bias gradients, and dx = ((dx_0 + dx_1) + ...) a block of
+      rows at a time, the per-layer dx never written to memory;
     - `elementwise`: remaining chains of adds and activations;
     - `skipgram`: only when the model's training asks for
       `embedding_updates` = `per_example` or `hogwild`: the whole step of a

@@ -14,6 +14,7 @@
 #include "embc/runtime/cpu/FusedDenseKernels.h"
 #include "embc/runtime/cpu/NormKernels.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -152,6 +153,78 @@ BoundKernel bindDenseActGrad(const Binder &b) {
     cpu::denseActGrad(f, fromOutput, s.data<float>(dy), ptr(a), s.data<float>(x),
                       s.data<float>(w), ptr(dz), s.data<float>(dw), ptr(db), ptr(dx), B, K, N,
                       compute);
+  };
+}
+
+/// The "biases" list of a dense_multi(_grad) kernel.
+std::vector<bool> biasesOf(const Binder &b) {
+  if (!b.k.attrs.contains("biases") || !b.k.attrs["biases"].is_array())
+    b.fail("missing list attribute 'biases'");
+  std::vector<bool> biases;
+  for (const nlohmann::json &v : b.k.attrs["biases"]) {
+    if (!v.is_boolean())
+      b.fail("'biases' must hold booleans");
+    biases.push_back(v.get<bool>());
+  }
+  if (biases.empty())
+    b.fail("'biases' names no layer");
+  return biases;
+}
+
+/// dense_multi: x, w_0 .. w_n-1, [b_i] -> y_0 .. y_n-1.
+BoundKernel bindDenseMulti(const Binder &b) {
+  const Kernel &k = b.k;
+  const std::vector<bool> biases = biasesOf(b);
+  const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+  b.expectCounts(1 + n + withBias, n);
+  const int64_t B = b.rows(b.in(0)), K = b.cols(b.in(0));
+  std::vector<int64_t> widths;
+  for (size_t i = 0, bi = 1 + n; i < n; ++i) {
+    const int64_t N = b.cols(b.in(1 + i));
+    expectMatrix(b, b.in(1 + i), K, N, "weight");
+    expectRows(b, b.out(i), B, N, "output");
+    if (biases[i])
+      expectNumel(b, b.in(bi++), N, "bias");
+    widths.push_back(N);
+  }
+  const std::vector<int32_t> ins = k.inputs, outs = k.outputs;
+  const cpu::ComputeType compute = computeOf(b);
+  std::vector<cpu::SharedInputLayer<float>> layers(n);
+  return [=](ExecState &s) mutable {
+    for (size_t i = 0, bi = 1 + n; i < n; ++i)
+      layers[i] = {s.data<float>(ins[1 + i]), biases[i] ? s.data<float>(ins[bi++]) : nullptr,
+                   s.data<float>(outs[i]), widths[i]};
+    cpu::denseMultiForward(s.data<float>(ins[0]), B, K, layers, compute);
+  };
+}
+
+/// dense_multi_grad: dy_0 .. dy_n-1, x, w_0 .. w_n-1 -> dx, dW_0 .. dW_n-1, [db_i].
+BoundKernel bindDenseMultiGrad(const Binder &b) {
+  const Kernel &k = b.k;
+  const std::vector<bool> biases = biasesOf(b);
+  const size_t n = biases.size(), withBias = size_t(std::count(biases.begin(), biases.end(), true));
+  b.expectCounts(2 * n + 1, 1 + n + withBias);
+  const int64_t B = b.rows(b.in(n)), K = b.cols(b.in(n));
+  expectRows(b, b.out(0), B, K, "input gradient");
+  std::vector<int64_t> widths;
+  for (size_t i = 0, bi = 1 + n; i < n; ++i) {
+    const int64_t N = b.cols(b.in(i));
+    expectRows(b, b.in(i), B, N, "output gradient");
+    expectMatrix(b, b.in(n + 1 + i), K, N, "weight");
+    expectNumel(b, b.out(1 + i), K * N, "weight gradient");
+    if (biases[i])
+      expectNumel(b, b.out(bi++), N, "bias gradient");
+    widths.push_back(N);
+  }
+  const std::vector<int32_t> ins = k.inputs, outs = k.outputs;
+  const cpu::ComputeType compute = computeOf(b);
+  std::vector<cpu::SharedInputLayerGrad<float>> layers(n);
+  return [=](ExecState &s) mutable {
+    for (size_t i = 0, bi = 1 + n; i < n; ++i)
+      layers[i] = {s.data<float>(ins[i]), s.data<float>(ins[n + 1 + i]),
+                   s.data<float>(outs[1 + i]), biases[i] ? s.data<float>(outs[bi++]) : nullptr,
+                   widths[i]};
+    cpu::denseMultiGrad(s.data<float>(ins[n]), s.data<float>(outs[0]), B, K, layers, compute);
   };
 }
 
@@ -442,6 +515,8 @@ std::vector<CpuBinding> embc::runtime::fusedDenseBindings() {
           {KernelOp::AddLayerNormGrad, bindAddLayerNormGrad},
           {KernelOp::DenseAct, bindDenseAct},
           {KernelOp::DenseActGrad, bindDenseActGrad},
+          {KernelOp::DenseMulti, bindDenseMulti},
+          {KernelOp::DenseMultiGrad, bindDenseMultiGrad},
           {KernelOp::Elementwise, bindElementwise},
           {KernelOp::InteractionConcat, bindInteractionConcat},
           {KernelOp::InteractionConcatGrad, bindInteractionConcatGrad}};

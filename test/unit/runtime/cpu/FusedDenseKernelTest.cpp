@@ -160,6 +160,98 @@ TYPED_TEST(FusedDense, DenseActEqualsDenseThenActivation) {
   });
 }
 
+// --- dense_multi and dense_multi_grad ------------------------------------------------
+
+/// Layer widths of the shared-input tests: Q, K and V alike, or of other
+/// widths; input widths K <= 64 (the input gradient's GEMMs on libxsmm, one
+/// transposed-weight scratch, so the layer-at-a-time path) and above (the
+/// BLAS, summed a block of rows at a time).
+struct MultiShape {
+  int64_t B, K;
+  std::vector<int64_t> N;
+  std::vector<bool> bias;
+};
+const std::vector<MultiShape> kMultiShapes = {
+    {1, 3, {2, 5}, {true, false}},
+    {70, 16, {16, 8, 16}, {true, false, true}},
+    {200, 96, {96, 96, 96}, {true, true, false}},
+    {130, 80, {33, 70}, {false, true}},
+};
+
+TYPED_TEST(FusedDense, DenseMultiEqualsEachDenseBitForBit) {
+  using T = TypeParam;
+  forThreadCounts([&](int threads) {
+    for (const MultiShape &s : kMultiShapes) {
+      const std::string what = std::to_string(s.B) + "x" + std::to_string(s.K) + " " +
+                               std::to_string(s.N.size()) + " layers, threads " +
+                               std::to_string(threads);
+      const auto x = randomVector<T>(size_t(s.B * s.K), 21);
+      std::vector<std::vector<T>> w, b, y, yRef;
+      std::vector<SharedInputLayer<T>> layers;
+      for (size_t i = 0; i < s.N.size(); ++i) {
+        w.push_back(randomVector<T>(size_t(s.K * s.N[i]), 22 + i, -0.5, 0.5));
+        b.push_back(randomVector<T>(size_t(s.N[i]), 30 + i));
+        yRef.emplace_back(size_t(s.B * s.N[i]));
+        y.emplace_back(size_t(s.B * s.N[i]), T(-7));
+        denseForward(x.data(), w[i].data(), s.bias[i] ? b[i].data() : nullptr, yRef[i].data(),
+                     s.B, s.K, s.N[i]);
+      }
+      for (size_t i = 0; i < s.N.size(); ++i)
+        layers.push_back({w[i].data(), s.bias[i] ? b[i].data() : nullptr, y[i].data(), s.N[i]});
+      denseMultiForward(x.data(), s.B, s.K, layers);
+      for (size_t i = 0; i < s.N.size(); ++i)
+        EXPECT_EQ(y[i], yRef[i]) << what << ", layer " << i;
+    }
+  });
+}
+
+TYPED_TEST(FusedDense, DenseMultiGradEqualsThePlainKernelsAndTheirSum) {
+  using T = TypeParam;
+  forThreadCounts([&](int threads) {
+    for (const MultiShape &s : kMultiShapes) {
+      const std::string what = std::to_string(s.B) + "x" + std::to_string(s.K) + " " +
+                               std::to_string(s.N.size()) + " layers, threads " +
+                               std::to_string(threads);
+      const size_t n = s.N.size();
+      const auto x = randomVector<T>(size_t(s.B * s.K), 41);
+      std::vector<std::vector<T>> w, dy, dw, db, dwRef, dbRef;
+      for (size_t i = 0; i < n; ++i) {
+        w.push_back(randomVector<T>(size_t(s.K * s.N[i]), 42 + i, -0.5, 0.5));
+        dy.push_back(randomVector<T>(size_t(s.B * s.N[i]), 50 + i));
+        // The accumulators start from earlier steps' values.
+        dwRef.push_back(randomVector<T>(size_t(s.K * s.N[i]), 60 + i));
+        dbRef.push_back(randomVector<T>(size_t(s.N[i]), 70 + i));
+      }
+      dw = dwRef, db = dbRef;
+      // What the layers' backward was before: each layer's dense_act_grad
+      // (kind none: dW and db accumulated in place) and its input gradient,
+      // then the adds in order.
+      std::vector<T> dxRef(size_t(s.B * s.K)), term(dxRef.size());
+      for (size_t i = 0; i < n; ++i) {
+        denseActGrad(Activation::None, false, dy[i].data(), (const T *)nullptr, x.data(),
+                     w[i].data(), (T *)nullptr, dwRef[i].data(),
+                     s.bias[i] ? dbRef[i].data() : nullptr, (T *)nullptr, s.B, s.K, s.N[i]);
+        denseGradInput(dy[i].data(), w[i].data(), i == 0 ? dxRef.data() : term.data(), s.B, s.K,
+                       s.N[i]);
+        if (i > 0)
+          for (size_t j = 0; j < dxRef.size(); ++j)
+            dxRef[j] = dxRef[j] + term[j];
+      }
+      std::vector<SharedInputLayerGrad<T>> layers;
+      for (size_t i = 0; i < n; ++i)
+        layers.push_back({dy[i].data(), w[i].data(), dw[i].data(),
+                          s.bias[i] ? db[i].data() : nullptr, s.N[i]});
+      std::vector<T> dx(dxRef.size(), T(-7));
+      denseMultiGrad(x.data(), dx.data(), s.B, s.K, layers);
+      EXPECT_EQ(dx, dxRef) << what << " dx";
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(dw[i], dwRef[i]) << what << " dW " << i;
+        EXPECT_EQ(db[i], dbRef[i]) << what << " db " << i;
+      }
+    }
+  });
+}
+
 // --- dense_act_grad ---------------------------------------------------------------
 
 TYPED_TEST(FusedDense, DenseActGradEqualsPlainChain) {

@@ -8,8 +8,9 @@
 // (the unit tests check that); what changes is how often memory is touched.
 // Templated on the element type like Kernels.h (float for training, double
 // for finite-difference checks). Outputs are overwritten unless the comment
-// says "accumulates". No function allocates per call: the elementwise chain
-// keeps its block temporaries in thread-local scratch that only grows.
+// says "accumulates". No function allocates per call but the dense_multi
+// pair (a list of one GEMM call per layer): the elementwise chain keeps its
+// block temporaries in thread-local scratch that only grows.
 // The trailing ComputeType of the GEMM and interaction kernels is Kernels.h's
 // (F32: the f32 kernel bit for bit; BF16/F16: operands rounded, f32 sums).
 //
@@ -58,6 +59,44 @@ template <class T>
 void denseActGrad(Activation f, bool fromOutput, const T *dy, const T *a, const T *x, const T *w,
                   T *dz, T *dw, T *db, T *dx, int64_t B, int64_t K, int64_t N,
                   ComputeType compute = ComputeType::F32);
+
+// --- Dense layers sharing their input (Q, K and V) ------------------------------
+
+/// One layer of dense_multi: y (B x N) = x w + b, w K x N, b N values or null.
+template <class T> struct SharedInputLayer {
+  const T *w, *b;
+  T *y;
+  int64_t N;
+};
+
+/// Every layer on x (B x K): each block of x's rows goes through every
+/// layer's GEMM while in cache, in one parallel region. Each y is
+/// denseForward's bit for bit (the same GEMM blocks, the bias seeding the
+/// accumulator).
+template <class T>
+void denseMultiForward(const T *x, int64_t B, int64_t K,
+                       const std::vector<SharedInputLayer<T>> &layers,
+                       ComputeType compute = ComputeType::F32);
+
+/// One layer of dense_multi_grad: its output gradient dy (B x N), weight w
+/// (K x N), weight gradient dw and bias gradient db (null: no bias), both
+/// accumulated.
+template <class T> struct SharedInputLayerGrad {
+  const T *dy, *w;
+  T *dw, *db;
+  int64_t N;
+};
+
+/// The backward of denseMultiForward's layers: for each, dw += x^T dy and
+/// db += column sums of dy (denseActGrad's, bit for bit), and the input
+/// gradient dx = ((dy_0 w_0^T + dy_1 w_1^T) + ...) (overwritten), summed in
+/// layer order a block of rows at a time so that no layer's term is written
+/// to memory: the plain dense_grad_input kernels and the adds that sum
+/// them, bit for bit.
+template <class T>
+void denseMultiGrad(const T *x, T *dx, int64_t B, int64_t K,
+                    const std::vector<SharedInputLayerGrad<T>> &layers,
+                    ComputeType compute = ComputeType::F32);
 
 // --- Elementwise chains ---------------------------------------------------------
 
