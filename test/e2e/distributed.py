@@ -57,7 +57,6 @@ Exits 77 (skipped) when mpirun is absent or embrun was built without MPI.
 Usage: distributed.py --embc PATH --embrun PATH --examples DIR --work DIR [--mpirun PATH]
 """
 import json
-import math
 import os
 import shutil
 import signal
@@ -65,7 +64,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import floats, read_safetensors, report, run, tool_args
+from e2e_common import floats, read_safetensors, relative_norm, report, run, tool_args
 
 TOLERANCE = 1e-6
 # Tensors get a looser bound than losses. The dense gradients of N ranks are
@@ -177,11 +176,6 @@ def train(args, work, plan, ranks, name, extra):
     evals = [r["eval_loss"] for r in records if r.get("event") == "eval"]
     tensors = read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
     return losses + evals[-1:], {t: floats(raw, dtype) for t, (dtype, _, raw) in tensors.items()}
-
-
-def relative_norm(a, b):
-    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
-    return diff / max(math.sqrt(sum(y * y for y in b)), 1e-30)
 
 
 def compare(label, loss, ckpt, base_loss, base):

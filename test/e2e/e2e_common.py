@@ -3,6 +3,7 @@ compiling and training a model, reporting a check, and reading a safetensors
 checkpoint without numpy."""
 import argparse
 import json
+import math
 import os
 import shutil
 import struct
@@ -109,3 +110,27 @@ def floats(raw, dtype):
     """The values of a tensor's raw bytes (F32, F64, F16 or I64)."""
     code = {"F32": "f", "F64": "d", "I64": "q", "F16": "e"}[dtype]
     return struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw)
+
+
+def relative_norm(a, b):
+    """|a - b| / |b| of two tensors' values (Euclidean norms)."""
+    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+    return diff / max(math.sqrt(sum(y * y for y in b)), 1e-30)
+
+
+def worst_tensor_differences(base, got):
+    """Checkpoint `got` against `base` ({name: values}): for the weights
+    (parameters and tables) and the optimizer state ("state/..."), the
+    largest relative_norm as (difference, tensor name); and the names of
+    base's tensors that got lacks or has at another size."""
+    worst = {"weights": (0.0, ""), "state": (0.0, "")}
+    missing = []
+    for tensor, values in base.items():
+        if tensor not in got or len(got[tensor]) != len(values):
+            missing.append(tensor)
+            continue
+        kind = "state" if tensor.startswith("state/") else "weights"
+        d = relative_norm(got[tensor], values)
+        if d >= worst[kind][0]:
+            worst[kind] = (d, tensor)
+    return worst, missing

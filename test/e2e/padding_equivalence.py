@@ -30,13 +30,12 @@ max_len.
 Usage: padding_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
 import json
-import math
 import os
 import random
 import shutil
 import sys
 
-from e2e_common import floats, read_safetensors, run, tool_args
+from e2e_common import floats, read_safetensors, run, tool_args, worst_tensor_differences
 
 TOLERANCE = 1e-6
 STATE_TOLERANCE = 2e-5
@@ -112,11 +111,6 @@ def train(args, work, plan, data, padding):
                             if dtype == "F32"}
 
 
-def relative_norm(a, b):
-    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
-    return diff / max(math.sqrt(sum(y * y for y in b)), 1e-30)
-
-
 def main():
     p = tool_args(__doc__.splitlines()[0])
     p.add_argument("--cases", default="", help="comma-separated names (default: all)")
@@ -145,17 +139,10 @@ def main():
         base, base_tensors = train(args, work, plan_path, data[labelled], "max_len")
         got, tensors = train(args, work, plan_path, data[labelled], "batch")
         worst_loss = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(got, base))
-        worst = {"weights": (0.0, ""), "state": (0.0, "")}
-        for tensor, values in base_tensors.items():
-            if tensor not in tensors or len(tensors[tensor]) != len(values):
-                print(f"FAIL: {name}: tensor '{tensor}' is missing or of another size")
-                ok = False
-                continue
-            kind = "state" if "/state/" in tensor or tensor.startswith("state") else "weights"
-            d = relative_norm(tensors[tensor], values)
-            if d >= worst[kind][0]:
-                worst[kind] = (d, tensor)
-        passed = (worst_loss <= TOLERANCE and worst["weights"][0] <= weight_tolerance and
+        worst, missing = worst_tensor_differences(base_tensors, tensors)
+        for tensor in missing:
+            print(f"FAIL: {name}: tensor '{tensor}' is missing or of another size")
+        passed = (not missing and worst_loss <= TOLERANCE and worst["weights"][0] <= weight_tolerance and
                   worst["state"][0] <= STATE_TOLERANCE)
         ok &= passed
         print(f"{'PASS' if passed else 'FAIL'}: {name}: losses and final evaluation within "

@@ -21,12 +21,11 @@ tables, optimizer state; relative norm of the difference).
 Usage: pipeline_equivalence.py --embc PATH --embrun PATH --examples DIR --work DIR
 """
 import json
-import math
 import os
 import shutil
 import sys
 
-from e2e_common import floats, read_safetensors, run, tool_args
+from e2e_common import floats, read_safetensors, run, tool_args, worst_tensor_differences
 
 TOLERANCE = 1e-6
 # Optimizer state: Adam's second moment of a layer norm's gamma (a sum over
@@ -94,11 +93,6 @@ def train(args, model, batch, plan, name):
     return losses + evals[-1:], {t: floats(raw, "F32") for t, (_, _, raw) in tensors.items()}
 
 
-def relative_norm(a, b):
-    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
-    return diff / max(math.sqrt(sum(y * y for y in b)), 1e-30)
-
-
 def main():
     p = tool_args(__doc__.splitlines()[0])
     p.add_argument("--models", default="", help="comma-separated: only these (default: all)")
@@ -115,14 +109,9 @@ def main():
             worst_loss = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(loss, base_loss))
             # Parameters and tables, then optimizer state (Adam's second
             # moment squares the gradient: twice its relative difference).
-            worst = {"weights": (0.0, ""), "state": (0.0, "")}
-            for tensor, values in base.items():
-                if tensor not in ckpt or len(ckpt[tensor]) != len(values):
-                    sys.exit(f"FAIL: {model} {name}: checkpoint tensor '{tensor}' missing or resized")
-                rel = relative_norm(ckpt[tensor], values)
-                kind = "state" if tensor.startswith("state/") else "weights"
-                if rel > worst[kind][0]:
-                    worst[kind] = (rel, tensor)
+            worst, missing = worst_tensor_differences(base, ckpt)
+            if missing:
+                sys.exit(f"FAIL: {model} {name}: checkpoint tensor '{missing[0]}' missing or resized")
             good = (worst_loss <= TOLERANCE and worst["weights"][0] <= weight_tolerance and
                     worst["state"][0] <= STATE_TOLERANCE)
             ok &= good

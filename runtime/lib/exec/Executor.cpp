@@ -389,7 +389,6 @@ std::vector<int64_t>
 Executor::longestSequences(const std::vector<const data::Batch *> &batches) const {
   if (!dynamicPadding_)
     return maxLengths_;
-  constexpr int64_t kGranule = kLengthGranule;
   std::vector<int64_t> lengths = maxLengths_;
   for (size_t s = 0; s < sequences_.sequences.size(); ++s) {
     const SequenceLayout::Sequence &sq = sequences_.sequences[s];
@@ -404,7 +403,9 @@ Executor::longestSequences(const std::vector<const data::Batch *> &batches) cons
     }
     // Longer than max_len: at max_len, where the kernels report it.
     if (sq.maxLen > 0 && longest <= sq.maxLen)
-      lengths[s] = std::min(sq.maxLen, std::max<int64_t>(1, (longest + kGranule - 1) / kGranule * kGranule));
+      lengths[s] = std::min(
+          sq.maxLen,
+          std::max<int64_t>(1, (longest + kLengthGranule - 1) / kLengthGranule * kLengthGranule));
   }
   return lengths;
 }

@@ -177,14 +177,16 @@ const std::vector<MultiShape> kMultiShapes = {
     {200, 96, {96, 96, 96}, {true, true, false}},
     {130, 80, {33, 70}, {false, true}},
 };
+std::string str(const MultiShape &s, int threads) {
+  return std::to_string(s.B) + "x" + std::to_string(s.K) + " " + std::to_string(s.N.size()) +
+         " layers, threads " + std::to_string(threads);
+}
 
 TYPED_TEST(FusedDense, DenseMultiEqualsEachDenseBitForBit) {
   using T = TypeParam;
   forThreadCounts([&](int threads) {
     for (const MultiShape &s : kMultiShapes) {
-      const std::string what = std::to_string(s.B) + "x" + std::to_string(s.K) + " " +
-                               std::to_string(s.N.size()) + " layers, threads " +
-                               std::to_string(threads);
+      const std::string what = str(s, threads);
       const auto x = randomVector<T>(size_t(s.B * s.K), 21);
       std::vector<std::vector<T>> w, b, y, yRef;
       std::vector<SharedInputLayer<T>> layers;
@@ -209,9 +211,7 @@ TYPED_TEST(FusedDense, DenseMultiGradEqualsThePlainKernelsAndTheirSum) {
   using T = TypeParam;
   forThreadCounts([&](int threads) {
     for (const MultiShape &s : kMultiShapes) {
-      const std::string what = std::to_string(s.B) + "x" + std::to_string(s.K) + " " +
-                               std::to_string(s.N.size()) + " layers, threads " +
-                               std::to_string(threads);
+      const std::string what = str(s, threads);
       const size_t n = s.N.size();
       const auto x = randomVector<T>(size_t(s.B * s.K), 41);
       std::vector<std::vector<T>> w, dy, dw, db, dwRef, dbRef;
