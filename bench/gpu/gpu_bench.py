@@ -9,10 +9,13 @@ failing part reports and the next still runs:
      update (embrun --profile: per-op time and the plan's byte estimates) as
      a fraction of a device-to-device copy measured in the same run;
  (c) the packed optimizer: update_packed's GB/s as a fraction of the copy,
-     and the update time packed vs embc --no-pack (one kernel per param).
+     and the update time packed vs embc --no-pack (one kernel per param);
+ (d) dynamic padding of the token models (bench/dynamic_padding.py on
+     DIR/sequence: gpt_mini and bert_mini_mlm, --padding max_len vs batch vs
+     length buckets on sentences, losses of max_len and batch compared).
 
 Usage: gpu_bench.py --embrun PATH --plans DIR [--out DIR] [--steps N] [--quick]
-                    [--skip busy,uniform,profile,nopack,nofuse,eager,compile]  (or EMBC_GPU_BENCH_SKIP)
+                    [--skip busy,uniform,profile,nopack,nofuse,eager,compile,padding]  (or EMBC_GPU_BENCH_SKIP)
 Prints a summary table last and writes DIR/gpu_bench.json (DIR: --out, else
 $OUT, else the current directory).
 """
@@ -227,6 +230,23 @@ def main():
         results["embrun_nofuse_samples_per_s"] = embrun_samples_per_s(recs, warm, batch)
     part("embrun on the --no-fuse plan", fused_vs_unfused, key="nofuse")
 
+    def d_padding():
+        seq = os.path.join(args.plans, "sequence")
+        if not os.path.exists(os.path.join(seq, "gpt_mini.plan")):
+            raise RuntimeError(f"no {seq}/gpt_mini.plan: run bench/gpu/prepare.sh again")
+        cmd = [sys.executable, os.path.join(HERE, "..", "dynamic_padding.py"),
+               "--embrun", args.embrun, "--device", args.device, "--plans", seq,
+               "--sentences", seq, "--threads", "0"]
+        # The emulated device (the rehearsal) runs prepare.sh's batch-4 plans.
+        small = args.quick or args.device == "emulated"
+        cmd += (["--models", "gpt_mini", "--batch", "4", "--steps", "10", "--warm", "10",
+                 "--repeats", "1"] if small else
+                ["--steps", "60", "--warm", "20", "--repeats", "1"])
+        r = run(cmd, timeout=900)
+        print(r.stdout[-3000:], flush=True)
+        results["padding"] = r.stdout[r.stdout.find("\n\n") + 2:].strip()
+    part("(d) dynamic padding of the token models", d_padding, key="padding")
+
     # torch.compile last: its compile time is the least predictable.
     part("(a) PyTorch compile", lambda: a_torch("compile"), needs_torch=True, key="compile")
     ours = results.get("embrun_samples_per_s")
@@ -280,6 +300,9 @@ def main():
     lines.append(f"    update ms/step packed {fmt(results.get('update_ms_packed'), '{:.3f}')} vs "
                  f"--no-pack {fmt(results.get('update_ms_unpacked'), '{:.3f}')} "
                  f"({fmt(results.get('update_speedup_packed'), '{:.2f}')}x)")
+    if results.get("padding"):
+        lines.append("(d) dynamic padding (samples/s; positions: the mean a batch ran at)")
+        lines += ["    " + line for line in results["padding"].splitlines()]
     if failures:
         lines.append("FAILED parts: " + "; ".join(failures) + " (errors in gpu_bench.json)")
     if results.get("skipped"):

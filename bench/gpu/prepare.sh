@@ -10,6 +10,10 @@
 #   plans/dlrm_nopack.plan   the same with embc --no-pack (one update per parameter)
 #   plans/dlrm_nofuse.plan   the same with embc --no-fuse
 #   plans/model.json         the model they were compiled from
+#   plans/sequence/          gpt_mini and bert_mini_mlm with their CUDA length
+#                            variants and 4 MB of sentences (the Gutenberg text's
+#                            where ../shared/data has it, else generated with
+#                            its lengths): bench/dynamic_padding.py --device cuda
 #   rehearsal/               the same from a small copy of it (run.sh --rehearse)
 #   parity/<case>/           every case of test/e2e/cuda_parity.py, compiled
 #   deps/                    the runtime's C++ dependencies that a bare CUDA image
@@ -78,6 +82,42 @@ small="$cache/rehearsal/model.json"
 "$embc" "$small" --cuda -o "$cache/rehearsal/dlrm.plan" > /dev/null
 "$embc" "$small" --cuda --no-pack -o "$cache/rehearsal/dlrm_nopack.plan" > /dev/null
 "$embc" "$small" --cuda --no-fuse -o "$cache/rehearsal/dlrm_nofuse.plan" > /dev/null
+
+# The token models for dynamic padding on the GPU (gpu_bench.py part d):
+# as written, and at batch 4 for the rehearsal.
+echo "== sequence plans"
+sentences() { # DIR MB
+  mkdir -p "$1"
+  local text="$root/../shared/data/text-gutenberg"
+  if [[ -d "$text" ]]; then
+    python3 "$root/tools/scripts/text_passages.py" --sentences --data "$text" \
+      --out "$1/all" > /dev/null
+    head -c "$(( $2 * 1000000 ))" "$1/all/train_text.txt" | head -n -1 > "$1/train_text.txt"
+    rm -rf "$1/all"
+  else # lengths as the Gutenberg sentences' (median 13 words, 97th percentile ~65)
+    python3 - "$1/train_text.txt" "$2" <<'PY'
+import math, random, sys
+r = random.Random(7)
+words = [f"w{i}" for i in range(6000)]
+weights = [1.0 / (i + 1) for i in range(6000)]
+with open(sys.argv[1], "w") as f:
+    size = 0
+    while size < int(sys.argv[2]) * 1000000:
+        n = max(1, min(300, int(math.exp(r.gauss(math.log(13), 0.9)))))
+        line = " ".join(r.choices(words, weights, k=n)) + "\n"
+        f.write(line)
+        size += len(line)
+PY
+  fi
+}
+sentences "$cache/plans/sequence" 4
+sentences "$cache/rehearsal/sequence" 1
+for m in gpt_mini bert_mini_mlm; do
+  "$embc" "$root/examples/$m.json" --cuda -o "$cache/plans/sequence/$m.plan" > /dev/null
+  python3 -c "import json, sys; m = json.load(open(sys.argv[1])); m['training']['batch_size'] = 4; json.dump(m, open(sys.argv[2], 'w'))" \
+    "$root/examples/$m.json" "$cache/rehearsal/sequence/$m.json"
+  "$embc" "$cache/rehearsal/sequence/$m.json" --cuda -o "$cache/rehearsal/sequence/$m.plan" > /dev/null
+done
 
 # Every case of the CUDA parity test, compiled: the GPU machine has no embc.
 echo "== parity plans"

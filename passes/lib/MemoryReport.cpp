@@ -114,9 +114,19 @@ void printSequenceBuffers(const rt::Plan &plan, llvm::raw_ostream &os) {
   }
   if (layout.empty())
     return;
-  if (layout.unsupported.empty())
+  if (layout.unsupported.empty()) {
     os << "      each batch runs at its longest sequence (rounded up to a multiple of 8) in "
-          "them: embrun --padding batch, the default on the CPU\n";
+          "them: embrun --padding batch, the default\n";
+    if (!plan.cuda.source.empty() && plan.cuda.lengths.empty())
+      os << "      the CUDA program pads every batch to max_len (no length variants for "
+            "several sequence features)\n";
+    else if (!plan.cuda.lengths.empty()) {
+      os << "      the CUDA program rounds up to one of";
+      for (const rt::CudaLengthVariant &v : plan.cuda.lengths)
+        os << " " << v.length;
+      os << " or max_len\n";
+    }
+  }
   else
     os << "      every batch runs at max_len: " << layout.unsupported << "\n";
 }

@@ -23,6 +23,12 @@ number elements by max_len.
                     targets a sequence keeps)
   text_classifier   mean and max pooling
   transformer_layer an encoder layer, attention-weight dropout, mean pooling
+  *_emulated        the CUDA backend on the emulated device (embc --cuda): its
+                    program's kernels at each shorter length (CudaLengthVariant)
+                    against its max_len kernels
+
+Every --padding batch run must have run shorter than max_len (the train
+records' padded_len).
 
 It also checks that embc's memory report says the buffers are sized for
 max_len.
@@ -40,6 +46,7 @@ from e2e_common import floats, read_safetensors, run, tool_args, worst_tensor_di
 TOLERANCE = 1e-6
 STATE_TOLERANCE = 2e-5
 STEPS = 4
+MAX_LEN = 64  # the examples' max_len
 
 
 def write_text(path, lines, labelled, seed, longest=30):
@@ -59,7 +66,8 @@ def edit_sampled(spec):
 
 
 # (name, example, batch, data ("text", "labelled" or "short": lines of 2..6
-#  words), model edit, plan settings, embc flags [, weight tolerance])
+#  words), model edit, plan settings, embc flags[, extras]); extras:
+#  "weights" (the weights' tolerance), "device" (embrun --device).
 CASES = [
     ("gpt_mini", "gpt_mini.json", 8, "text", None, None, []),
     ("gpt_mini_unfused", "gpt_mini.json", 8, "text", None, None, ["--no-fuse"]),
@@ -75,7 +83,18 @@ CASES = [
     # differently, and Adam turns such rounding-level gradient differences
     # into per-element steps (ln1's beta 2.3e-6 apart after 4 steps while
     # the losses agree within 1e-7), as pipeline_equivalence.py allows.
-    ("transformer_layer", "transformer_layer.json", 8, "labelled", None, None, [], 1e-5),
+    ("transformer_layer", "transformer_layer.json", 8, "labelled", None, None, [],
+     {"weights": 1e-5}),
+    ("gpt_mini_emulated", "gpt_mini.json", 4, "text", None, None, ["--cuda"],
+     {"device": "emulated"}),
+    ("bert_mini_mlm_emulated", "bert_mini_mlm.json", 4, "text", None, None, ["--cuda"],
+     {"device": "emulated"}),
+    ("bert_mini_mlm_short_emulated", "bert_mini_mlm.json", 4, "short", None, None, ["--cuda"],
+     {"device": "emulated"}),
+    ("text_classifier_emulated", "text_classifier.json", 8, "labelled", None, None, ["--cuda"],
+     {"device": "emulated"}),
+    ("transformer_layer_emulated", "transformer_layer.json", 4, "labelled", None, None,
+     ["--cuda"], {"device": "emulated", "weights": 1e-5}),
 ]
 
 
@@ -94,13 +113,18 @@ def compile_case(args, work, example, batch, edit, plan, flags):
     return out, report
 
 
-def train(args, work, plan, data, padding):
+def train(args, work, plan, data, padding, device):
     log = os.path.join(work, f"{padding}.jsonl")
     ckpt = os.path.join(work, f"{padding}-ckpt")
     run([args.embrun, plan, "--data", f"text:{data[0]}", "--eval", f"text:{data[1]}",
          "--steps", str(STEPS), "--eval-every", str(STEPS), "--report-every", "1",
-         "--threads", "2", "--padding", padding, "--log", log, "--save", ckpt])
+         "--threads", "2", "--padding", padding, "--log", log, "--save", ckpt,
+         "--device", device])
     records = [json.loads(line) for line in open(log)]
+    padded = [r["padded_len"] for r in records if r.get("event") == "train"]
+    if padding == "batch" and not all(p < MAX_LEN for p in padded):
+        sys.exit(f"FAIL: {work}: --padding batch ran at {padded} positions, not below "
+                 f"max_len {MAX_LEN}")
     losses = [r["loss"] for r in records if r.get("event") == "train"]
     evals = [r for r in records if r.get("event") == "eval"]
     if len(losses) != STEPS or not evals:
@@ -124,8 +148,10 @@ def main():
         write_text(names[1], 40, labelled, 2, longest)
         data[kind] = names
     ok = True
-    for name, example, batch, labelled, edit, plan, flags, *weight_tolerance in CASES:
-        weight_tolerance = weight_tolerance[0] if weight_tolerance else TOLERANCE
+    for name, example, batch, labelled, edit, plan, flags, *extras in CASES:
+        extras = extras[0] if extras else {}
+        weight_tolerance = extras.get("weights", TOLERANCE)
+        device = extras.get("device", "cpu")
         if args.cases and name not in args.cases.split(","):
             continue
         work = os.path.join(args.work, name)
@@ -136,8 +162,8 @@ def main():
             print(f"FAIL: {name}: the memory report does not say the sequence buffers are "
                   f"sized for max_len:\n{report}")
             ok = False
-        base, base_tensors = train(args, work, plan_path, data[labelled], "max_len")
-        got, tensors = train(args, work, plan_path, data[labelled], "batch")
+        base, base_tensors = train(args, work, plan_path, data[labelled], "max_len", device)
+        got, tensors = train(args, work, plan_path, data[labelled], "batch", device)
         worst_loss = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(got, base))
         worst, missing = worst_tensor_differences(base_tensors, tensors)
         for tensor in missing:

@@ -29,8 +29,8 @@ done
 for f in gpu_bench.json logs.tar.gz; do
   [[ -s "$OUT/$f" ]] || { echo "FAIL: no $f in \$OUT"; status=1; }
 done
-if ! python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r.get("embrun_samples_per_s") and r.get("lookup", {}).get("ms_per_step") else 1)' "$OUT/gpu_bench.json"; then
-  echo "FAIL: gpu_bench.json lacks embrun's samples/s or the lookup's profile"
+if ! python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r.get("embrun_samples_per_s") and r.get("lookup", {}).get("ms_per_step") and r.get("padding") else 1)' "$OUT/gpu_bench.json"; then
+  echo "FAIL: gpu_bench.json lacks embrun's samples/s, the lookup's profile or the dynamic padding figures"
   status=1
 fi
 [[ $status -eq 0 ]] && echo "PASS: the GPU run's stages rehearsed on the emulated device" || tail -30 "$work/run.log"

@@ -39,6 +39,9 @@ struct Shape {
   bool causal;
   double dropout = 0; ///< the weights' dropout rate (0: none)
   int64_t stream = 0;
+  /// The L the weights' dropout numbers by: max_len when the batch runs
+  /// padded to a shorter length (Buffer::paddedLength), as on the CPU.
+  int64_t counterL = 0;
   /// Columns of the head a thread accumulates: the largest divisor of dh up
   /// to 32, so that the key pass's two accumulators fit in registers (dh =
   /// 64 in one thread spilled). Threads of one row share its scores, each
@@ -64,6 +67,7 @@ Shape shapeOf(const CudaEmitter &em, const rt::Kernel &k, int32_t seq) {
                        std::to_string(b.shape[2]) + " columns");
   Shape s{b.shape[0], b.shape[1], b.shape[2], heads, b.shape[2] / heads,
           boolAttr(k, "causal")};
+  s.counterL = b.paddedLength > 0 ? b.paddedLength : s.L;
   if (k.attrs.contains("dropout")) {
     if (!k.attrs["dropout"].is_number())
       throw CodegenError(k.op + " needs a number 'dropout'");
@@ -96,7 +100,7 @@ DropCode dropCode(CudaEmitter &em, const Shape &s) {
             "  const emb_i64 e0 = a.step->exampleOffset + (emb_i64)a.step->microBatch * " +
             lit(s.B) + ";\n";
   d.factor = "(drop ? emb_drop_factor(dkey, (emb_u64)((((e0 + b) * " + lit(s.H) + " + h) * " +
-             lit(s.L) + " + i) * " + lit(s.L) + " + j), " +
+             lit(s.counterL) + " + i) * " + lit(s.counterL) + " + j), " +
              std::to_string(embc::runtime::cpu::dropoutThreshold(s.dropout)) + "u, " +
              floatLiteral(1.0 / (1.0 - s.dropout)) + ", dc) : 1.0f)";
   return d;

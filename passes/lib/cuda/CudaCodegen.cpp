@@ -11,6 +11,7 @@
 #include "Emitter.h"
 
 #include "embc/runtime/cuda/KernelAbi.h"
+#include "embc/runtime/plan/SequenceLayout.h"
 
 #include <algorithm>
 #include <map>
@@ -120,7 +121,10 @@ namespace {
 std::string withLaunchBounds(std::string source, const rt::CudaProgram &program,
                              const CudaEmitter &em) {
   std::map<std::string, int64_t> block;
-  for (const auto *list : {&program.step, &program.update})
+  std::vector<const std::vector<rt::CudaKernel> *> lists = {&program.step, &program.update};
+  for (const rt::CudaLengthVariant &v : program.lengths)
+    lists.push_back(&v.step);
+  for (const auto *list : lists)
     for (const rt::CudaKernel &k : *list)
       for (const rt::CudaLaunch &l : k.launches)
         if (l.kind == "kernel")
@@ -169,7 +173,16 @@ const LoweringTable &codegen::cudaLowerings() {
 
 bool codegen::cudaLowers(rt::KernelOp op) { return cudaLowerings().find(op) != nullptr; }
 
-bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
+std::vector<int64_t> codegen::cudaVariantLengths(int64_t maxLen) {
+  const int64_t granule = std::max<int64_t>(8, (maxLen / 8 + 7) / 8 * 8);
+  std::vector<int64_t> lengths;
+  for (int64_t length = granule; length < maxLen; length += granule)
+    lengths.push_back(length);
+  return lengths;
+}
+
+bool codegen::generateCuda(rt::Plan &plan, std::string &error,
+                           const CudaCodegenOptions &options) {
   const LoweringTable &table = cudaLowerings();
 
   // A development aid while lowerings are written: EMBC_CUDA_PARTIAL=1
@@ -182,43 +195,71 @@ bool codegen::generateCuda(rt::Plan &plan, std::string &error) {
   CudaEmitter em(plan);
   em.append(cudaPrelude());
   rt::CudaProgram program;
+  // Kernel `i` of `kernels` into `out`; `where` names it in errors.
+  auto lowerOne = [&](const rt::Kernel &k, const std::string &where,
+                      std::vector<rt::CudaKernel> &out) {
+    const rt::KernelSpec *spec = rt::findKernel(k.op);
+    Lowering lowering = spec ? table.find(spec->op) : nullptr;
+    rt::CudaKernel lowered;
+    if (!lowering && partial) {
+      em.appendOnce("emb_missing", "extern \"C\" __global__ void emb_missing(EmbArgs a) {}\n");
+      lowered.launches.push_back(CudaEmitter::kernelLaunch("emb_missing", {}, 1, 1));
+      lowered.launches.back().params["missing"] = true;
+      out.push_back(std::move(lowered));
+      return true;
+    }
+    if (!lowering) {
+      error = "CUDA codegen: " + where + " has no CUDA lowering";
+      return false;
+    }
+    em.beginKernel();
+    try {
+      lowering(em, k, lowered);
+    } catch (const std::exception &e) {
+      error = "CUDA codegen: " + where + ": " + e.what();
+      return false;
+    }
+    if (lowered.launches.empty()) {
+      error = "CUDA codegen: " + where + " lowered to no launch";
+      return false;
+    }
+    out.push_back(std::move(lowered));
+    return true;
+  };
   auto lowerAll = [&](const std::vector<rt::Kernel> &kernels, const char *schedule,
                       std::vector<rt::CudaKernel> &out) {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const rt::Kernel &k = kernels[i];
-      std::string where = std::string(schedule) + " kernel " + std::to_string(i) + " '" + k.op + "'";
-      const rt::KernelSpec *spec = rt::findKernel(k.op);
-      Lowering lowering = spec ? table.find(spec->op) : nullptr;
-      rt::CudaKernel lowered;
-      if (!lowering && partial) {
-        em.appendOnce("emb_missing", "extern \"C\" __global__ void emb_missing(EmbArgs a) {}\n");
-        lowered.launches.push_back(CudaEmitter::kernelLaunch("emb_missing", {}, 1, 1));
-        lowered.launches.back().params["missing"] = true;
-        out.push_back(std::move(lowered));
-        continue;
-      }
-      if (!lowering) {
-        error = "CUDA codegen: " + where + " has no CUDA lowering";
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (!lowerOne(kernels[i],
+                    std::string(schedule) + " kernel " + std::to_string(i) + " '" +
+                        kernels[i].op + "'",
+                    out))
         return false;
-      }
-      em.beginKernel();
-      try {
-        lowering(em, k, lowered);
-      } catch (const std::exception &e) {
-        error = "CUDA codegen: " + where + ": " + e.what();
-        return false;
-      }
-      if (lowered.launches.empty()) {
-        error = "CUDA codegen: " + where + " lowered to no launch";
-        return false;
-      }
-      out.push_back(std::move(lowered));
-    }
     return true;
   };
   if (!lowerAll(plan.step, "step", program.step) ||
       !lowerAll(plan.update, "update", program.update))
     return false;
+  // Dynamic padding: the sequence kernels again at each shorter length.
+  const rt::SequenceLayout layout = rt::findSequenceLayout(plan);
+  if (options.lengthVariants && layout.sequences.size() == 1 && layout.unsupported.empty() &&
+      !partial) {
+    for (int64_t length : cudaVariantLengths(layout.sequences[0].maxLen)) {
+      const rt::Plan shorter = rt::specialiseLengths(plan, layout, {length});
+      em.setPlan(shorter);
+      rt::CudaLengthVariant variant;
+      variant.length = length;
+      for (size_t i : layout.kernels)
+        if (!lowerOne(shorter.step[i],
+                      "step kernel " + std::to_string(i) + " '" + shorter.step[i].op +
+                          "' at sequence length " + std::to_string(length),
+                      variant.step))
+          return false;
+      em.setPlan(plan);
+      program.lengths.push_back(std::move(variant));
+    }
+    if (!program.lengths.empty())
+      program.lengthKernels.assign(layout.kernels.begin(), layout.kernels.end());
+  }
   try {
     program.source = withLaunchBounds(em.source(), program, em);
   } catch (const CodegenError &e) {

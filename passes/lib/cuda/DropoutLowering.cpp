@@ -69,6 +69,22 @@ std::string codegen::dropoutKeyCode(const std::string &name, int64_t stream) {
   return counterKeyCode(name, runtime::cpu::dropout::kTag, stream, "(emb_u64)a.step->step");
 }
 
+int64_t codegen::paddedPerExample(const rt::Buffer &b) {
+  const int64_t rows = b.shape.empty() ? 1 : std::max<int64_t>(b.shape[0], 1);
+  const int64_t perExample = numel(b) / rows;
+  if (b.paddedLength <= 0 || b.shape.size() < 2 || b.shape[1] <= 0)
+    return perExample;
+  return perExample / b.shape[1] * b.paddedLength;
+}
+
+std::string codegen::paddedIndex(const std::string &i, int64_t perExample,
+                                 int64_t paddedPerExample) {
+  if (perExample <= 0 || perExample == paddedPerExample)
+    return "(" + i + ")";
+  return "((" + i + ") / " + lit(perExample) + " * " + lit(paddedPerExample) + " + (" + i +
+         ") % " + lit(perExample) + ")";
+}
+
 namespace {
 
 constexpr int64_t kBlock = 256, kPerThread = 4;
@@ -88,7 +104,7 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     throw CodegenError(k.op + " needs a non-negative integer 'stream'");
   const int64_t stream = k.attrs["stream"].get<int64_t>();
   const int64_t n = numel(x), rows = x.shape.empty() ? 1 : x.shape[0];
-  const int64_t perExample = rows > 0 ? n / rows : 0;
+  const int64_t perExample = rows > 0 ? n / rows : 0, padded = paddedPerExample(x);
   const rt::CudaArg in = CudaEmitter::buf(k.inputs[0]), y = CudaEmitter::buf(k.outputs[0]);
   const bool vector = n % kPerThread == 0 && aligned16(em, in) && aligned16(em, y);
   appendDropoutHelpers(em);
@@ -103,7 +119,7 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
     << "  const bool drop = a.step->training != 0 && " << (rate > 0.0 ? "true" : "false") << ";\n"
     << dropoutKeyCode("key", stream)
     << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
-    << lit(rows) << ") * " << lit(perExample) << ");\n"
+    << lit(rows) << ") * " << lit(padded) << ");\n"
     << "  // The round keys of the high word of this thread's elements (a launch\n"
     << "  // rarely crosses a 2^32 boundary: then they are derived again).\n"
     << "  emb_u64 high = ~0ULL, keys = 0;\n"
@@ -120,7 +136,8 @@ void lowerDropout(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
   t << "    if (drop) {\n"
     << "#pragma unroll\n"
     << "      for (int e = 0; e < " << kPerThread << "; ++e) {\n"
-    << "        const emb_u64 g = first + (emb_u64)(i + e);\n"
+    << "        const emb_u64 g = first + (emb_u64)" << paddedIndex("i + e", perExample, padded)
+    << ";\n"
     << "        if ((g >> 32) != high) { high = g >> 32; keys = emb_mix64(key + high); }\n"
     << "        const unsigned w = emb_hash32(emb_hash32((unsigned)g ^ (unsigned)keys) ^ "
        "(unsigned)(keys >> 32));\n"

@@ -32,6 +32,16 @@ std::string counterKeyCode(const std::string &name, uint64_t tag, int64_t stream
 /// step).
 std::string dropoutKeyCode(const std::string &name, int64_t stream);
 
+/// Dynamic padding (Buffer::paddedLength): a sequence buffer that runs at
+/// its batch's length draws the numbers of the max_len layout, as the CPU
+/// does. paddedPerExample is the values an example has at max_len (b's own
+/// count when it is not padded); paddedIndex is the expression of value
+/// `i`'s place in that layout (`i` is the index among the launch's values,
+/// perExample of them an example), `(i)` when nothing is padded, so the
+/// max_len kernels keep their text.
+int64_t paddedPerExample(const runtime::Buffer &b);
+std::string paddedIndex(const std::string &i, int64_t perExample, int64_t paddedPerExample);
+
 } // namespace embc::codegen
 
 #endif // EMBC_PASSES_CUDA_DROPOUTLOWERING_H

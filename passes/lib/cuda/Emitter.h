@@ -47,10 +47,13 @@ public:
 
 class CudaEmitter {
 public:
-  explicit CudaEmitter(const runtime::Plan &plan) : plan_(plan) {}
+  explicit CudaEmitter(const runtime::Plan &plan) : plan_(&plan) {}
 
-  const runtime::Plan &plan() const { return plan_; }
-  const runtime::Buffer &buffer(int32_t id) const { return plan_.buffers.at(size_t(id)); }
+  const runtime::Plan &plan() const { return *plan_; }
+  const runtime::Buffer &buffer(int32_t id) const { return plan_->buffers.at(size_t(id)); }
+  /// Lowers the next kernels against `plan` (the driver's length variants:
+  /// the same plan with shorter sequence buffers), into the same program.
+  void setPlan(const runtime::Plan &plan) { plan_ = &plan; }
 
   /// A fresh, unique kernel name: "emb_<n>_<hint>".
   std::string entryName(const std::string &hint);
@@ -121,7 +124,7 @@ public:
   const std::vector<int64_t> &nonFiniteErrors() const { return nonFinite_; }
 
 private:
-  const runtime::Plan &plan_;
+  const runtime::Plan *plan_;
   std::ostringstream source_;
   std::set<std::string> once_;
   std::map<std::string, int64_t> minBlocks_;

@@ -34,6 +34,9 @@ void lowerMaskTokens(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) 
   expectCounts(k, 2, 2);
   const rt::Buffer &targets = f32Matrix(em, k.outputs[1], -1, -1, "targets");
   const int64_t B = targets.shape[0], L = targets.shape[1];
+  // Positions are numbered by max_len when the batch runs padded to a
+  // shorter L (Buffer::paddedLength), as on the CPU.
+  const int64_t counterL = targets.paddedLength > 0 ? targets.paddedLength : L;
   expectOffsets(em, k.inputs[1], B);
   const double rate = k.attrs.at("rate").get<double>();
   if (!(rate > 0.0 && rate < 1.0))
@@ -49,7 +52,7 @@ __device__ __forceinline__ unsigned emb_mask_word(emb_u64 key, emb_u64 index) {
 }
 )CUDA");
   const int lengthCode = em.errorCode("a sequence of the masked tokens longer than its max_len " +
-                                      std::to_string(L) +
+                                      std::to_string(counterL) +
                                       " or outside its ids (the value is the sequence)");
   Args args;
   const rt::Buffer &idsBuf = em.buffer(k.inputs[0]);
@@ -94,7 +97,8 @@ __device__ __forceinline__ unsigned emb_mask_word(emb_u64 key, emb_u64 index) {
     << "    const emb_i64 count = bad || len == 0 ? 0 : (emb_i64)llround((double)len * "
     << doubleLiteral(rate) << ");\n"
     << "    const emb_i64 k = bad || len == 0 ? 0 : (count < 1 ? 1 : (count > len ? len : count));\n"
-    << "    const emb_u64 first = (emb_u64)(firstExample + b) * " << ulit(uint64_t(L)) << ";\n"
+    << "    const emb_u64 first = (emb_u64)(firstExample + b) * " << ulit(uint64_t(counterL))
+    << ";\n"
     << "    for (emb_i64 l = threadIdx.x; l < " << lit(L) << "; l += blockDim.x) {\n"
     << "      float target = -1.0f;\n"
     << "      if (!bad && l < len) {\n"

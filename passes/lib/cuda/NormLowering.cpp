@@ -113,7 +113,7 @@ void lowerLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out) {
 struct ResidualGrad {
   bool other = false, dropout = false;
   double rate = 0.0;
-  int64_t stream = 0, batch = 1, perExample = 0;
+  int64_t stream = 0, batch = 1, perExample = 0, paddedPerExample = 0;
 };
 
 // layer_norm_grad: dy, x, gamma -> dx, dgamma, dbeta. The row pass keeps
@@ -143,7 +143,7 @@ void emitLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
       << (extra->dropout && extra->rate > 0.0 ? "true" : "false") << ";\n"
       << dropoutKeyCode("key", extra->stream)
       << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
-      << codegen::emb::lit(extra->batch) << ") * " << codegen::emb::lit(extra->perExample)
+      << codegen::emb::lit(extra->batch) << ") * " << codegen::emb::lit(extra->paddedPerExample)
       << ");\n"
       << "  emb_drop_cache cache = {~0ULL, 0};\n"
       << "  (void)drop; (void)first; (void)cache;\n";
@@ -154,7 +154,10 @@ void emitLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
       f << "    v = ((const float *)a.p[5])[row * " << D << " + j] + v;\n"
         << "    dxr[j] = v;\n";
     if (extra->dropout)
-      f << "    if (drop) v = v * emb_drop_factor(key, first + (emb_u64)(row * " << D << " + j), "
+      f << "    if (drop) v = v * emb_drop_factor(key, first + (emb_u64)"
+        << paddedIndex("row * " + std::to_string(D) + " + j", extra->perExample,
+                       extra->paddedPerExample)
+        << ", "
         << runtime::cpu::dropoutThreshold(extra->rate) << "u, "
         << floatLiteral(float(1.0 / (1.0 - extra->rate))) << ", cache);\n"
         << "    ((float *)a.p[6])[row * " << D << " + j] = v;\n";
@@ -243,6 +246,7 @@ void lowerAddLayerNormGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel 
   const rt::Buffer &h = em.buffer(k.inputs[1]);
   extra.batch = h.shape.empty() ? 1 : h.shape[0];
   extra.perExample = numel(h) / std::max<int64_t>(extra.batch, 1);
+  extra.paddedPerExample = paddedPerExample(h);
   emitLayerNormGrad(em, k, out, extra);
 }
 
@@ -265,7 +269,8 @@ void lowerAddLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     throw CodegenError("add_layer_norm rate must be in [0, 1), got " + std::to_string(rate));
   const int64_t stream = drops ? intAttr(k, "stream") : 0;
   const rt::Buffer &x = em.buffer(k.inputs[0]);
-  const int64_t batch = x.shape[0], perExample = numel(x) / std::max<int64_t>(batch, 1);
+  const int64_t batch = x.shape[0], perExample = numel(x) / std::max<int64_t>(batch, 1),
+                padded = paddedPerExample(x);
   const rt::CudaArg h = keepH ? CudaEmitter::buf(k.outputs[1])
                               : CudaEmitter::scratchAt(em.scratch(R * D * 4));
   appendDropoutHelpers(em);
@@ -279,7 +284,7 @@ void lowerAddLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     << ";\n"
     << dropoutKeyCode("key", stream)
     << "  const emb_u64 first = (emb_u64)((a.step->exampleOffset + (emb_i64)a.step->microBatch * "
-    << codegen::emb::lit(batch) << ") * " << codegen::emb::lit(perExample) << ");\n"
+    << codegen::emb::lit(batch) << ") * " << codegen::emb::lit(padded) << ");\n"
     << "  emb_drop_cache cache = {~0ULL, 0};\n"
     << warpPerRow(R)
     << "  const float *xin = (const float *)a.p[0] + row * " << D << ";\n"
@@ -289,7 +294,8 @@ void lowerAddLayerNorm(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &out
     << "  float *hr = (float *)a.p[5] + row * " << D << ";\n"
     << "  for (int j = lane; j < " << D << "; j += 32) {\n"
     << "    float d = pr[j];\n"
-    << "    if (drop) d = d * emb_drop_factor(key, first + (emb_u64)(row * " << D << " + j), "
+    << "    if (drop) d = d * emb_drop_factor(key, first + (emb_u64)"
+    << paddedIndex("row * " + std::to_string(D) + " + j", perExample, padded) << ", "
     << runtime::cpu::dropoutThreshold(rate) << "u, " << floatLiteral(float(1.0 / (1.0 - rate)))
     << ", cache);\n"
     << "    hr[j] = xin[j] + d;\n"

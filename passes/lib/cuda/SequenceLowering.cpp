@@ -456,8 +456,10 @@ void lowerSelectTargets(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel &ou
   expectCounts(k, 2, 2);
   const auto [B, L, D] = sequenceShape(em, k.inputs[0], "input");
   const auto [B2, P, D2] = sequenceShape(em, k.outputs[0], "rows");
-  if (B2 != B || D2 != D || P > L)
-    throw CodegenError("select_targets rows must be B x P x D with P <= L");
+  // A batch run at its own length (dynamic padding) keeps max_len's P.
+  const rt::Buffer &xb = em.buffer(k.inputs[0]);
+  if (B2 != B || D2 != D || P > (xb.paddedLength > 0 ? xb.paddedLength : L))
+    throw CodegenError("select_targets rows must be B x P x D with P <= max_len");
   f32Matrix(em, k.inputs[1], B, L, "targets");
   f32Matrix(em, k.outputs[1], B, P, "selected");
   const int64_t V = vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
@@ -508,8 +510,9 @@ void lowerSelectTargetsGrad(CudaEmitter &em, const rt::Kernel &k, rt::CudaKernel
   expectCounts(k, 2, 1);
   const auto [B, L, D] = sequenceShape(em, k.outputs[0], "dx");
   const auto [B2, P, D2] = sequenceShape(em, k.inputs[0], "dy");
-  if (B2 != B || D2 != D || P > L)
-    throw CodegenError("select_targets_grad dy must be B x P x D with P <= L");
+  const rt::Buffer &dxb = em.buffer(k.outputs[0]);
+  if (B2 != B || D2 != D || P > (dxb.paddedLength > 0 ? dxb.paddedLength : L))
+    throw CodegenError("select_targets_grad dy must be B x P x D with P <= max_len");
   f32Matrix(em, k.inputs[1], B, L, "targets");
   const int64_t V = vectorWidth(em, D, {k.inputs[0], k.outputs[0]});
   appendHelpers(em);

@@ -77,13 +77,16 @@ buildFeatureSpecs(const Plan &plan, std::vector<size_t> &inputFeature) {
   return specs;
 }
 
-/// Every length a batch may run at (multiples of kLengthGranule up to each
-/// max_len, one sequence at a time), checked now as the plan reader checks
-/// the compiled one: no run stops at a batch length first met late.
+/// Every length a batch may run at (one sequence at a time), checked now
+/// as the plan reader checks the compiled one: no run stops at a batch
+/// length first met late.
 static std::string checkEveryLength(const Plan &plan, const SequenceLayout &layout,
-                                    const std::vector<int64_t> &maxLengths, int64_t granule) {
+                                    const std::vector<int64_t> &maxLengths,
+                                    const std::vector<std::vector<int64_t>> &bound) {
   for (size_t s = 0; s < maxLengths.size(); ++s)
-    for (int64_t length = granule; length < maxLengths[s]; length += granule) {
+    for (int64_t length : bound[s]) {
+      if (length == maxLengths[s])
+        continue;
       std::vector<int64_t> lengths = maxLengths;
       lengths[s] = length;
       const Plan at = specialiseLengths(plan, layout, lengths);
@@ -126,9 +129,16 @@ Executor::Executor(const Plan &plan, std::unique_ptr<Backend> backend)
   for (const SequenceLayout::Sequence &sq : sequences_.sequences)
     maxLengths_.push_back(sq.maxLen);
   loadedLengths_ = activeLengths_ = maxLengths_;
-  variants_[maxLengths_]; // in use: its kernels are step_
-  if (!sequences_.empty() && sequences_.unsupported.empty())
-    lengthsRefused_ = checkEveryLength(plan_, sequences_, maxLengths_, kLengthGranule);
+  variants_[maxLengths_]; // in use: its kernels are step_ (id 0)
+  for (int64_t maxLen : maxLengths_) {
+    std::string why;
+    boundLengths_.push_back(backend_->sequenceLengths(plan_, maxLen, why));
+    if (boundLengths_.back().empty() && backendPadsToMax_.empty())
+      backendPadsToMax_ = why.empty() ? "the backend binds no shorter length" : why;
+    boundLengths_.back().push_back(maxLen);
+  }
+  if (!sequences_.empty() && sequences_.unsupported.empty() && backendPadsToMax_.empty())
+    lengthsRefused_ = checkEveryLength(plan_, sequences_, maxLengths_, boundLengths_);
   stepTimings_.resize(step_.size());
   updateTimings_.resize(update_.size());
   state_.plan = &plan_;
@@ -364,11 +374,10 @@ void Executor::loadBatch(const data::Batch &batch) {
 std::string Executor::dynamicPaddingUnsupported() const {
   if (sequences_.empty())
     return "";
-  if (!backend_->bindsSequenceLengths())
-    return std::string("the ") + backend_->name() +
-           " backend runs kernels compiled for max_len";
   if (!sequences_.unsupported.empty())
     return sequences_.unsupported;
+  if (!backendPadsToMax_.empty())
+    return backendPadsToMax_;
   return lengthsRefused_;
 }
 
@@ -401,11 +410,10 @@ Executor::longestSequences(const std::vector<const data::Batch *> &batches) cons
       for (size_t b = 0; b + 1 < offsets.size(); ++b)
         longest = std::max(longest, offsets[b + 1] - offsets[b]);
     }
-    // Longer than max_len: at max_len, where the kernels report it.
-    if (sq.maxLen > 0 && longest <= sq.maxLen)
-      lengths[s] = std::min(
-          sq.maxLen,
-          std::max<int64_t>(1, (longest + kLengthGranule - 1) / kLengthGranule * kLengthGranule));
+    // The first bound length that holds it; longer than max_len: at
+    // max_len, where the kernels report it.
+    const std::vector<int64_t> &bound = boundLengths_[s];
+    lengths[s] = *std::lower_bound(bound.begin(), bound.end() - 1, longest);
   }
   return lengths;
 }
@@ -415,7 +423,8 @@ void Executor::useLengths(const std::vector<int64_t> &lengths) {
     return;
   const std::vector<size_t> &which = sequences_.kernels;
   LengthVariant &next = variants_[lengths];
-  if (next.kernels.empty()) {
+  if (!next.plan && lengths != maxLengths_) {
+    next.id = int32_t(variants_.size() - 1);
     // First use: bind the sequence kernels to the plan at these lengths,
     // their operands checked as the plan reader checks the compiled ones.
     next.plan = std::make_unique<Plan>(specialiseLengths(plan_, sequences_, lengths));
@@ -436,6 +445,7 @@ void Executor::useLengths(const std::vector<int64_t> &lengths) {
   }
   next.kernels.clear();
   activeLengths_ = lengths;
+  state_.lengthVariant = next.id;
 }
 
 std::vector<int64_t> Executor::activeShape(int32_t buffer) const {

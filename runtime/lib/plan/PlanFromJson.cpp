@@ -443,6 +443,20 @@ CudaProgram readCuda(const json &value) {
         }
         cuda.step = readCudaKernels(r.field("step"), r.where("step"));
         cuda.update = readCudaKernels(r.field("update"), r.where("update"));
+        if (r.has("lengths") || r.has("length_kernels")) {
+          cuda.lengthKernels = r.integerList("length_kernels");
+          const json &list = r.field("lengths");
+          if (!list.is_array())
+            failAt(r.where("lengths"), "expected an array, got " + describe(list));
+          for (size_t i = 0; i < list.size(); ++i) {
+            using V = CudaLengthVariant;
+            const std::string at = childPath(r.where("lengths"), i);
+            cuda.lengths.push_back(readObject<V>(
+                list[i], at, field("length", &V::length), [&](ObjectReader &v, V &variant) {
+                  variant.step = readCudaKernels(v.field("step"), v.where("step"));
+                }));
+          }
+        }
       });
 }
 

@@ -228,6 +228,13 @@ json cudaJson(const CudaProgram &cuda) {
               {"update", cudaKernelsJson(cuda.update)}};
   if (!cuda.nonFiniteErrors.empty())
     out["non_finite_errors"] = cuda.nonFiniteErrors;
+  if (!cuda.lengths.empty()) {
+    out["length_kernels"] = cuda.lengthKernels;
+    json variants = json::array();
+    for (const CudaLengthVariant &v : cuda.lengths)
+      variants.push_back({{"length", v.length}, {"step", cudaKernelsJson(v.step)}});
+    out["lengths"] = variants;
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "embc/runtime/cuda/KernelAbi.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
+#include "embc/runtime/plan/SequenceLayout.h"
 
 #include <algorithm>
 #include <cctype>
@@ -661,6 +662,40 @@ void checkKernelEntry(const std::string &source, const CudaLaunch &l, const std:
   failAt(childPath(at, "entry"), "'" + l.entry + "' is not defined in cuda.source");
 }
 
+/// The length variants (CudaLengthVariant): for the plan's one sequence,
+/// lengths ascending below its max_len, each with launches for exactly the
+/// step kernels findSequenceLayout says touch a sequence buffer.
+template <class Check> void validateCudaLengths(const Plan &plan, const Check &check) {
+  const CudaProgram &cuda = plan.cuda;
+  if (cuda.lengths.empty()) {
+    if (!cuda.lengthKernels.empty())
+      failAt("cuda.length_kernels", "is set but the program has no length variants");
+    return;
+  }
+  const SequenceLayout layout = findSequenceLayout(plan);
+  if (layout.sequences.size() != 1 || !layout.unsupported.empty())
+    failAt("cuda.lengths", "length variants need a plan with one sequence feature whose "
+                           "kernels all pad per batch" +
+                               (layout.unsupported.empty() ? std::string()
+                                                           : " (" + layout.unsupported + ")"));
+  if (cuda.lengthKernels.size() != layout.kernels.size() ||
+      !std::equal(layout.kernels.begin(), layout.kernels.end(), cuda.lengthKernels.begin(),
+                  [](size_t a, int64_t b) { return int64_t(a) == b; }))
+    failAt("cuda.length_kernels", "must list the " + std::to_string(layout.kernels.size()) +
+                                      " step kernels that touch a sequence buffer");
+  int64_t previous = 0;
+  for (size_t i = 0; i < cuda.lengths.size(); ++i) {
+    const CudaLengthVariant &v = cuda.lengths[i];
+    const std::string at = childPath("cuda.lengths", i);
+    if (v.length <= previous || v.length >= layout.sequences[0].maxLen)
+      failAt(childPath(at, "length"), std::to_string(v.length) +
+                                          " is not above the previous length and below max_len " +
+                                          std::to_string(layout.sequences[0].maxLen));
+    previous = v.length;
+    check(v.step, cuda.lengthKernels.size(), childPath(at, "step"), "cuda.length_kernels");
+  }
+}
+
 /// The CUDA program: one launch list per kernel, known kinds, args in range
 /// (a `length` arg names a dynamic buffer), scratch inside scratch_bytes,
 /// and every generated entry defined in the source.
@@ -670,11 +705,12 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
     return;
   if (cuda.scratchBytes < 0)
     failAt("cuda.scratch_bytes", "must be >= 0, got " + std::to_string(cuda.scratchBytes));
-  auto check = [&](const std::vector<CudaKernel> &kernels, size_t expected, const char *name) {
-    std::string path = childPath("cuda", name);
+  // `path`: where the list is; `what`: the plan's list it is parallel to.
+  auto check = [&](const std::vector<CudaKernel> &kernels, size_t expected,
+                   const std::string &path, const std::string &what) {
     if (kernels.size() != expected)
-      failAt(path, "has " + std::to_string(kernels.size()) + " kernels, the plan's " + name +
-                       " has " + std::to_string(expected));
+      failAt(path, "has " + std::to_string(kernels.size()) + " kernels, " + what + " has " +
+                       std::to_string(expected));
     for (size_t k = 0; k < kernels.size(); ++k) {
       std::string at = childPath(path, k);
       if (kernels[k].launches.empty())
@@ -716,8 +752,9 @@ void validateCuda(const Plan &plan, const BufferRefs &refs) {
       }
     }
   };
-  check(cuda.step, plan.step.size(), "step");
-  check(cuda.update, plan.update.size(), "update");
+  check(cuda.step, plan.step.size(), "cuda.step", "the plan's step");
+  check(cuda.update, plan.update.size(), "cuda.update", "the plan's update");
+  validateCudaLengths(plan, check);
 }
 
 } // namespace

@@ -197,6 +197,28 @@ Plan specialiseLengths(const Plan &plan, const SequenceLayout &layout,
     buf.paddedLength = layout.sequences[size_t(s)].maxLen;
     buf.shape[1] = lengths.at(size_t(s));
   }
+  // The CUDA program's launches for the sequence kernels at these lengths
+  // (its length variant), or none: bind then refuses rather than run
+  // kernels generated for max_len on shorter buffers.
+  CudaProgram &cuda = out.cuda;
+  bool atMax = true;
+  for (size_t s = 0; s < lengths.size(); ++s)
+    atMax &= lengths[s] == layout.sequences[s].maxLen;
+  if (cuda.source.empty() || atMax)
+    return out;
+  const CudaLengthVariant *variant = nullptr;
+  if (lengths.size() == 1)
+    for (const CudaLengthVariant &v : cuda.lengths)
+      if (v.length == lengths[0])
+        variant = &v;
+  const bool matches = variant && cuda.lengthKernels.size() == layout.kernels.size() &&
+                       variant->step.size() == layout.kernels.size();
+  for (size_t j = 0; j < layout.kernels.size(); ++j) {
+    const size_t i = layout.kernels[j];
+    if (i < cuda.step.size())
+      cuda.step[i] = matches && cuda.lengthKernels[j] == int64_t(i) ? variant->step[j]
+                                                                   : CudaKernel{};
+  }
   return out;
 }
 

@@ -30,7 +30,7 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 9;
+inline constexpr uint32_t kPlanVersion = 10;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -347,6 +347,17 @@ struct CudaKernel {
   std::vector<CudaLaunch> launches;
 };
 
+/// Dynamic padding on the CUDA backend (docs/cuda.md, "Sequence lengths"):
+/// the step kernels that touch a sequence buffer (findSequenceLayout's
+/// `kernels`) lowered again for a batch whose longest sequence rounds up to
+/// `length` (< max_len): their buffers' dimension 1 is `length`, laid out
+/// from the start of the max_len buffer, and random draws numbered by
+/// max_len, as on the CPU.
+struct CudaLengthVariant {
+  int64_t length = 0;
+  std::vector<CudaKernel> step; ///< parallel to CudaProgram::lengthKernels
+};
+
 /// The CUDA program of a plan (-emb-to-plan's CUDA codegen): one translation
 /// unit of generated kernels, and for every kernel of `step` and `update`
 /// its launches. Empty `source`: the plan has no CUDA program (embc
@@ -358,6 +369,10 @@ struct CudaProgram {
   /// same allocation); launches of different plan kernels reuse it.
   int64_t scratchBytes = 0;
   std::vector<CudaKernel> step, update; ///< parallel to Plan::step / Plan::update
+  /// The step kernels the length variants replace, ascending (empty: the
+  /// program runs every batch at max_len).
+  std::vector<int64_t> lengthKernels;
+  std::vector<CudaLengthVariant> lengths; ///< ascending lengths, all below max_len
   /// Device error codes 1..n (EmbStep::error): what went wrong; the offending
   /// value (EmbStep::errorValue) is appended to the message.
   std::vector<std::string> errors;

@@ -78,6 +78,19 @@ public:
     return host_.data() + ((64 - at % 64) % 64);
   }
 
+  /// The lengths its program has variants for (CudaLengthVariant).
+  std::vector<int64_t> sequenceLengths(const Plan &plan, int64_t maxLen,
+                                       std::string &why) const override {
+    std::vector<int64_t> lengths;
+    for (const CudaLengthVariant &v : plan.cuda.lengths)
+      if (v.length < maxLen)
+        lengths.push_back(v.length);
+    if (lengths.empty())
+      why = "the plan's CUDA program has kernels for max_len only (no length variants: "
+            "a plan with several sequence features, or compiled by an embc without them)";
+    return lengths;
+  }
+
   BoundKernel bind(const Kernel &kernel, const Plan &) override {
     throw PlanError("kernel '" + kernel.op + "': the CUDA backend binds by schedule position");
   }
@@ -89,8 +102,9 @@ public:
         std::strcmp(schedule, "update") == 0 ? plan.cuda.update : plan.cuda.step;
     std::string where = std::string(schedule) + " kernel " + std::to_string(index) + " '" +
                         kernel.op + "'";
-    if (index >= list.size())
-      throw PlanError(where + " has no CUDA launches in the plan");
+    if (index >= list.size() || list[index].launches.empty())
+      throw PlanError(where + " has no CUDA launches in the plan" +
+                      (index < list.size() ? " at these sequence lengths" : ""));
     std::vector<PreparedLaunch> launches;
     for (const CudaLaunch &l : list[index].launches)
       launches.push_back(prepare(l, where));
@@ -249,7 +263,7 @@ public:
       return;
     }
     // One graph per sequence, micro-batch and input copy (both move buffers).
-    GraphKey graphKey{key, state.microBatch, copy_};
+    GraphKey graphKey{key, state.microBatch, copy_, state.lengthVariant};
     auto found = graphs_.find(graphKey);
     if (found == graphs_.end()) {
       device_->beginCapture();
@@ -514,7 +528,8 @@ private:
   EmbStep *step_ = nullptr;
   std::vector<int64_t> lengthBase_;
   std::map<std::string, KernelHandle> kernels_;
-  using GraphKey = std::tuple<int, int32_t, int>; ///< sequence, micro-batch, input copy
+  /// Sequence, micro-batch, input copy, sequence lengths.
+  using GraphKey = std::tuple<int, int32_t, int, int32_t>;
   std::map<GraphKey, int32_t> graphs_;
 
   /// One copy of the input buffers: its page-locked staging (laid out as

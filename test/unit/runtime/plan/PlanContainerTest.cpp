@@ -37,21 +37,21 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 10; // header and body both say 10, checksum valid
+  plan.version = 11; // header and body both say 11, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 10, this embrun reads version 9: recompile the model with a "
+            "plan format version 11, this embrun reads version 10: recompile the model with a "
             "matching embc");
-  // A header that says 9 over a body that says 10 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 9)),
-            "version: plan format version 10, this embrun reads version 9: recompile the model "
+  // A header that says 10 over a body that says 11 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 10)),
+            "version: plan format version 11, this embrun reads version 10: recompile the model "
             "with a matching embc");
-  // An older plan (version 8, before the CUDA program's non_finite_errors)
+  // An older plan (version 9, before the CUDA program's length variants)
   // and a zeroed header as well.
-  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 8)),
-            "plan format version 8, this embrun reads version 9: recompile the model with a "
+  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 9)),
+            "plan format version 9, this embrun reads version 10: recompile the model with a "
             "matching embc");
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 9: recompile the model with a "
+            "plan format version 0, this embrun reads version 10: recompile the model with a "
             "matching embc");
 }
 

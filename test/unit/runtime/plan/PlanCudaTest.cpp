@@ -77,6 +77,18 @@ TEST(PlanCuda, LaunchListsMatchTheKernels) {
             "cuda.update[0]: has no launch");
 }
 
+// Length variants (format v10) belong to a plan with one sequence feature;
+// their positive path is every compiled token model (e2e tests).
+TEST(PlanCuda, LengthVariantsNeedASequence) {
+  EXPECT_EQ(errorAfter([](Plan &p) {
+              CudaLengthVariant v;
+              v.length = 8;
+              p.cuda.lengths.push_back(v);
+            }),
+            "cuda.lengths: length variants need a plan with one sequence feature whose kernels "
+            "all pad per batch");
+}
+
 TEST(PlanCuda, LaunchesAreRunnable) {
   EXPECT_EQ(errorAfter([](Plan &p) { p.cuda.step[0].launches[0].kind = "host"; }),
             "cuda.step[0][0].kind: unknown launch kind 'host' (expected kernel, gemm, library, "

@@ -82,6 +82,10 @@ struct ExecState {
   /// The micro-batch being run (-emb-pipeline): a buffer with several
   /// slots is used at its copy microBatch % slots (Executor::selectMicroBatch).
   int32_t microBatch = 0;
+  /// Which sequence lengths the step's kernels are bound at (dynamic
+  /// padding: 0 is max_len, then one number per set of lengths met), so a
+  /// backend that captures the step keeps one capture per set.
+  int32_t lengthVariant = 0;
   /// The index in the batch the trainer read of this process's first
   /// example (data-parallel ranks run slices of it): dropout draws each
   /// element's mask by its place in that batch (cpu/DropoutKernels.h).
@@ -142,10 +146,16 @@ public:
 
   /// Whether kernels run on memory other than the host arena.
   virtual bool deviceArena() const { return false; }
-  /// Whether bind() takes a plan specialised to a batch's sequence lengths
-  /// (dynamic padding): kernels that read their sizes when bound. The CUDA
-  /// backend's kernels are generated for the compiled sizes.
-  virtual bool bindsSequenceLengths() const { return false; }
+  /// The lengths below `maxLen` (one of `plan`'s sequences' max_len) at
+  /// which bind() takes the plan specialised to a batch's sequence lengths
+  /// (dynamic padding, specialiseLengths), ascending. Empty: every batch
+  /// runs at max_len, and `why` says why.
+  virtual std::vector<int64_t> sequenceLengths(const Plan &plan, int64_t maxLen,
+                                               std::string &why) const {
+    (void)plan, (void)maxLen;
+    why = std::string("the ") + name() + " backend runs kernels compiled for max_len";
+    return {};
+  }
   /// Copies arena bytes [offset, offset + bytes) of the selected
   /// micro-batch's view host -> device / device -> host (no-ops on the CPU).
   virtual void toDevice(const ExecState &state, int64_t offset, int64_t bytes) {
@@ -462,6 +472,7 @@ private:
   struct LengthVariant {
     std::unique_ptr<Plan> plan;
     std::vector<BoundKernel> kernels;
+    int32_t id = 0; ///< ExecState::lengthVariant
   };
   SequenceLayout sequences_;
   bool dynamicPadding_ = false;
@@ -469,9 +480,12 @@ private:
   std::vector<int64_t> maxLengths_, loadedLengths_, activeLengths_;
   /// Why a length below max_len fails its kernels' operand checks, or "".
   std::string lengthsRefused_;
-  /// Batch lengths are rounded up to multiples of this: fewer kernel
-  /// variants, and whole vectors in the row loops.
-  static constexpr int64_t kLengthGranule = 8;
+  /// Per sequence, the lengths a batch may run at, ascending, the last its
+  /// max_len (Backend::sequenceLengths): a batch rounds up to the first that
+  /// holds its longest sequence.
+  std::vector<std::vector<int64_t>> boundLengths_;
+  /// Why the backend runs every batch at max_len, or "".
+  std::string backendPadsToMax_;
   std::vector<int32_t> gradBuffers_, sparseGradBuffers_;
   std::vector<data::FeatureSpec> specs_;
   int32_t lossTargets_ = -1; ///< the buffer lossTargets() reads, or -1

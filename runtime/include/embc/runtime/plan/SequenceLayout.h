@@ -67,7 +67,9 @@ SequenceLayout findSequenceLayout(const Plan &plan);
 /// `plan` with every sequence buffer's dimension 1 set to lengths[s] (its
 /// sequence's length in this batch, 1..maxLen) and Buffer::paddedLength to
 /// the max_len it had. Offsets and bytes stay: the buffers keep their place
-/// and size in the arena.
+/// and size in the arena. A plan with a CUDA program gets the launches of
+/// its length variant (CudaLengthVariant) for the sequence kernels, or none
+/// where it has no variant at these lengths.
 Plan specialiseLengths(const Plan &plan, const SequenceLayout &layout,
                        const std::vector<int64_t> &lengths);
 
