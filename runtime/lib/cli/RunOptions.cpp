@@ -112,7 +112,8 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
       ->check(CLI::IsMember({"fail", "skip"}));
   app.add_option("--padding", o.padding,
                  "Sequence features: batch (each batch padded to its longest sequence, "
-                 "rounded up to a multiple of 8) or max_len (every batch padded to max_len)")
+                 "rounded up to a multiple of 8 on the CPU, to the next length of the plan's "
+                 "CUDA program on a GPU) or max_len (every batch padded to max_len)")
       ->check(CLI::IsMember({"batch", "max_len"}));
   app.add_option("--length-buckets", o.lengthBuckets,
                  "Training on a file with a sequence feature: sort each window of K batches "

@@ -36,6 +36,9 @@ std::vector<std::string> embc::runtime::cuda::nvrtcOptions(const std::string &ar
       "--prec-div=true",
       "--prec-sqrt=true",
       "--ftz=false",
+      // The optimizer's passes on every core: a program with the sequence
+      // kernels' length variants compiles several times faster.
+      "--split-compile=0",
   };
 }
 
