@@ -10,6 +10,7 @@
 #include "embc/frontend/Model.h"
 
 #include "JsonNode.h"
+#include "ModelOverrides.h"
 
 #include <cmath>
 #include <functional>
@@ -1289,8 +1290,8 @@ std::string ModelError::format(std::string_view file) const {
          message;
 }
 
-std::optional<Model> embc::frontend::parseModel(std::string_view text,
-                                                ModelError &error) {
+std::optional<Model> embc::frontend::parseModel(std::string_view text, ModelError &error,
+                                                const std::vector<std::string> &overrides) {
   // nlohmann stops at a NUL as at the end of the text: a second model after
   // one would be ignored, unread.
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
@@ -1300,6 +1301,8 @@ std::optional<Model> embc::frontend::parseModel(std::string_view text,
   }
   try {
     Json root = parseJsonText(text);
+    for (const std::string &o : overrides)
+      applyOverride(root, o);
     return ModelReader(JsonNode(root, "")).read();
   } catch (const SchemaError &e) {
     error = ModelError{e.pointer, e.what()};

@@ -190,6 +190,12 @@ std::string embc::formatPlanReport(const rt::Plan &plan, bool everything) {
      << " buffers, " << plan.step.size() << " step kernels ("
      << plan.forwardKernels << " forward), " << plan.update.size()
      << " update kernels\n";
+  if (!plan.overrides.empty()) {
+    os << "  overrides (embc --set):";
+    for (const std::string &o : plan.overrides)
+      os << " " << o;
+    os << "\n";
+  }
   printMemoryReport(plan, os, everything);
   // Kernels by op, in first-launch order: what fusion and packing changed.
   for (auto [title, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{

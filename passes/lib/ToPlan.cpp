@@ -91,6 +91,10 @@ FailureOr<rt::Plan> PlanBuilder::build() {
 
   plan_.model = module.getSymName() ? module.getSymName()->str() : "model";
   plan_.compiler = std::string("embc ") + EMBC_VERSION;
+  if (auto overrides = module->getAttrOfType<ArrayAttr>(kOverridesAttrName))
+    for (Attribute o : overrides)
+      if (auto text = dyn_cast<StringAttr>(o))
+        plan_.overrides.push_back(text.str());
   rt::TrainingConfig &config = plan_.config;
   config.batchSize = training.getBatchSize();
   config.gradAccumulation = training.getGradAccumulation();

@@ -102,6 +102,13 @@ const std::string &targetHelp() {
 cl::opt<std::string> targetName("target", cl::desc(targetHelp()), cl::init("cpu"),
                                 cl::value_desc("target"), cl::cat(embcCategory));
 cl::opt<bool> withCuda("cuda", cl::desc("Same as --target=cuda"), cl::cat(embcCategory));
+cl::list<std::string> overrides(
+    "set",
+    cl::desc("Put VALUE at the model's JSON pointer before reading it (repeatable; "
+             "a value of the type the model has there; JSON, or a bare word as a string): "
+             "--set /training/optimizer/lr=0.05 --set /embeddings/0/dim=32. The plan "
+             "records them"),
+    cl::value_desc("/pointer=VALUE"), cl::cat(embcCategory));
 cl::opt<bool> noPlanMemory("no-plan-memory",
                            cl::desc("Do not run -emb-plan-memory (buffers one "
                                     "after another, no reuse)"),
@@ -249,7 +256,8 @@ int main(int argc, char **argv) {
     }
 
   embc::frontend::ModelError error;
-  std::optional<embc::frontend::Model> model = embc::frontend::parseModel(text, error);
+  const std::vector<std::string> sets(overrides.begin(), overrides.end());
+  std::optional<embc::frontend::Model> model = embc::frontend::parseModel(text, error, sets);
   if (!model) {
     errs() << error.format(inputFile) << "\n";
     return 1;
@@ -272,6 +280,11 @@ int main(int argc, char **argv) {
            << "' does not verify (please report this with the model file)\n";
     return 2;
   }
+
+  if (!sets.empty()) // recorded in the plan (-emb-to-plan)
+    (*module)->setAttr(embc::kOverridesAttrName,
+                       mlir::Builder(&context).getStrArrayAttr(
+                           std::vector<llvm::StringRef>(sets.begin(), sets.end())));
 
   if (emitKind == Emit::Summary)
     return failed(printSummary(*module, outputFile)) ? 1 : 0;

@@ -481,6 +481,8 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   plan.version = static_cast<uint32_t>(version);
   plan.model = r.string("model");
   plan.compiler = r.string("compiler");
+  if (r.has("overrides")) // absent: none
+    plan.overrides = r.stringList("overrides");
   plan.config = readConfig(r.field("config"));
   plan.buffers = r.list<Buffer>("buffers", readBuffer);
   plan.params = r.list<Param>("params", readParam);

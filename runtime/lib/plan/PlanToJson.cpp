@@ -275,6 +275,8 @@ json embc::runtime::planToJson(const Plan &plan) {
           {"arena_bytes", plan.arenaBytes},
           {"notes", plan.notes},
           {"memory", memoryReportJson(plan)}};
+  if (!plan.overrides.empty())
+    body["overrides"] = plan.overrides;
   if (!plan.cuda.source.empty())
     body["cuda"] = cudaJson(plan.cuda);
   return body;

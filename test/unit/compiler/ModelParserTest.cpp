@@ -1418,3 +1418,42 @@ TEST(ModelErrorFormat, SchemaAndSyntaxForms) {
 }
 
 } // namespace
+
+// embc --set: overrides go into the JSON before it is read, in order, each
+// of the type the model has there (frontend/lib/ModelOverrides.h).
+TEST(ModelOverrides, ValuesReachTheModelInOrder) {
+  ModelError error;
+  std::optional<Model> m =
+      parseModel(minimalModel().dump(), error,
+                 {"/optimizer/dense/lr=0.5", "/embeddings/0/dim=8", "/optimizer/dense/lr=2",
+                  "/optimizer/embedding/type=adagrad", "/layers/1/sizes=[16, 1]"});
+  ASSERT_TRUE(m) << error.format("model.json");
+  EXPECT_EQ(m->denseOptimizer.lr, 2.0); // the later of two wins; an integer for a number
+  EXPECT_EQ(m->findTable("t")->dim, 8);
+  EXPECT_EQ(m->findLayer("out")->sizes, (std::vector<int64_t>{16, 1}));
+  EXPECT_EQ(m->findTable("t")->optimizer.kind, runtime::OptimizerKind::Adagrad);
+}
+
+TEST(ModelOverrides, RefusalsNameThePointer) {
+  auto refusal = [](const std::string &set) {
+    ModelError error;
+    EXPECT_FALSE(parseModel(minimalModel().dump(), error, {set})) << set;
+    return error.pointer + ": " + error.message;
+  };
+  EXPECT_EQ(refusal("/training/batch_size=\"64\""),
+            "/training/batch_size: --set '/training/batch_size=\"64\"': the model has an "
+            "integer here, the value is a string");
+  EXPECT_EQ(refusal("/features/1/vocab=1e3"),
+            "/features/1/vocab: --set '/features/1/vocab=1e3': the model has an integer here, "
+            "the value is a number");
+  EXPECT_EQ(refusal("/layers/7/sizes=[1]"),
+            "/layers/7: --set '/layers/7/sizes=[1]': the array here has 2 values, no index '7'");
+  EXPECT_EQ(refusal("/layers/01/sizes=[1]"),
+            "/layers/01: --set '/layers/01/sizes=[1]': the array here has 2 values, no index '01'");
+  EXPECT_EQ(refusal("/plan/quantize=int8"),
+            "/plan: --set '/plan/quantize=int8': the model has nothing here");
+  EXPECT_EQ(refusal("=1"), ": --set '=1': expected /json/pointer=VALUE (e.g. "
+                           "/training/optimizer/lr=0.05)");
+  // A new key is the reader's to judge.
+  EXPECT_EQ(refusal("/training/epochs=3").substr(0, 19), "/training/epochs: u");
+}

@@ -212,8 +212,11 @@ struct ModelError {
 };
 
 /// Reads and checks a model file. Returns the model, or the first error.
-/// Never throws and never aborts, whatever the input.
-std::optional<Model> parseModel(std::string_view text, ModelError &error);
+/// Never throws and never aborts, whatever the input. `overrides` ("POINTER=
+/// VALUE", embc --set) are put into the model's JSON first, in order; a bad
+/// one is an error at its pointer (frontend/lib/ModelOverrides.h).
+std::optional<Model> parseModel(std::string_view text, ModelError &error,
+                                const std::vector<std::string> &overrides = {});
 
 } // namespace embc::frontend
 

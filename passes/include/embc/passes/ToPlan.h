@@ -32,6 +32,10 @@ llvm::ArrayRef<PlanTarget> planTargets();
 /// The target named `name`, or nullptr.
 const PlanTarget *findPlanTarget(llvm::StringRef name);
 
+/// The module attribute (an array of strings) holding embc's --set
+/// overrides, which -emb-to-plan records in Plan::overrides.
+constexpr llvm::StringLiteral kOverridesAttrName = "emb.overrides";
+
 /// Lowers a module holding @train_step and @update (after -emb-autodiff) to
 /// a plan (-emb-to-plan), then runs the target's code generation on it.
 /// Reports errors on the module and returns failure.

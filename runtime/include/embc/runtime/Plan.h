@@ -386,6 +386,9 @@ struct Plan {
   uint32_t version = kPlanVersion;
   std::string model;
   std::string compiler; ///< the embc version that wrote it
+  /// embc --set overrides the model was compiled with ("POINTER=VALUE", in
+  /// order; empty: the model file as written).
+  std::vector<std::string> overrides;
   TrainingConfig config;
   std::vector<Buffer> buffers;
   std::vector<Param> params;
