@@ -64,7 +64,7 @@ void embc::frontend::applyOverride(Json &root, const std::string &setting) {
   const size_t equals = setting.find('=');
   if (equals == std::string::npos || equals == 0 || setting[0] != '/')
     throw SchemaError("", "--set '" + setting +
-                              "': expected /json/pointer=VALUE (e.g. /training/optimizer/lr=0.05)");
+                              "': expected /json/pointer=VALUE (e.g. /optimizer/dense/lr=0.05)");
   const std::string pointer = setting.substr(0, equals), text = setting.substr(equals + 1);
   Json value;
   try {

@@ -1,6 +1,6 @@
 //===- ModelOverrides.h - embc --set on a model's JSON ----------*- C++ -*-===//
 //
-// `embc model.json --set /training/optimizer/lr=0.05`: each override puts a
+// `embc model.json --set /optimizer/dense/lr=0.05`: each override puts a
 // value at a JSON pointer (RFC 6901) of the model before it is read, so a
 // tuner sweeps settings without editing files. The value is JSON when it
 // parses as JSON, else the text as a string (`--set /training/optimizer/kind=adam`).

@@ -106,7 +106,7 @@ cl::list<std::string> overrides(
     "set",
     cl::desc("Put VALUE at the model's JSON pointer before reading it (repeatable; "
              "a value of the type the model has there; JSON, or a bare word as a string): "
-             "--set /training/optimizer/lr=0.05 --set /embeddings/0/dim=32. The plan "
+             "--set /optimizer/dense/lr=0.05 --set /embeddings/0/dim=32. The plan "
              "records them"),
     cl::value_desc("/pointer=VALUE"), cl::cat(embcCategory));
 cl::opt<bool> noPlanMemory("no-plan-memory",

@@ -1453,7 +1453,7 @@ TEST(ModelOverrides, RefusalsNameThePointer) {
   EXPECT_EQ(refusal("/plan/quantize=int8"),
             "/plan: --set '/plan/quantize=int8': the model has nothing here");
   EXPECT_EQ(refusal("=1"), ": --set '=1': expected /json/pointer=VALUE (e.g. "
-                           "/training/optimizer/lr=0.05)");
+                           "/optimizer/dense/lr=0.05)");
   // A new key is the reader's to judge.
   EXPECT_EQ(refusal("/training/epochs=3").substr(0, 19), "/training/epochs: u");
 }
