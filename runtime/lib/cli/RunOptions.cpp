@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 using namespace embc::runtime;
 
@@ -123,6 +125,20 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
       ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
   app.add_flag("--profile", o.profile,
                "Time every kernel; print a per-op table and log a profile record");
+  std::string stopAt;
+  auto *stopAtOpt = app.add_option(
+      "--stop-at", stopAt,
+      "Stop at the first evaluation whose METRIC meets the target, e.g. eval_auc>=0.8025 or "
+      "eval_loss<=0.44 (needs --eval-every, or synthetic data's evaluations)");
+  auto *patienceOpt =
+      app.add_option("--patience", o.patience,
+                     "Stop after N evaluations in a row without a better --monitor")
+          ->check(CLI::PositiveNumber);
+  auto *monitorOpt = app.add_option(
+      "--monitor", o.monitor,
+      "The evaluation metric --patience and the best checkpoint (DIR/best with --save) follow: "
+      "eval_auc, eval_loss, eval_rmse, eval_accuracy, eval_perplexity, ... (default: "
+      "--stop-at's metric, else eval_loss)");
   double lossScale = 0;
   auto *lossScaleOpt =
       app.add_option("--loss-scale", lossScale,
@@ -174,6 +190,30 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
             "embrun: error: --text-window, --text-min-count and --text-sample apply to "
             "text data (--data text:PATH), not to " + o.data.kind + "\n",
             2};
+  if (stopAtOpt->count()) {
+    const size_t op = stopAt.find_first_of("<>");
+    StopTarget target;
+    target.metric = stopAt.substr(0, op);
+    const std::string relation = op == std::string::npos ? "" : stopAt.substr(op, 2);
+    const std::string number = op == std::string::npos ? "" : stopAt.substr(op + 2);
+    char *end = nullptr;
+    target.value = std::strtod(number.c_str(), &end);
+    if (target.metric.rfind("eval_", 0) != 0 || (relation != ">=" && relation != "<=") ||
+        number.empty() || *end != '\0' || !std::isfinite(target.value))
+      return {std::nullopt,
+              "embrun: error: --stop-at: '" + stopAt +
+                  "' is not METRIC>=VALUE or METRIC<=VALUE with an evaluation metric "
+                  "(eval_auc>=0.8025, eval_loss<=0.44)\n",
+              2};
+    target.atLeast = relation == ">=";
+    o.stopAt = target;
+  }
+  if (monitorOpt->count() && o.monitor.rfind("eval_", 0) != 0)
+    return {std::nullopt,
+            "embrun: error: --monitor: '" + o.monitor +
+                "' is not an evaluation metric (eval_auc, eval_loss, eval_rmse, ...)\n",
+            2};
+  (void)patienceOpt;
   if (evalOpt->count()) {
     DataSource source;
     if (auto err = parseDataSource(eval, source))

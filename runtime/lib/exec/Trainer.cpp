@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/exec/Trainer.h"
+#include "EarlyStop.h"
 #include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/WholeNumber.h"
@@ -860,6 +861,21 @@ TrainSummary Trainer::run() {
       options_.reportEvery ? options_.reportEvery : std::max<int64_t>(1, steps / 20);
   // Evaluate by default only where held-out data comes for free.
   bool evaluates = options_.eval.has_value() || options_.data.kind == "synthetic";
+  // Early stopping follows the evaluations during training; the best one's
+  // weights go to DIR/best beside the last checkpoint.
+  std::optional<EarlyStop> stopper;
+  if (options_.stopAt || options_.patience > 0 || !options_.monitor.empty()) {
+    if (!evaluates || options_.evalEvery <= 0)
+      throw std::runtime_error(
+          "--stop-at, --patience and --monitor follow the evaluations during training: "
+          "add --eval KIND:PATH --eval-every N (--eval synthetic on synthetic data)");
+    stopper.emplace(options_.stopAt, options_.patience,
+                    !options_.monitor.empty() ? options_.monitor
+                    : options_.stopAt         ? options_.stopAt->metric
+                                              : "eval_loss");
+  }
+  std::string stopReason;
+  bool stoppedEarly = false;
 
   TrainSummary summary;
   Outcomes interval;
@@ -1048,13 +1064,28 @@ TrainSummary Trainer::run() {
                      lastEval};
       reporter_.progress(r);
       reporter_.record(r);
+      if (stopper) {
+        const EarlyStop::Verdict verdict = stopper->observe(step_, lastEval);
+        if (verdict.best && !options_.saveDir.empty()) {
+          executor_.syncToHost();
+          save(options_.saveDir + "/best");
+        }
+        stopReason = verdict.stop;
+      }
       t0 = Clock::now();
     }
     if (!options_.saveDir.empty() && options_.saveEvery &&
-        step_ % options_.saveEvery == 0 && !last) {
+        step_ % options_.saveEvery == 0 && !last && stopReason.empty()) {
       publishReport(true);
       executor_.syncToHost();
       save(options_.saveDir);
+    }
+    if (!stopReason.empty() && !last) {
+      if (rank_ == 0)
+        std::fprintf(stderr, "embrun: stopping early at step %lld: %s\n", (long long)step_,
+                     stopReason.c_str());
+      stoppedEarly = true;
+      break;
     }
   }
   publishReport(true);
@@ -1090,6 +1121,11 @@ TrainSummary Trainer::run() {
   r.values["peak_memory_bytes"] = double(summary.peakMemoryBytes);
   r.values["arena_bytes"] = double(plan_.arenaBytes);
   r.values["skipped_lines"] = double(skipped_);
+  if (stopper && stopper->bestStep()) {
+    r.values["stopped_early"] = stoppedEarly ? 1 : 0;
+    r.values["best_step"] = double(*stopper->bestStep());
+    r.values["best_" + stopper->monitor()] = stopper->bestValue();
+  }
   if (config.lossScaling.enabled) {
     r.values["loss_scale"] = executor_.lossScale().scale;
     r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);

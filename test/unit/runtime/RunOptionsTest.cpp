@@ -142,3 +142,22 @@ TEST(DataSource, ParsesKinds) {
   EXPECT_TRUE(parseDataSource("criteo", s)) << "criteo needs a path";
   EXPECT_TRUE(parseDataSource("synthetic:x", s));
 }
+
+TEST(RunOptions, EarlyStopping) {
+  ParseResult r = parse({"m.plan", "--stop-at", "eval_auc>=0.8025", "--patience", "3"});
+  ASSERT_TRUE(r.options) << r.message;
+  ASSERT_TRUE(r.options->stopAt);
+  EXPECT_EQ(r.options->stopAt->metric, "eval_auc");
+  EXPECT_TRUE(r.options->stopAt->atLeast);
+  EXPECT_EQ(r.options->stopAt->value, 0.8025);
+  EXPECT_EQ(r.options->patience, 3);
+  EXPECT_EQ(r.options->monitor, ""); // the trainer follows the target's metric
+  r = parse({"m.plan", "--stop-at", "eval_loss<=0.44", "--monitor", "eval_rmse"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_FALSE(r.options->stopAt->atLeast);
+  EXPECT_EQ(r.options->monitor, "eval_rmse");
+  for (const char *bad : {"eval_auc>0.8", "auc>=0.8", "eval_auc>=", "eval_auc>=x", "eval_auc>=inf"})
+    EXPECT_EQ(parse({"m.plan", "--stop-at", bad}).exitCode, 2) << bad;
+  EXPECT_EQ(parse({"m.plan", "--monitor", "loss"}).exitCode, 2);
+  EXPECT_EQ(parse({"m.plan", "--patience", "0"}).exitCode, 2);
+}

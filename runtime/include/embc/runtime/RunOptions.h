@@ -24,6 +24,15 @@ struct DataSource {
   std::string path;
 };
 
+/// Early stopping (docs/training.md, "Early stopping"): a target on an
+/// evaluation metric (--stop-at eval_auc>=0.8025), and patience (stop after
+/// `patience` evaluations without a better `monitor`).
+struct StopTarget {
+  std::string metric; ///< an evaluation record's key: eval_auc, eval_loss, ...
+  bool atLeast = true; ///< >= (else <=)
+  double value = 0;
+};
+
 struct RunOptions {
   std::string planPath;
   std::optional<int64_t> steps; ///< 0 (with saveDir): write the initial checkpoint only
@@ -63,6 +72,13 @@ struct RunOptions {
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).
   std::optional<double> lossScale;
+  /// Stop at the first evaluation that meets it.
+  std::optional<StopTarget> stopAt;
+  /// Stop after this many evaluations without a better `monitor` (0: never).
+  int64_t patience = 0;
+  /// The metric patience and the best checkpoint follow ("" when not
+  /// given: stopAt's metric, else eval_loss).
+  std::string monitor;
 };
 
 /// Result of parsing: options, or a message (help text or error) and the
