@@ -122,7 +122,7 @@ struct ColumnarData {
 
 void parseChunk(std::string_view text, const ColumnarLayout &layout,
                 const LineParser &parseLine, const std::vector<IdLimit> &limits,
-                BadDataPolicy policy, ParsedChunk &chunk) {
+                BadDataPolicy policy, uint64_t headerLines, ParsedChunk &chunk) {
   ParsedRow row;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -134,6 +134,8 @@ void parseChunk(std::string_view text, const ColumnarLayout &layout,
     ++chunk.lineCount;
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
+    if (chunk.lineCount <= headerLines)
+      continue;
 
     row.dense.assign(layout.denseWidth, 0.0f);
     row.ids.assign(layout.idColumns, -1);
@@ -178,7 +180,8 @@ ColumnarData parseFile(const StreamOptions &options, const ColumnarLayout &layou
   std::vector<ParsedChunk> chunks(ranges.size());
   runInParallel(static_cast<int>(ranges.size()), [&](int c) {
     std::string_view piece(text.data() + ranges[c].first, ranges[c].second - ranges[c].first);
-    parseChunk(piece, layout, parseLine, limits, options.onBadData, chunks[c]);
+    parseChunk(piece, layout, parseLine, limits, options.onBadData,
+               c == 0 ? uint64_t(layout.headerLines) : 0, chunks[c]);
   });
 
   uint64_t linesBefore = 0, totalLines = 0;

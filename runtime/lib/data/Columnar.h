@@ -39,6 +39,9 @@ struct ColumnarLayout {
   int64_t idColumns = 0;   ///< ids per row; -1 marks a missing id (an empty bag)
   std::vector<ColumnInfo> columns;
   std::string columnList;  ///< for messages: "label, dense, I1..I13, C1..C26"
+  /// Lines at the top of the file that are its header, not examples (they
+  /// keep their numbers in messages).
+  int64_t headerLines = 0;
 };
 
 /// One line's values before they are stored.

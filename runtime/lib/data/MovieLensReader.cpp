@@ -1,8 +1,10 @@
 //===- MovieLensReader.cpp - MovieLens ratings ----------------------------===//
 //
 // Each line: user, item, rating, timestamp, separated by tabs (ML-100K's
-// u.data and its u1.base/u1.test splits) or by "::" (ratings.dat of ML-1M and
-// ML-10M); the separator is the first line's, and every line must use it.
+// u.data and its u1.base/u1.test splits), by "::" (ratings.dat of ML-1M and
+// ML-10M) or by commas after the header `userId,movieId,rating,timestamp`
+// (ratings.csv of ML-20M, ML-25M and ml-latest); the separator is the first
+// line's, and every line must use it.
 // user and item are non-negative integer ids, rating a number (kept as the
 // real label; ML-10M has half stars), timestamp integer seconds (a dense
 // width-1 column holding the raw value).
@@ -82,13 +84,28 @@ bool parseRatingLine(std::string_view separator, std::string_view line, ParsedRo
   return true;
 }
 
-/// "::" when the file's first line has it, else a tab. (A file that cannot
-/// be read gets a tab here and its error when it is parsed.)
-std::string_view detectSeparator(const std::string &path) {
+/// The separator ("::" when the file's first line has it, "," after the
+/// ratings.csv header, else a tab) and whether the first line is that
+/// header. (A file that cannot be read gets a tab here and its error when
+/// it is parsed.)
+struct RatingsFormat {
+  std::string_view separator = "\t";
+  bool header = false;
+};
+RatingsFormat detectFormat(const std::string &path) {
   std::ifstream file(path);
   std::string firstLine;
   std::getline(file, firstLine);
-  return firstLine.find("::") != std::string::npos ? "::" : "\t";
+  if (!firstLine.empty() && firstLine.back() == '\r')
+    firstLine.pop_back();
+  if (firstLine.find("::") != std::string::npos)
+    return {"::", false};
+  if (firstLine == "userId,movieId,rating,timestamp")
+    return {",", true};
+  // Comma-separated without the header (a ratings.csv cut by hand).
+  if (firstLine.find(',') != std::string::npos && firstLine.find('\t') == std::string::npos)
+    return {",", false};
+  return {"\t", false};
 }
 
 } // namespace
@@ -96,8 +113,10 @@ std::string_view detectSeparator(const std::string &path) {
 std::shared_ptr<const ExampleSource>
 embc::runtime::data::openMovieLensSource(const StreamOptions &options,
                                          const std::vector<FeatureSpec> &features) {
-  static const ColumnarLayout layout = movieLensLayout();
-  std::string_view separator = detectSeparator(options.path);
+  const RatingsFormat format = detectFormat(options.path);
+  ColumnarLayout layout = movieLensLayout();
+  layout.headerLines = format.header ? 1 : 0;
+  const std::string_view separator = format.separator;
   return openColumnarSource(
       options, features, layout,
       [separator](std::string_view line, ParsedRow &row, LineProblem &problem) {

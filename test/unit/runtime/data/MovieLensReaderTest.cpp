@@ -55,6 +55,31 @@ TEST(MovieLensReader, ReadsDoubleColonRatings) {
   EXPECT_EQ(batch.features[2].label[0], 5.0f);
 }
 
+// ratings.csv of ML-20M, ML-25M and ml-latest: a header, commas, half
+// stars, item ids up to 193,609.
+TEST(MovieLensReader, ReadsRatingsCsvWithItsHeader) {
+  TempFile file("userId,movieId,rating,timestamp\r\n1,193609,4.5,964982703\r\n"
+                "610,1,0.5,1493850311\r\n");
+  auto stream = openRatings(file, BadDataPolicy::Fail, 611, 193610);
+  EXPECT_EQ(stream->examplesPerEpoch(), 2u);
+  Batch batch;
+  ASSERT_TRUE(stream->next(batch));
+  EXPECT_EQ(batch.valid, 2);
+  EXPECT_EQ(batch.features[0].ids, (std::vector<int64_t>{1, 610, 610, 610}));
+  EXPECT_EQ(batch.features[1].ids, (std::vector<int64_t>{193609, 1, 1, 1}));
+  EXPECT_EQ(batch.features[2].label, (std::vector<float>{4.5f, 0.5f, 0.5f, 0.5f}));
+  // The header keeps its line number: a bad row is named by its own.
+  EXPECT_EQ(failureOf("userId,movieId,rating,timestamp\n1,2,3,4\n1,2,x,4\n"),
+            "PATH:3: rating 'x' is not a number (line: \"1,2,x,4\")");
+  // An item beyond the model's table is refused with its row.
+  EXPECT_EQ(failureOf("userId,movieId,rating,timestamp\n1,193609,4,5\n", 944, 1683),
+            "PATH:2: id 193609 out of range for feature 'item' (vocab 1683) (line: "
+            "\"1,193609,4,5\")");
+  // Another header is not skipped silently: it is a malformed line.
+  EXPECT_EQ(failureOf("user,item,rating,time\n1,2,3,4\n"),
+            "PATH:1: user 'user' is not a non-negative integer (line: \"user,item,rating,time\")");
+}
+
 TEST(MovieLensReader, FailsOnTheFirstMalformedLineWithItsNumber) {
   std::string good = "1\t2\t3\t4\n";
   EXPECT_EQ(failureOf(good + good + "1\t2\t3\n"),
