@@ -17,5 +17,5 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["emb-opt", "embc", "embrun", "emb-parity"], [os.path.join(config.emb_obj_root, "bin")])
+    ["emb-opt", "embc", "embrun", "emb-parity", "emb-plot"], [os.path.join(config.emb_obj_root, "bin")])
 config.substitutions.append(("%examples", os.path.join(config.emb_src_root, "examples")))

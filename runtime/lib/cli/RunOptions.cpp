@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 using namespace embc::runtime;
 
@@ -82,6 +83,16 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                  "Report training metrics every N steps (0: about 20 reports)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log", o.logPath, "Write JSON-lines metrics to FILE");
+  app.add_option("--plot", o.plotPath,
+                 "At the end, draw the loss, evaluation metrics and samples/s against the step "
+                 "into FILE.svg or FILE.html (emb-plot draws several runs' logs)")
+      ->check([](const std::string &path) {
+        for (const char *ext : {".svg", ".html", ".htm"})
+          if (path.size() > std::strlen(ext) &&
+              path.compare(path.size() - std::strlen(ext), std::strlen(ext), ext) == 0)
+            return std::string();
+        return "'" + path + "' is not FILE.svg or FILE.html";
+      });
   auto *saveOpt = app.add_option("--save", o.saveDir,
                  "Write a checkpoint to DIR at the end (and with --save-every)");
   app.add_option("--save-every", o.saveEvery, "Also checkpoint every N steps")

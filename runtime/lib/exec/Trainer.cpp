@@ -16,6 +16,7 @@
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
+#include "embc/runtime/metrics/Plot.h"
 #include "embc/runtime/storage/RowStorage.h"
 
 #include <xxhash.h>
@@ -348,6 +349,13 @@ public:
           std::ostream &console, bool tty, comm::Communicator *comm)
       : plan_(plan), options_(options), executor_(plan, std::move(backend)),
         reporter_(console, tty, options.logPath), console_(console), comm_(comm) {
+    if (!options.plotPath.empty()) {
+      // Written at the end; a path that cannot be written fails now, not
+      // after the training.
+      if (!std::ofstream(options.plotPath, std::ios::out | std::ios::trunc))
+        throw std::runtime_error("cannot write the plot file '" + options.plotPath + "'");
+      reporter_.keepRecords();
+    }
     ranks_ = int(plan.config.jobRanks());
     dataRanks_ = int(plan.config.dataParallel);
     for (const Table &t : plan.tables)
@@ -1135,6 +1143,13 @@ TrainSummary Trainer::run() {
   host.addTo(times.values, executor_);
   reporter_.record(times);
   reporter_.summary(r);
+  if (!options_.plotPath.empty() && rank_ == 0) {
+    PlotRun run{plan_.model, {}};
+    for (const ReportRecord &kept : reporter_.kept())
+      if (kept.event == "train" || kept.event == "eval")
+        run.records.push_back(LogRecord{kept.event, double(kept.step), kept.values});
+    writePlot(options_.plotPath, {run});
+  }
   if (options_.profile)
     reportProfile(profiledSteps);
   return summary;

@@ -117,6 +117,8 @@ void Reporter::progress(const ReportRecord &r) {
 }
 
 void Reporter::record(const ReportRecord &r) {
+  if (keep_)
+    kept_.push_back(r);
   if (jsonlPath_.empty())
     return;
   nlohmann::ordered_json object;

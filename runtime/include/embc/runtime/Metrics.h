@@ -114,6 +114,9 @@ public:
   /// Ends the live line, prints a multi-line summary and logs it with
   /// event "summary".
   void summary(const ReportRecord &r);
+  /// Also keeps every recorded record in memory (embrun --plot draws them).
+  void keepRecords() { keep_ = true; }
+  const std::vector<ReportRecord> &kept() const { return kept_; }
 
 private:
   void endLiveLine();
@@ -123,6 +126,8 @@ private:
   std::string jsonlPath_;
   std::ofstream log_;
   size_t liveLineWidth_ = 0; ///< 0: no live line on screen
+  bool keep_ = false;
+  std::vector<ReportRecord> kept_;
 };
 
 } // namespace embc::runtime

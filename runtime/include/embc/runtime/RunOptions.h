@@ -51,6 +51,8 @@ struct RunOptions {
   int64_t saveEvery = 0;   ///< 0: checkpoint only at the end
   std::optional<uint64_t> seed;
   std::string logPath;
+  /// Training curves at the end (metrics/Plot.h): FILE.svg or FILE.html.
+  std::string plotPath;
   std::string saveDir;
   std::string resumeDir;
   /// --no-verify: resume from a checkpoint whose checksum is missing or wrong.
