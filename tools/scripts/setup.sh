@@ -13,6 +13,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   libopenblas-dev libxsmm-dev libxxhash-dev
   libopenmpi-dev openmpi-bin
+  python3-optuna
 )
 
 missing=()
