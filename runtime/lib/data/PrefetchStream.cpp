@@ -194,6 +194,19 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
                            Clock::now() - began).count();
   const int64_t mean = partNanos_.load(std::memory_order_relaxed);
   partNanos_.store(mean == 0 ? took : (7 * mean + took) / 8, std::memory_order_relaxed);
+  rowsFilled_.fetch_add(uint64_t(into.size), std::memory_order_relaxed);
+  fillNanos_.fetch_add(uint64_t(std::max<int64_t>(took, 0)), std::memory_order_relaxed);
+}
+
+BatchStream::Fill PrefetchStream::fill() const {
+  Fill f;
+  f.capacity = capacity_;
+  f.rows = rowsFilled_.load(std::memory_order_relaxed);
+  f.seconds = double(fillNanos_.load(std::memory_order_relaxed)) * 1e-9;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &[number, build] : building_)
+    f.ready += number >= nextToDeliver_ && build->allDone() ? 1 : 0;
+  return f;
 }
 
 const BucketedOrder &PrefetchStream::bucketedOrder(uint64_t epoch) const {

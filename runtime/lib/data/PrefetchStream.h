@@ -49,6 +49,7 @@ public:
   /// How many parts the trainer has filled again because the worker that
   /// claimed them had not finished within the grace (for tests and logs).
   uint64_t partsRefilled() const { return refilled_.load(std::memory_order_relaxed); }
+  Fill fill() const override;
 
 private:
   /// One batch in the making: its rows in parts, each part filled once into
@@ -82,7 +83,7 @@ private:
   uint64_t capacity_;
   int64_t partsPerBatch_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   uint64_t nextToClaim_ = 0, nextToDeliver_ = 0;
   bool stopping_ = false;
@@ -92,6 +93,7 @@ private:
   std::map<uint64_t, std::shared_ptr<Build>> building_;
   std::vector<std::shared_ptr<Build>> spareBuilds_; ///< reused for their buffers
   mutable std::atomic<int64_t> partNanos_{0};      ///< running mean fill time of a part
+  mutable std::atomic<uint64_t> rowsFilled_{0}, fillNanos_{0}; ///< Fill::rows, seconds
   std::atomic<uint64_t> refilled_{0};
   std::vector<std::thread> workers_;
 };

@@ -936,6 +936,10 @@ TrainSummary Trainer::run() {
   };
   double paddedSum = 0; // positions the batches since the last report ran at
   int64_t paddedCount = 0;
+  // The reader's counters and the host's data wait at the last report.
+  data::BatchStream::Fill lastFill = stream->fill();
+  double lastDataWait = 0;
+  int64_t lastReportStep = step_;
   auto t0 = Clock::now();
   for (int64_t i = 0; i < steps; ++i) {
     const auto stepStart = Clock::now();
@@ -1046,6 +1050,23 @@ TrainSummary Trainer::run() {
         r.values["loss_scale"] = executor_.lossScale().scale;
         r.values["skipped_steps"] = double(executor_.lossScale().skippedSteps);
       }
+      // Memory and the reader, for scripts (logged, not on the progress line).
+      r.values["rss_bytes"] = double(residentBytes());
+      r.values["arena_bytes"] = double(plan_.arenaBytes);
+      if (const int64_t device = executor_.backendDeviceBytes())
+        r.values["device_bytes"] = double(device);
+      const data::BatchStream::Fill fill = stream->fill();
+      if (fill.capacity > 0) {
+        r.values["reader_queue_fill"] = double(fill.ready) / double(fill.capacity);
+        if (fill.seconds > lastFill.seconds)
+          r.values["reader_rows_per_thread_s"] =
+              double(fill.rows - lastFill.rows) / (fill.seconds - lastFill.seconds);
+      }
+      lastFill = fill;
+      if (step_ > lastReportStep)
+        r.values["data_wait_ms_per_step"] =
+            (host.data - lastDataWait) * 1e3 / double(step_ - lastReportStep);
+      lastDataWait = host.data, lastReportStep = step_;
       auto t = Clock::now();
       gather(interval);
       host.metrics += secondsSince(t);

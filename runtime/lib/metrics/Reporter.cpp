@@ -60,10 +60,20 @@ std::string epochText(double epoch) {
   return text;
 }
 
+/// Values a train record carries for scripts (docs/training.md, "Metrics
+/// and logs": memory and the reader) but the progress line leaves out.
+const char *const kLoggedOnly[] = {"rss_bytes",        "arena_bytes",
+                                   "device_bytes",     "reader_queue_fill",
+                                   "reader_rows_per_thread_s", "data_wait_ms_per_step"};
+
 std::string progressLine(const ReportRecord &r) {
   std::string line = r.event + " step " + std::to_string(r.step) + " | epoch " +
                      epochText(r.epoch);
-  for (const auto &[name, text] : displayedValues(r))
+  ReportRecord shown = r;
+  if (r.event == "train")
+    for (const char *key : kLoggedOnly)
+      shown.values.erase(key);
+  for (const auto &[name, text] : displayedValues(shown))
     line += " | " + name + " " + text;
   return line;
 }

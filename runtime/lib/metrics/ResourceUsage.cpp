@@ -13,7 +13,21 @@
 #include <stdexcept>
 #include <string>
 
+#include <cstdio>
+
 #include <sys/resource.h>
+#include <unistd.h>
+
+size_t embc::runtime::residentBytes() {
+  std::FILE *statm = std::fopen("/proc/self/statm", "r");
+  if (!statm)
+    return 0;
+  unsigned long long size = 0, resident = 0;
+  const bool read = std::fscanf(statm, "%llu %llu", &size, &resident) == 2;
+  std::fclose(statm);
+  const long page = sysconf(_SC_PAGESIZE);
+  return read && page > 0 ? size_t(resident) * size_t(page) : 0;
+}
 
 size_t embc::runtime::peakResidentBytes() {
   struct rusage usage {};

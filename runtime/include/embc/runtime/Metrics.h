@@ -73,6 +73,9 @@ private:
 
 /// Peak resident set size of this process so far, in bytes.
 size_t peakResidentBytes();
+/// The resident set of this process now (/proc/self/statm; 0 where the
+/// system does not say).
+size_t residentBytes();
 
 /// "950.0", "12.3k", "4.56M", "1.20G" (per second, no unit).
 std::string formatRate(double perSecond);

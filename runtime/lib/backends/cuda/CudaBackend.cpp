@@ -63,6 +63,7 @@ public:
         collectives_(*device_, std::move(collectives)) {}
 
   const char *name() const override { return "cuda"; }
+  int64_t deviceBytes() const override { return deviceBytes_; }
   std::string description() const override { return device_->description(); }
   bool deviceArena() const override { return true; }
   /// The host mirror is filled on the process's team of threads (the one
@@ -370,6 +371,7 @@ private:
     int64_t shadowLengthsAt = shadowAt + 2 * inputBytes;
     int64_t total = shadowLengthsAt + align(cells * int64_t(sizeof(int64_t)));
     arena_ = device_->allocate(size_t(total));
+    deviceBytes_ = total;
     scratch_ = arena_ + scratchAt;
     lengths_[0] = reinterpret_cast<int64_t *>(arena_ + lengthsAt);
     lengths_[1] = reinterpret_cast<int64_t *>(arena_ + shadowLengthsAt);
@@ -520,6 +522,7 @@ private:
   CudaBackendOptions options_;
   CudaCollectives collectives_; ///< before device_ goes: NCCL runs on its stream
   bool hostSynchronises_ = false; ///< the program has collectives: no graphs
+  int64_t deviceBytes_ = 0;       ///< the one device allocation (setUp)
   const Plan *plan_ = nullptr;
   std::vector<std::byte> host_;
   std::byte *arena_ = nullptr, *scratch_ = nullptr;

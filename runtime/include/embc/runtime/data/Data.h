@@ -155,6 +155,16 @@ public:
   virtual const DataStats &stats() const = 0;
   /// The words of a text source in id order; null for other sources.
   virtual const std::vector<std::string> *vocabulary() const { return nullptr; }
+
+  /// How the reader keeps up (the train records' reader_* values): batches
+  /// complete ahead of the consumer and how many it may build ahead; rows
+  /// filled so far and the thread-seconds spent filling them.
+  struct Fill {
+    uint64_t ready = 0, capacity = 0;
+    uint64_t rows = 0;
+    double seconds = 0;
+  };
+  virtual Fill fill() const { return {}; }
 };
 
 /// Opens a stream of `options.kind` for `features`. `startPosition` resumes:

@@ -228,6 +228,8 @@ public:
   }
   /// CPU threads the kernels use now (0: not a CPU backend).
   virtual int threads() const { return 0; }
+  /// Bytes of device memory the backend holds (0: none, the CPU).
+  virtual int64_t deviceBytes() const { return 0; }
   /// Runs body(begin, end) over pieces that cover [0, n) once, on the host
   /// threads the backend has (the executor fills the host arena's
   /// parameters and tables with it); with `parallel` false, or by default,
@@ -390,6 +392,7 @@ public:
     return backend_->stepTimed(seconds, work);
   }
   int backendThreads() const { return backend_->threads(); }
+  int64_t backendDeviceBytes() const { return backend_->deviceBytes(); }
   /// Device backends: copies the whole arena device -> host (before a
   /// checkpoint or an export) / host -> device (after a resume).
   void syncToHost();
