@@ -56,9 +56,19 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   auto *dataOpt = app.add_option("--data", data,
                  "Training data: synthetic (default), criteo:PATH, "
                  "movielens:PATH, text:PATH");
-  app.add_flag("!--no-shuffle", o.shuffle,
-               "Training data from a file: visit the examples in file order every epoch "
-               "(as word2vec and gensim read text) instead of a fresh order each");
+  auto *noShuffleOpt =
+      app.add_flag("!--no-shuffle", o.shuffle,
+                   "Training data from a file: visit the examples in file order every epoch "
+                   "(as word2vec and gensim read text) instead of a fresh order each; "
+                   "--shuffle none");
+  std::string shuffle;
+  auto *shuffleOpt = app.add_option(
+      "--shuffle", shuffle,
+      "Training data from a file: epoch (default: a fresh order of the whole file each "
+      "epoch), none (file order, for comparisons with another trainer) or buffer:N (each "
+      "window of N consecutive examples shuffled on its own, as a streaming shuffle buffer "
+      "of N)");
+  shuffleOpt->excludes(noShuffleOpt);
   auto *windowOpt =
       app.add_option("--text-window", o.textWindow,
                      "Text data: the largest skip-gram window each side of a word")
@@ -201,6 +211,21 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
             "embrun: error: --text-window, --text-min-count and --text-sample apply to "
             "text data (--data text:PATH), not to " + o.data.kind + "\n",
             2};
+  if (shuffleOpt->count()) {
+    std::optional<uint64_t> window;
+    if (shuffle.rfind("buffer:", 0) == 0)
+      window = parseWholeNumber(shuffle.substr(7));
+    if (shuffle == "none") {
+      o.shuffle = false;
+    } else if (shuffle != "epoch" && (!window || *window < 2)) {
+      return {std::nullopt,
+              "embrun: error: --shuffle: '" + shuffle +
+                  "' is not none, epoch or buffer:N with N >= 2 examples\n",
+              2};
+    } else if (window) {
+      o.shuffleWindow = *window;
+    }
+  }
   if (stopAtOpt->count()) {
     const size_t op = stopAt.find_first_of("<>");
     StopTarget target;

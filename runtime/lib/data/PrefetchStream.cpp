@@ -95,15 +95,17 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
                                const StreamOptions &options, uint64_t startPosition)
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
-      start_(startPosition), training_(options.training), shuffle_(options.shuffle) {
+      start_(startPosition), training_(options.training), shuffle_(options.shuffle),
+      shuffleWindow_(options.shuffleWindow) {
   static std::atomic<uint64_t> streams{0};
   id_ = ++streams;
   if (training_ && options.lengthBuckets > 1) {
-    if (!source_->shufflesEpochs() || !shuffle_)
+    if (!source_->shufflesEpochs() || !shuffle_ || shuffleWindow_ > 0)
       throw DataError(std::string("length bucketing (--length-buckets) sorts windows of a "
                                   "shuffled file's order: ") +
-                      (source_->shufflesEpochs() ? "--no-shuffle reads it in file order"
-                                                 : "generated data has no epochs"));
+                      (!source_->shufflesEpochs() ? "generated data has no epochs"
+                       : !shuffle_               ? "--no-shuffle reads it in file order"
+                                                 : "--shuffle buffer:N keeps it near file order"));
     if (source_->size() > 0 && source_->length(0) < 0)
       throw DataError("length bucketing (--length-buckets) needs a sequence feature: this "
                       "data's examples have no sequence length");
@@ -174,6 +176,18 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
         continue;
       }
       const uint64_t epoch = position / examples;
+      if (shuffleWindow_ > 0 && shuffleWindow_ < examples) {
+        // Each window of the file on its own: a permutation per (epoch, window).
+        const uint64_t place = position % examples, window = place / shuffleWindow_,
+                       base = window * shuffleWindow_,
+                       windows = (examples + shuffleWindow_ - 1) / shuffleWindow_;
+        if (!order || epoch * windows + window != orderEpoch) {
+          orderEpoch = epoch * windows + window;
+          order.emplace(std::min(shuffleWindow_, examples - base), seed_, orderEpoch);
+        }
+        rows[r - begin] = base + (*order)(place - base);
+        continue;
+      }
       if (lengthBuckets_ > 1) {
         rows[r - begin] = bucketedOrder(epoch)(position % examples);
         continue;

@@ -78,6 +78,7 @@ private:
   uint64_t batchSize_, seed_, start_;
   bool training_;
   bool shuffle_; ///< training epochs of a file in a fresh order (StreamOptions::shuffle)
+  uint64_t shuffleWindow_ = 0; ///< StreamOptions::shuffleWindow
   uint64_t lengthBuckets_ = 0; ///< StreamOptions::lengthBuckets, where it applies
   uint64_t id_ = 0;            ///< this stream among all (the bucketed order's cache)
   uint64_t capacity_;

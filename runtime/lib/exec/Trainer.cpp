@@ -416,6 +416,7 @@ private:
     s.threads = options_.threads;
     s.textWindow = options_.textWindow;
     s.shuffle = options_.shuffle;
+    s.shuffleWindow = options_.shuffleWindow;
     s.lengthBuckets = training ? options_.lengthBuckets : 0;
     s.textMinCount = options_.textMinCount;
     s.textSample = options_.textSample;

@@ -161,3 +161,20 @@ TEST(RunOptions, EarlyStopping) {
   EXPECT_EQ(parse({"m.plan", "--monitor", "loss"}).exitCode, 2);
   EXPECT_EQ(parse({"m.plan", "--patience", "0"}).exitCode, 2);
 }
+
+TEST(RunOptions, ShuffleModes) {
+  ParseResult r = parse({"m.plan", "--shuffle", "buffer:4096"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_TRUE(r.options->shuffle);
+  EXPECT_EQ(r.options->shuffleWindow, 4096u);
+  r = parse({"m.plan", "--shuffle", "none"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_FALSE(r.options->shuffle);
+  r = parse({"m.plan", "--shuffle", "epoch"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_TRUE(r.options->shuffle);
+  EXPECT_EQ(r.options->shuffleWindow, 0u);
+  for (const char *bad : {"buffer:1", "buffer:", "buffer:-3", "all", "buffer:1e3"})
+    EXPECT_EQ(parse({"m.plan", "--shuffle", bad}).exitCode, 2) << bad;
+  EXPECT_EQ(parse({"m.plan", "--shuffle", "none", "--no-shuffle"}).exitCode, 2);
+}

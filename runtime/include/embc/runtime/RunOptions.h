@@ -44,6 +44,9 @@ struct RunOptions {
   int textWindow = 5;
   /// Training data from a file: a fresh order each epoch (false: file order).
   bool shuffle = true;
+  /// With shuffle: 0 the whole epoch, N each window of N examples
+  /// (--shuffle buffer:N; StreamOptions::shuffleWindow).
+  uint64_t shuffleWindow = 0;
   int64_t textMinCount = 1;
   double textSample = 0;
   int64_t evalEvery = 0;

@@ -150,6 +150,35 @@ TEST(Stream, TrainingEpochsVisitEveryExampleOnceInFreshOrders) {
   EXPECT_TRUE(std::equal(wideLines.begin(), wideLines.end(), lines.begin()));
 }
 
+// --shuffle buffer:N: each window of N lines in its own fresh order, every
+// line once an epoch, resumable at any position like the whole-epoch order.
+TEST(Stream, AShuffleWindowKeepsEachLineInItsWindow) {
+  TempFile file(tenCriteoLines());
+  StreamOptions options = streamOptions("criteo", file.path(), 5, true);
+  options.shuffleWindow = 4; // windows: lines 1-4, 5-8, 9-10
+  auto stream = openStream(options, criteoFeatures());
+  std::vector<int64_t> lines = lineNumbers(takeBatches(*stream, 8)); // 4 epochs
+  std::set<std::vector<int64_t>> orders;
+  for (int epoch = 0; epoch < 4; ++epoch) {
+    std::vector<int64_t> order(lines.begin() + epoch * 10, lines.begin() + epoch * 10 + 10);
+    for (int place = 0; place < 10; ++place)
+      EXPECT_EQ((order[size_t(place)] - 1) / 4, place / 4) << "epoch " << epoch;
+    orders.insert(order);
+    std::sort(order.begin(), order.end());
+    EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  }
+  EXPECT_GT(orders.size(), 1u);
+  // Resumed at example 13 (epoch 1, inside the first window).
+  auto resumed = openStream(options, criteoFeatures(), 13);
+  std::vector<int64_t> rest = lineNumbers(takeBatches(*resumed, 3));
+  EXPECT_TRUE(std::equal(rest.begin(), rest.end(), lines.begin() + 13));
+  // Length buckets sort windows of a whole-epoch order: refused with it.
+  options.lengthBuckets = 4;
+  EXPECT_NE(dataErrorOf([&] { openStream(options, criteoFeatures()); })
+                .find("--shuffle buffer:N keeps it near file order"),
+            std::string::npos);
+}
+
 TEST(Stream, EvaluationIsOnePassInFileOrderWithThePaddedLastBatch) {
   TempFile file(tenCriteoLines());
   auto stream = openStream(streamOptions("criteo", file.path(), 4, false), criteoFeatures());

@@ -122,6 +122,11 @@ struct StreamOptions {
   /// (true), or in file order every epoch (false: as word2vec and gensim read
   /// text; consecutive examples then share rows, which the caches like).
   bool shuffle = true;
+  /// With shuffle: 0 shuffles the whole epoch; N > 0 shuffles each window of
+  /// N consecutive examples of the file on its own (--shuffle buffer:N, as a
+  /// streaming shuffle buffer of N does: an example moves less than N
+  /// places, and neighbouring rows stay near in memory).
+  uint64_t shuffleWindow = 0;
   /// Training on a shuffled file with a sequence feature: sort each window
   /// of this many batches of the epoch's order by sequence length, so that
   /// a batch's sequences are alike and dynamic padding runs it short
