@@ -146,6 +146,10 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
       ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
   app.add_flag("--profile", o.profile,
                "Time every kernel; print a per-op table and log a profile record");
+  app.add_flag("--hash-stats", o.hashStats,
+               "Hashed features: count the distinct raw ids and the buckets they fill, and "
+               "report each feature's collision rate in the summary (costs the trainer "
+               "~50 ns an id)");
   std::string stopAt;
   auto *stopAtOpt = app.add_option(
       "--stop-at", stopAt,

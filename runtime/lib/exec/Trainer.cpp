@@ -9,6 +9,7 @@
 
 #include "embc/runtime/exec/Trainer.h"
 #include "EarlyStop.h"
+#include "HashCollisions.h"
 #include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/WholeNumber.h"
@@ -925,9 +926,15 @@ TrainSummary Trainer::run() {
     reporter_.record(pendingReport->record);
     pendingReport.reset();
   };
+  // Raw ids per hashed bucket, over the batches this run trains on.
+  HashCollisions collisions(options_.hashStats ? hashedFeatures(plan_)
+                                               : std::vector<HashedFeature>{},
+                            specs_);
   auto fetch = [&](int which) {
     auto t = Clock::now();
     stream->next(batches[which]);
+    if (!collisions.empty())
+      collisions.add(batches[which]);
     host.data += secondsSince(t);
     if (executor_.hasSchedule())
       return; // loaded micro-batch by micro-batch
@@ -1151,6 +1158,8 @@ TrainSummary Trainer::run() {
   r.values["peak_memory_bytes"] = double(summary.peakMemoryBytes);
   r.values["arena_bytes"] = double(plan_.arenaBytes);
   r.values["skipped_lines"] = double(skipped_);
+  for (const auto &[feature, rate] : collisions.rates())
+    r.values["hash_collisions_" + feature] = rate;
   if (stopper && stopper->bestStep()) {
     r.values["stopped_early"] = stoppedEarly ? 1 : 0;
     r.values["best_step"] = double(*stopper->bestStep());

@@ -77,6 +77,10 @@ struct RunOptions {
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).
   std::optional<double> lossScale;
+  /// Count raw ids per hashed bucket and report each hashed feature's
+  /// collision rate at the end (HashCollisions.h; costs the trainer ~50 ns
+  /// an id, so off by default).
+  bool hashStats = false;
   /// Stop at the first evaluation that meets it.
   std::optional<StopTarget> stopAt;
   /// Stop after this many evaluations without a better `monitor` (0: never).
