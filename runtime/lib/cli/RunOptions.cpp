@@ -149,7 +149,7 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   app.add_flag("--hash-stats", o.hashStats,
                "Hashed features: count the distinct raw ids and the buckets they fill, and "
                "report each feature's collision rate in the summary (costs the trainer "
-               "~50 ns an id)");
+               "~100 ns an id)");
   std::string stopAt;
   auto *stopAtOpt = app.add_option(
       "--stop-at", stopAt,

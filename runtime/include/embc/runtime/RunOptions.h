@@ -78,7 +78,7 @@ struct RunOptions {
   /// checkpoint's scale).
   std::optional<double> lossScale;
   /// Count raw ids per hashed bucket and report each hashed feature's
-  /// collision rate at the end (HashCollisions.h; costs the trainer ~50 ns
+  /// collision rate at the end (HashCollisions.h; costs the trainer ~100 ns
   /// an id, so off by default).
   bool hashStats = false;
   /// Stop at the first evaluation that meets it.
