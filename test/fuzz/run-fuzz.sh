@@ -47,7 +47,8 @@ dict=""
 libs=()
 case "$target" in
   model)
-    sources=(frontend/lib/JsonNode.cpp frontend/lib/ModelParser.cpp test/fuzz/ModelFuzz.cpp)
+    sources=(frontend/lib/JsonNode.cpp frontend/lib/ModelOverrides.cpp frontend/lib/ModelParser.cpp
+             test/fuzz/ModelFuzz.cpp)
     includes=(frontend/include frontend/lib runtime/include)
     dict=test/fuzz/dict/model.dict
     seed_dirs=(examples) ;;
@@ -110,7 +111,8 @@ trap cleanup EXIT
 
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 for d in "${seed_dirs[@]}"; do
-  cp "$root/$d"/* "$work/seeds/"
+  # The files only (examples/ has a subdirectory: hpo/).
+  find "$root/$d" -maxdepth 1 -type f -exec cp {} "$work/seeds/" \;
 done
 if [ "$target" != model ]; then
   python3 "$root/test/fuzz/seeds.py" "$target" "$work/seeds" "$root"
