@@ -46,15 +46,13 @@ size_t arrayIndex(const std::string &token, size_t size, const std::string &at,
   return std::stoul(token);
 }
 
-bool isInteger(const Json &v) { return v.is_number_integer(); }
-
 /// Whether `value` may replace `old`: the same JSON type, an integer where
 /// an integer is, and a whole or fractional number where a fraction is.
 bool sameType(const Json &old, const Json &value) {
   if (old.is_number_float())
     return value.is_number();
-  if (isInteger(old))
-    return isInteger(value);
+  if (old.is_number_integer())
+    return value.is_number_integer();
   return old.type() == value.type();
 }
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/passes/MemoryReport.h"
+#include "embc/runtime/XmlText.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,20 +28,6 @@ namespace rt = embc::runtime;
 namespace {
 
 constexpr double kWidth = 960, kHeight = 320, kLeft = 70, kTop = 20, kBottom = 30;
-
-std::string escape(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string mib(int64_t bytes) {
   std::string s;
@@ -80,13 +67,13 @@ void layoutSvg(const rt::Plan &plan, llvm::raw_ostream &os, int64_t low, int64_t
     os << llvm::format("<rect class=\"buffer\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
                        "height=\"%.2f\" fill=\"%s\">",
                        x, y, w, std::max(h, 0.5), roleColour(b.role))
-       << "<title>" << escape(b.name) << " (" << rt::roleName(b.role) << ", "
+       << "<title>" << rt::escapeXml(b.name) << " (" << rt::roleName(b.role) << ", "
        << rt::dtypeName(b.dtype) << "): " << footprint(b) << " bytes at offset " << b.offset
        << ", live "
        << (b.firstUse < 0 ? std::string("the whole run")
                           : "[" + std::to_string(b.firstUse) + ", " +
                                 std::to_string(b.lastUse) + "]")
-       << ", made by " << escape(b.origin.empty() ? "?" : b.origin) << "</title></rect>\n";
+       << ", made by " << rt::escapeXml(b.origin.empty() ? "?" : b.origin) << "</title></rect>\n";
   }
   // Axes: the step / update boundary and the offsets at both ends.
   double boundary = kLeft + double(plan.step.size()) * xs;
@@ -132,7 +119,7 @@ void liveSvg(const rt::Plan &plan, llvm::raw_ostream &os) {
        << llvm::format("<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">",
                        above ? kWidth - 12 : kLeft + 4, above ? y - 3 : y + 12,
                        above ? "end" : "start")
-       << escape(label) << "</text>\n";
+       << rt::escapeXml(label) << "</text>\n";
   };
   level(plan.memory.peakBytes, "peak", "peak (the arena) " + mib(plan.memory.peakBytes), true);
   level(plan.memory.lowerBoundBytes, "bound",
@@ -207,7 +194,7 @@ std::string embc::formatReportHtml(const rt::Plan &plan) {
   llvm::raw_string_ostream os(s);
   const rt::MemoryPlan &m = plan.memory;
   os << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>embc memory: "
-     << escape(plan.model) << "</title>\n<style>\n"
+     << rt::escapeXml(plan.model) << "</title>\n<style>\n"
      << "body{font-family:sans-serif;margin:1.5em} svg text{font-size:11px}\n"
      << ".frame{fill:none;stroke:#888} .buffer{stroke:#fff;stroke-width:0.3}\n"
      << ".mark{stroke:#444;stroke-dasharray:4 3} .live{fill:none;stroke:#f28e2b;stroke-width:1.5}\n"
@@ -215,8 +202,8 @@ std::string embc::formatReportHtml(const rt::Plan &plan) {
      << ".fwd{fill:#a0cbe8;stroke:#4e79a7} .bwd{fill:#ffbe7d;stroke:#f28e2b}\n"
      << ".key{display:inline-block;width:1em;height:1em;margin:0 .3em 0 1em;vertical-align:middle}\n"
      << "</style></head><body>\n";
-  os << "<h1>Memory of '" << escape(plan.model) << "'</h1>\n<p>Strategy <b>"
-     << escape(m.strategy) << "</b>: peak <b>" << mib(m.peakBytes) << "</b> (" << m.peakBytes
+  os << "<h1>Memory of '" << rt::escapeXml(plan.model) << "'</h1>\n<p>Strategy <b>"
+     << rt::escapeXml(m.strategy) << "</b>: peak <b>" << mib(m.peakBytes) << "</b> (" << m.peakBytes
      << " bytes, the arena embrun allocates), lower bound " << mib(m.lowerBoundBytes) << " ("
      << m.lowerBoundBytes << " bytes live at once at most)"
      << llvm::format(", peak / lower bound = %.3f",
@@ -250,7 +237,7 @@ std::string embc::formatReportHtml(const rt::Plan &plan) {
   if (!plan.schedule.empty()) {
     os << "<h2>Pipeline schedule</h2>\n<p>" << plan.config.microBatches << " micro-batches, "
        << plan.config.pipelineStages << " stage(s), "
-       << escape(embc::runtime::enumString(plan.config.schedule)) << ".</p>\n";
+       << rt::escapeXml(embc::runtime::enumString(plan.config.schedule)) << ".</p>\n";
     scheduleSvg(plan, os);
   }
   os << "</body></html>\n";

@@ -155,10 +155,9 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
       "--stop-at", stopAt,
       "Stop at the first evaluation whose METRIC meets the target, e.g. eval_auc>=0.8025 or "
       "eval_loss<=0.44 (needs --eval-every, or synthetic data's evaluations)");
-  auto *patienceOpt =
-      app.add_option("--patience", o.patience,
-                     "Stop after N evaluations in a row without a better --monitor")
-          ->check(CLI::PositiveNumber);
+  app.add_option("--patience", o.patience,
+                 "Stop after N evaluations in a row without a better --monitor")
+      ->check(CLI::PositiveNumber);
   auto *monitorOpt = app.add_option(
       "--monitor", o.monitor,
       "The evaluation metric --patience and the best checkpoint (DIR/best with --save) follow: "
@@ -253,7 +252,6 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
             "embrun: error: --monitor: '" + o.monitor +
                 "' is not an evaluation metric (eval_auc, eval_loss, eval_rmse, ...)\n",
             2};
-  (void)patienceOpt;
   if (evalOpt->count()) {
     DataSource source;
     if (auto err = parseDataSource(eval, source))

@@ -13,7 +13,7 @@
 
 #include "KernelSupport.h"
 
-#include <xxhash.h>
+#include "embc/runtime/cpu/IdHash.h"
 
 #include <algorithm>
 #include <cstring>
@@ -33,14 +33,8 @@ void hashIds(const int64_t *ids, int64_t *out, int64_t n, int64_t buckets, uint6
     throw std::invalid_argument("hashIds: bucket count " + std::to_string(buckets) +
                                 " must be positive");
   parallelFor(n, n > kParallelWork / 16, [&](int64_t iBegin, int64_t iEnd) {
-    for (int64_t i = iBegin; i < iEnd; ++i) {
-      // The id's bits as 8 little-endian bytes, whatever the host's byte order.
-      const uint64_t bits = static_cast<uint64_t>(ids[i]);
-      unsigned char bytes[8];
-      for (int k = 0; k < 8; ++k)
-        bytes[k] = static_cast<unsigned char>(bits >> (8 * k));
-      out[i] = static_cast<int64_t>(XXH64(bytes, sizeof bytes, seed) % static_cast<uint64_t>(buckets));
-    }
+    for (int64_t i = iBegin; i < iEnd; ++i)
+      out[i] = static_cast<int64_t>(idHash(ids[i], seed) % static_cast<uint64_t>(buckets));
   });
 }
 

@@ -23,7 +23,7 @@
 #include "KernelSupport.h"
 #include "OptimizerRow.h"
 
-#include <xxhash.h>
+#include "embc/runtime/cpu/IdHash.h"
 
 #include <algorithm>
 #include <cstring>
@@ -44,15 +44,9 @@ IdOutOfRange::IdOutOfRange(size_t operand, int64_t position, int64_t id, int64_t
 
 namespace {
 
-/// hashIds for one id: xxh64 of the id's 8 little-endian bytes, mod buckets.
-/// Must stay equal to hashIds (EmbeddingKernels.cpp); the tests compare the
-/// two bit for bit.
+/// hashIds for one id (IdHash.h).
 inline int64_t hashId(int64_t id, uint64_t buckets, uint64_t seed) {
-  const uint64_t bits = static_cast<uint64_t>(id);
-  unsigned char bytes[8];
-  for (int k = 0; k < 8; ++k)
-    bytes[k] = static_cast<unsigned char>(bits >> (8 * k));
-  return static_cast<int64_t>(XXH64(bytes, sizeof bytes, seed) % buckets);
+  return static_cast<int64_t>(idHash(id, seed) % buckets);
 }
 
 /// Throws std::invalid_argument unless bags [offsets[b], offsets[b+1]) are

@@ -2,30 +2,13 @@
 
 #include "HashCollisions.h"
 
+#include "embc/runtime/cpu/IdHash.h"
 #include "embc/runtime/plan/KernelCatalogue.h"
-
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 using namespace embc::runtime;
-
-namespace {
-
-/// cpu::hashIds' hash of `id` (its 8 little-endian bytes, XXH64): the
-/// bucket is it mod the bucket count; its top bits pick the HyperLogLog
-/// register (independent of the bucket while buckets << 2^50), so one hash
-/// serves both.
-uint64_t hashOf(int64_t id, uint64_t seed) {
-  unsigned char bytes[8];
-  for (int i = 0; i < 8; ++i)
-    bytes[i] = static_cast<unsigned char>(uint64_t(id) >> (8 * i));
-  return XXH64(bytes, sizeof bytes, seed);
-}
-
-} // namespace
 
 std::vector<HashedFeature> embc::runtime::hashedFeatures(const Plan &plan) {
   std::vector<HashedFeature> found;
@@ -74,7 +57,10 @@ void HashCollisions::add(const data::Batch &batch) {
     const int64_t end = rows > 0 ? fb.offsets[size_t(rows)] : 0;
     for (int64_t i = 0; i < end && i < int64_t(fb.ids.size()); ++i) {
       const int64_t id = fb.ids[size_t(i)];
-      const uint64_t h = hashOf(id, t.feature.seed);
+      // The hash op's hash: the bucket is it mod the bucket count; its top
+      // bits pick the HyperLogLog register (independent of the bucket while
+      // buckets << 2^50), so one hash serves both.
+      const uint64_t h = cpu::idHash(id, t.feature.seed);
       const uint64_t bucket = h % uint64_t(t.feature.buckets);
       t.occupied[bucket / 64] |= uint64_t(1) << (bucket % 64);
       const size_t reg = size_t(h >> (64 - kPrecision));

@@ -1,6 +1,7 @@
 //===- Plot.cpp - training curves from JSON-lines logs --------------------===//
 
 #include "embc/runtime/metrics/Plot.h"
+#include "embc/runtime/XmlText.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,20 +23,6 @@ constexpr double kWidth = 900, kPanelHeight = 230, kLeft = 78, kRight = 24, kTop
 // Distinct on white and for the common colour-vision deficiencies (Okabe-Ito).
 const char *const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                 "#E69F00", "#56B4E9", "#000000", "#F0E442"};
-
-std::string escapeXml(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string number(double v, const char *format = "%.4g") {
   char text[32];
@@ -140,8 +127,9 @@ std::vector<PlotPanel> embc::runtime::plotPanels(const std::vector<PlotRun> &run
   return panels;
 }
 
-std::string embc::runtime::plotSvg(const std::vector<PlotRun> &runs) {
-  const std::vector<PlotPanel> panels = plotPanels(runs);
+namespace {
+
+std::string svgOf(const std::vector<PlotRun> &runs, const std::vector<PlotPanel> &panels) {
   if (panels.empty())
     throw PlotError("nothing to plot: the logs have no train or eval records with values");
   double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo;
@@ -227,6 +215,12 @@ std::string embc::runtime::plotSvg(const std::vector<PlotRun> &runs) {
   return svg.str();
 }
 
+} // namespace
+
+std::string embc::runtime::plotSvg(const std::vector<PlotRun> &runs) {
+  return svgOf(runs, plotPanels(runs));
+}
+
 std::string embc::runtime::plotHtml(const std::vector<PlotRun> &runs) {
   const std::vector<PlotPanel> panels = plotPanels(runs);
   std::ostringstream html;
@@ -235,7 +229,7 @@ std::string embc::runtime::plotHtml(const std::vector<PlotRun> &runs) {
           "collapse}td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}"
           "th:first-child,td:first-child{text-align:left}</style></head><body>\n"
        << "<h1>Training curves</h1>\n"
-       << plotSvg(runs) << "<h2>Last values</h2>\n<table><tr><th>run</th><th>step</th>";
+       << svgOf(runs, panels) << "<h2>Last values</h2>\n<table><tr><th>run</th><th>step</th>";
   for (const PlotPanel &p : panels)
     html << "<th>" << escapeXml(p.evalKey.empty() ? p.trainKey : p.evalKey) << "</th>";
   html << "</tr>\n";
