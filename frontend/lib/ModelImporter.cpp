@@ -79,6 +79,11 @@ public:
     module_ = *module;
     module_->setAttr(kTrainingAttrName, trainingAttr());
     module_->setAttr(kPlanAttrName, planAttr());
+    // The data schema, normalised, for -emb-to-plan to copy into the plan
+    // (embc::kDataAttrName in passes/include/embc/passes/ToPlan.h).
+    if (model_.data)
+      module_->setAttr("emb.data", builder_.getStringAttr(
+                                       runtime::data::dataSchemaToJson(*model_.data).dump()));
     builder_.setInsertionPointToEnd(module_.getBody());
     for (const Table &t : model_.tables)
       TableOp::create(builder_, locOf(t.pointer), t.name, t.rows, t.dim,

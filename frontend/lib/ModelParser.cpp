@@ -595,7 +595,7 @@ public:
   Model read() {
     root_.expectObject("the model", {"format", "name", "description",
                                      "features", "embeddings", "layers",
-                                     "loss", "optimizer", "training", "plan"});
+                                     "loss", "optimizer", "training", "plan", "data"});
     std::string format = root_.getString("format");
     if (format != kModelFormat)
       root_.failAt("format", "unsupported model format '" + format +
@@ -637,6 +637,8 @@ public:
     readLoss();
     checkUsage();
     checkSymbolClashes();
+    if (root_.has("data"))
+      readData(root_.child("data"));
     return std::move(model_);
   }
 
@@ -650,6 +652,65 @@ private:
       Feature f = readFeature(item);
       declareName(f.name, item);
       model_.features.push_back(std::move(f));
+    }
+  }
+
+  /// The data schema (`data`): checked by the runtime's one schema parser,
+  /// whose errors keep their pointer, then every feature is bound to the
+  /// column it reads, as embrun will bind it.
+  void readData(const JsonNode &node) {
+    namespace data = runtime::data;
+    try {
+      model_.data = data::parseDataSchema(nlohmann::json::parse(node.json().dump()),
+                                          node.pointer());
+    } catch (const data::SchemaError &e) {
+      throw SchemaError(e.pointer, e.what());
+    }
+    const data::DataSchema &schema = *model_.data;
+    const Json &features = root_.json().at("features");
+    for (size_t i = 0; i < model_.features.size(); ++i) {
+      const Feature &f = model_.features[i];
+      const bool hasSource = features[i].contains("source");
+      const data::SchemaColumn *column = schema.find(f.source);
+      // Negatives come from no column (bindingProblem says so): that, not
+      // a missing column, is what is wrong.
+      data::SchemaColumn none;
+      none.name = f.source;
+      if (!column && f.kind == FeatureKind::Negatives)
+        column = &none;
+      if (!column)
+        throw SchemaError(hasSource ? f.pointer + "/source" : f.pointer,
+                          "feature '" + f.name + "' reads column '" + f.source +
+                              "', which the data schema does not have (columns: " +
+                              schema.columnList() + ")");
+      data::FeatureSpec spec;
+      spec.name = f.name;
+      spec.source = f.source;
+      switch (f.kind) {
+      case FeatureKind::Dense:
+        spec.kind = data::FeatureKind::Dense;
+        spec.width = f.dim;
+        break;
+      case FeatureKind::Sparse:
+      case FeatureKind::Sequence:
+        spec.kind = data::FeatureKind::Sparse;
+        spec.vocab = f.hash ? 0 : f.vocab; // 0: any id, the table hashes it
+        spec.hotness = f.hotness;
+        spec.weighted = f.weighted;
+        break;
+      case FeatureKind::Label:
+        spec.kind = data::FeatureKind::Label;
+        spec.labelKind = f.labelKind;
+        break;
+      case FeatureKind::Negatives:
+        spec.kind = data::FeatureKind::Negatives;
+        spec.count = f.count;
+        spec.power = f.power;
+        break;
+      }
+      if (std::optional<std::string> problem = data::bindingProblem(*column, spec))
+        throw SchemaError(f.pointer, "feature '" + f.name + "' cannot read column '" +
+                                         column->name + "': " + *problem);
     }
   }
 

@@ -196,6 +196,15 @@ std::string embc::formatPlanReport(const rt::Plan &plan, bool everything) {
       os << " " << o;
     os << "\n";
   }
+  if (const auto &schema = plan.dataSchema) {
+    os << "  data: " << rt::enumName(schema->format) << ", " << schema->columns.size()
+       << (schema->columns.size() == 1 ? " column" : " columns");
+    if (schema->format == rt::DataFormat::Csv || schema->format == rt::DataFormat::Tsv)
+      os << " (header: " << (schema->header ? "yes" : "no") << ")";
+    else if (schema->format == rt::DataFormat::Binary)
+      os << " (" << schema->recordFields << " int32 fields a record)";
+    os << "\n";
+  }
   printMemoryReport(plan, os, everything);
   // Kernels by op, in first-launch order: what fusion and packing changed.
   for (auto [title, kernels] : {std::pair<const char *, const std::vector<rt::Kernel> *>{

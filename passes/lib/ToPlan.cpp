@@ -95,6 +95,17 @@ FailureOr<rt::Plan> PlanBuilder::build() {
     for (Attribute o : overrides)
       if (auto text = dyn_cast<StringAttr>(o))
         plan_.overrides.push_back(text.str());
+  if (auto data = module->getAttrOfType<StringAttr>(kDataAttrName)) {
+    // The importer wrote it from a checked schema; IR from elsewhere is
+    // checked here by the same parser.
+    std::string error;
+    plan_.dataSchema = rt::parseDataSchemaText(data.getValue().str(), error);
+    if (!plan_.dataSchema)
+      return module.emitError("the ") << kDataAttrName << " attribute is not a data schema: "
+                                      << error;
+  } else if (module->hasAttr(kDataAttrName)) {
+    return module.emitError("the ") << kDataAttrName << " attribute must be a string";
+  }
   rt::TrainingConfig &config = plan_.config;
   config.batchSize = training.getBatchSize();
   config.gradAccumulation = training.getGradAccumulation();

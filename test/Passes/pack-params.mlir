@@ -122,7 +122,7 @@
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "pack": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 1 ], "op": "update_packed", "outputs": [ 0, 2, 3 ], "stage": 0 },
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "table": 3 }, {{.*}} "op": "update_table",
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "table": 2 }, {{.*}} "op": "update_table",
-// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 1.0 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 } ], "version": 10}
+// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 1.0 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 } ], "version": 11}
 
 // Input: module @mlp, chunk 1 of Inputs/pack-params.mlir.
 

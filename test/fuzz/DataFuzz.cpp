@@ -1,14 +1,17 @@
 //===- DataFuzz.cpp - libFuzzer target for the data readers ---------------===//
 //
-// The Criteo, MovieLens and text readers parse files users bring. The first
-// input byte picks the reader (and the bad-data policy), the rest is the
-// file. Every failure must be a DataError with a message, whatever the
+// The Criteo, MovieLens, MLPerf binary and text readers, and a CSV schema
+// with quoting, multi-hot, weighted and hashed columns, parse files users
+// bring. The first input byte picks the reader (and the bad-data policy),
+// the rest is the file; it is read in blocks of 3 rows with nothing held, so
+// the streaming paths run too. Every failure must be a DataError with a message, whatever the
 // bytes; a stream that opens must yield batches whose ids lie within their
 // features' vocab and whose offsets are well formed. Built by run-fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/data/Data.h"
+#include "embc/runtime/data/Schema.h"
 
 #include "FuzzSupport.h"
 
@@ -37,11 +40,20 @@ FeatureSpec feature(const char *name, FeatureKind kind, int64_t width = 0,
 
 std::vector<FeatureSpec> featuresOf(const std::string &kind) {
   using K = FeatureKind;
-  if (kind == "criteo") {
+  if (kind == "criteo" || kind == "mlperf_criteo") {
     FeatureSpec label = feature("label", K::Label);
     label.labelKind = embc::runtime::LabelKind::Binary;
     return {label, feature("dense", K::Dense, 13), feature("C1", K::Sparse),
             feature("C2", K::Sparse, 0, 1000)};
+  }
+  if (kind == "schema") {
+    FeatureSpec tags = feature("tags", K::Sparse, 0, 100);
+    tags.hotness = 3;
+    FeatureSpec views = feature("views", K::Sparse, 0, 0);
+    views.hotness = 4;
+    views.weighted = true;
+    return {feature("clicked", K::Label), feature("price", K::Dense, 2), tags, views,
+            feature("city", K::Sparse)};
   }
   if (kind == "movielens") {
     FeatureSpec rating = feature("rating", K::Label);
@@ -80,9 +92,22 @@ void checkBatch(const Batch &batch, const std::vector<FeatureSpec> &specs) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
-  static const char *kinds[] = {"criteo", "movielens", "text"};
+  static const char *kinds[] = {"criteo", "movielens", "text", "mlperf_criteo", "schema"};
+  static const auto schema = std::make_shared<DataSchema>(parseDataSchema(
+      nlohmann::json::parse(R"({"format": "csv", "columns": [
+        {"name": "clicked", "type": "label", "field": 0},
+        {"name": "price", "type": "dense", "field": 1, "width": 2, "clip": [0, 1e6],
+         "log1p": true, "missing": 1},
+        {"name": "tags", "type": "categorical", "field": 3, "separator": "|"},
+        {"name": "views", "type": "categorical", "field": 4, "separator": " ",
+         "weighted": true, "encoding": "hex"},
+        {"name": "city", "type": "categorical", "field": 5, "encoding": "hash"}]})"),
+      "/data"));
   StreamOptions options;
-  options.kind = kinds[data[0] % 3];
+  options.kind = kinds[data[0] % 5];
+  options.schema = schema;
+  options.readBlockRows = 3;
+  options.residentBudget = 0;
   options.onBadData =
       data[0] & 0x80 ? BadDataPolicy::Skip : BadDataPolicy::Fail;
   options.training = (data[0] & 0x40) != 0;

@@ -48,12 +48,13 @@ libs=()
 case "$target" in
   model)
     sources=(frontend/lib/JsonNode.cpp frontend/lib/ModelOverrides.cpp frontend/lib/ModelParser.cpp
-             test/fuzz/ModelFuzz.cpp)
+             runtime/lib/data/Schema.cpp test/fuzz/ModelFuzz.cpp)
     includes=(frontend/include frontend/lib runtime/include)
     dict=test/fuzz/dict/model.dict
     seed_dirs=(examples) ;;
   plan)
-    sources=($(cd "$root" && echo runtime/lib/plan/*.cpp) test/fuzz/PlanFuzz.cpp)
+    sources=($(cd "$root" && echo runtime/lib/plan/*.cpp) runtime/lib/data/Schema.cpp
+             test/fuzz/PlanFuzz.cpp)
     includes=(runtime/include runtime/lib/plan)
     libs=(-lxxhash)
     seed_dirs=() ;;
@@ -67,7 +68,7 @@ case "$target" in
     sources=($(cd "$root" && echo runtime/lib/data/*.cpp) runtime/lib/cpu/ThreadPool.cpp
              test/fuzz/DataFuzz.cpp)
     includes=(runtime/include runtime/lib/data)
-    libs=(-lpthread)
+    libs=(-lpthread -lxxhash)
     seed_dirs=() ;;
   *)
     echo "run-fuzz.sh: unknown TARGET '$target' (model, plan, checkpoint or data)" >&2

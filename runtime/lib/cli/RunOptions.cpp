@@ -2,6 +2,7 @@
 
 #include "embc/runtime/RunOptions.h"
 #include "embc/runtime/WholeNumber.h"
+#include "embc/runtime/data/Data.h"
 
 #include <CLI/CLI.hpp>
 
@@ -20,13 +21,24 @@ const char *embc::runtime::runtimeVersion() { return EMBC_VERSION; }
 
 std::optional<std::string>
 embc::runtime::parseDataSource(const std::string &text, DataSource &out) {
-  static const char *kinds[] = {"synthetic", "criteo", "movielens", "text"};
+  static const char *kinds[] = {"synthetic", "criteo", "movielens", "mlperf_criteo", "text"};
   size_t colon = text.find(':');
   std::string kind = text.substr(0, colon);
   std::string path = colon == std::string::npos ? "" : text.substr(colon + 1);
-  if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds))
-    return "unknown data kind '" + kind +
-           "' (expected synthetic, criteo:PATH, movielens:PATH or text:PATH)";
+  if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds)) {
+    const bool looksLikeKind =
+        colon != std::string::npos && colon > 0 &&
+        std::all_of(kind.begin(), kind.end(), [](char c) { return std::islower(uint8_t(c)) || c == '_'; });
+    if (text.empty() || looksLikeKind)
+      return "unknown data kind '" + kind +
+             "' (expected synthetic, criteo:PATH, movielens:PATH, mlperf_criteo:PATH, "
+             "text:PATH, or a PATH read through the model's data schema; write a path with "
+             "a colon as ./PATH)";
+    // A file (or an npy directory, or a glob) that the plan's data schema
+    // reads; the trainer checks that the plan has one.
+    out = DataSource{"schema", text};
+    return std::nullopt;
+  }
   if (kind != "synthetic" && path.empty())
     return "data kind '" + kind + "' needs a path: " + kind + ":PATH";
   if (kind == "synthetic" && !path.empty())
@@ -54,8 +66,9 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                         ->check(CLI::PositiveNumber);
   stepsOpt->excludes(epochsOpt);
   auto *dataOpt = app.add_option("--data", data,
-                 "Training data: synthetic (default), criteo:PATH, "
-                 "movielens:PATH, text:PATH");
+                 "Training data: synthetic (default), criteo:PATH, movielens:PATH, "
+                 "mlperf_criteo:PATH, text:PATH, or PATH (a file, an npy directory or a glob "
+                 "of several) read through the model's data schema");
   auto *noShuffleOpt =
       app.add_flag("!--no-shuffle", o.shuffle,
                    "Training data from a file: visit the examples in file order every epoch "
@@ -64,10 +77,11 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
   std::string shuffle;
   auto *shuffleOpt = app.add_option(
       "--shuffle", shuffle,
-      "Training data from a file: epoch (default: a fresh order of the whole file each "
-      "epoch), none (file order, for comparisons with another trainer) or buffer:N (each "
-      "window of N consecutive examples shuffled on its own, as a streaming shuffle buffer "
-      "of N)");
+      "Training data from a file: epoch (a fresh order of the whole file each epoch, the "
+      "default for data that fits 1 GiB of parsed rows; larger data is then held whole), "
+      "none (file order, for comparisons with another trainer) or buffer:N (each window of "
+      "N consecutive examples shuffled on its own, as a streaming shuffle buffer of N; the "
+      "default for larger data, with N about 64 MiB of rows)");
   shuffleOpt->excludes(noShuffleOpt);
   auto *windowOpt =
       app.add_option("--text-window", o.textWindow,
@@ -138,6 +152,11 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                  "rounded up to a multiple of 8 on the CPU, to the next length of the plan's "
                  "CUDA program on a GPU) or max_len (every batch padded to max_len)")
       ->check(CLI::IsMember({"batch", "max_len"}));
+  app.add_option("--data-memory", o.dataMemoryMiB,
+                 "MiB of parsed rows the data reader may hold: a file whose rows fit is held "
+                 "whole and shuffled whole each epoch; a larger one is streamed and shuffled "
+                 "in windows of a sixteenth of this (default 1024)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
   app.add_option("--length-buckets", o.lengthBuckets,
                  "Training on a file with a sequence feature: sort each window of K batches "
                  "of the shuffled order by sequence length before cutting batches, so that "
@@ -227,6 +246,8 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
               2};
     } else if (window) {
       o.shuffleWindow = *window;
+    } else {
+      o.shuffleWindow = data::kWholeEpoch;
     }
   }
   if (stopAtOpt->count()) {

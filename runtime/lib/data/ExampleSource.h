@@ -12,8 +12,10 @@
 #define EMBC_RUNTIME_LIB_DATA_EXAMPLESOURCE_H
 
 #include "embc/runtime/data/Data.h"
+#include "embc/runtime/data/Schema.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,12 @@ public:
 
   /// The words of a text source in id order; null for other sources.
   virtual const std::vector<std::string> *vocabulary() const { return nullptr; }
+
+  /// The shuffle window training epochs use, given the one asked for
+  /// (StreamOptions::shuffleWindow): 0 or >= size() shuffles the whole
+  /// epoch. A source held in memory grants any; a streamed one
+  /// (SchemaSource.cpp) picks its window when asked for none.
+  virtual uint64_t shuffleWindow(uint64_t requested) const { return requested; }
 };
 
 /// Sizes `out` for `rows` examples of `features`: dense, negatives and label
@@ -64,10 +72,14 @@ inline void closeBag(FeatureBatch &feature) {
 /// malformed data and for features it cannot bind.
 std::shared_ptr<const ExampleSource>
 openSyntheticSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
-std::shared_ptr<const ExampleSource>
-openCriteoSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
-std::shared_ptr<const ExampleSource>
-openMovieLensSource(const StreamOptions &options, const std::vector<FeatureSpec> &features);
+/// Any data set through a schema: options.path is a file, a directory (npy)
+/// or a glob of several, read as one data set in sorted order.
+std::shared_ptr<const ExampleSource> openSchemaSource(const StreamOptions &options,
+                                                      const std::vector<FeatureSpec> &features,
+                                                      const DataSchema &schema);
+/// The built-in readers' schemas for `kind` (criteo, movielens,
+/// mlperf_criteo) and `path`, or nothing for another kind.
+std::optional<DataSchema> builtinSchema(const std::string &kind, const std::string &path);
 /// Text: skip-gram pairs (columns center, context, negatives), or one
 /// example per line when a feature reads `tokens` or `label`.
 std::shared_ptr<const ExampleSource>

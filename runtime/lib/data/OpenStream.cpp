@@ -139,14 +139,15 @@ embc::runtime::data::openStream(const StreamOptions &options,
   std::shared_ptr<const ExampleSource> source;
   if (options.kind == "synthetic")
     source = openSyntheticSource(options, features);
-  else if (options.kind == "criteo")
-    source = openCriteoSource(options, features);
-  else if (options.kind == "movielens")
-    source = openMovieLensSource(options, features);
   else if (options.kind == "text")
     source = openTextSource(options, features);
+  else if (options.kind == "schema" && options.schema)
+    source = openSchemaSource(options, features, *options.schema);
+  else if (std::optional<DataSchema> schema = builtinSchema(options.kind, options.path))
+    source = openSchemaSource(options, features, *schema);
   else
     throw DataError("data: unknown kind '" + options.kind +
-                    "' (expected synthetic, criteo, movielens or text)");
+                    "' (expected synthetic, criteo, movielens, mlperf_criteo, text, or a "
+                    "file read through the plan's data schema)");
   return std::make_unique<PrefetchStream>(std::move(source), features, options, startPosition);
 }

@@ -96,11 +96,12 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
       start_(startPosition), training_(options.training), shuffle_(options.shuffle),
-      shuffleWindow_(options.shuffleWindow) {
+      shuffleWindow_(source_->shuffleWindow(options.shuffleWindow)) {
   static std::atomic<uint64_t> streams{0};
   id_ = ++streams;
   if (training_ && options.lengthBuckets > 1) {
-    if (!source_->shufflesEpochs() || !shuffle_ || shuffleWindow_ > 0)
+    if (!source_->shufflesEpochs() || !shuffle_ ||
+        (shuffleWindow_ > 0 && shuffleWindow_ < source_->size()))
       throw DataError(std::string("length bucketing (--length-buckets) sorts windows of a "
                                   "shuffled file's order: ") +
                       (!source_->shufflesEpochs() ? "generated data has no epochs"

@@ -407,6 +407,15 @@ private:
     data::StreamOptions s;
     s.kind = source.kind;
     s.path = source.path;
+    if (source.kind == "schema") {
+      if (!plan_.dataSchema)
+        throw data::DataError(
+            "data: '" + source.path +
+            "' names no reader (synthetic, criteo:, movielens:, mlperf_criteo:, text:) and "
+            "the plan has no data schema to read it with (add \"data\" to the model file: "
+            "docs/model-format.md, \"Data schema\")");
+      s.schema = std::make_shared<data::DataSchema>(*plan_.dataSchema);
+    }
     // Every rank reads the global batch and runs its slice (localBatch);
     // pipeline ranks all run the whole batch.
     s.batchSize = plan_.config.batchSize * dataRanks_;
@@ -418,6 +427,8 @@ private:
     s.textWindow = options_.textWindow;
     s.shuffle = options_.shuffle;
     s.shuffleWindow = options_.shuffleWindow;
+    s.residentBudget = uint64_t(options_.dataMemoryMiB) << 20;
+    s.windowBudget = s.residentBudget / 16;
     s.lengthBuckets = training ? options_.lengthBuckets : 0;
     s.textMinCount = options_.textMinCount;
     s.textSample = options_.textSample;

@@ -460,6 +460,34 @@ CudaProgram readCuda(const json &value) {
       });
 }
 
+/// The model's data schema, checked by the one schema parser
+/// (data/Schema.h) that the compiler used; its JSON pointer becomes the
+/// plan's path ("/data/columns/2/encoding" -> "data.columns[2].encoding").
+data::DataSchema readDataSchema(const json &value) {
+  try {
+    return data::parseDataSchema(value, "/data");
+  } catch (const data::SchemaError &e) {
+    // The schema's arrays are `columns` and a column's `clip`: a number
+    // after either is an index, any other token a key.
+    std::string path, previous;
+    for (size_t at = 0; at < e.pointer.size();) {
+      size_t next = e.pointer.find('/', at + 1);
+      if (next == std::string::npos)
+        next = e.pointer.size();
+      std::string token = e.pointer.substr(at + 1, next - at - 1);
+      const bool index = (previous == "columns" || previous == "clip") && !token.empty() &&
+                         token.size() <= 9 &&
+                         token.find_first_not_of("0123456789") == std::string::npos;
+      path = path.empty() ? token
+             : index      ? childPath(path, size_t(std::stoul(token)))
+                          : childPath(path, token);
+      previous = token;
+      at = next;
+    }
+    failAt(path.empty() ? "data" : path, e.what());
+  }
+}
+
 } // namespace
 
 Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
@@ -483,6 +511,8 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   plan.compiler = r.string("compiler");
   if (r.has("overrides")) // absent: none
     plan.overrides = r.stringList("overrides");
+  if (r.has("data")) // absent: no data schema
+    plan.dataSchema = readDataSchema(r.field("data"));
   plan.config = readConfig(r.field("config"));
   plan.buffers = r.list<Buffer>("buffers", readBuffer);
   plan.params = r.list<Param>("params", readParam);
@@ -511,4 +541,21 @@ Plan embc::runtime::detail::planFromJson(const json &body, json &memoryReport) {
   }
   r.finish();
   return plan;
+}
+
+std::optional<data::DataSchema> embc::runtime::parseDataSchemaText(const std::string &text,
+                                                                  std::string &error) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) {
+    error = "not JSON";
+    return std::nullopt;
+  }
+  try {
+    return data::parseDataSchema(value, "/data");
+  } catch (const data::SchemaError &e) {
+    error = "at " + e.pointer + ": " + e.what();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  return std::nullopt;
 }

@@ -277,6 +277,8 @@ json embc::runtime::planToJson(const Plan &plan) {
           {"memory", memoryReportJson(plan)}};
   if (!plan.overrides.empty())
     body["overrides"] = plan.overrides;
+  if (plan.dataSchema) // absent: the model has no data schema
+    body["data"] = data::dataSchemaToJson(*plan.dataSchema);
   if (!plan.cuda.source.empty())
     body["cuda"] = cudaJson(plan.cuda);
   return body;

@@ -1171,7 +1171,7 @@ TEST(ModelParserPointers, UnknownKeyIsEscaped) {
   EXPECT_EQ(e.message,
             "unknown field 'a/b~c' in the model (allowed: 'format', 'name', "
             "'description', 'features', 'embeddings', 'layers', 'loss', "
-            "'optimizer', 'training', 'plan')");
+            "'optimizer', 'training', 'plan', 'data')");
   EXPECT_EQ(e.line, 0);
   EXPECT_EQ(e.format("m.json"), "m.json: error at /a~1b~0c: " + e.message);
 
@@ -1456,4 +1456,99 @@ TEST(ModelOverrides, RefusalsNameThePointer) {
                            "/optimizer/dense/lr=0.05)");
   // A new key is the reader's to judge.
   EXPECT_EQ(refusal("/training/epochs=3").substr(0, 19), "/training/epochs: u");
+}
+
+//===----------------------------------------------------------------------===//
+// The data schema (`data`, docs/model-format.md "Data schema")
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// minimalModel() with a csv schema every feature can read (and a column
+/// none reads).
+Json modelWithSchema() {
+  Json j = minimalModel();
+  j["data"] = Json::parse(R"({
+    "format": "csv",
+    "columns": [
+      {"name": "y", "type": "label", "field": 0},
+      {"name": "x", "type": "dense", "field": 1, "width": 4, "clip": [0, null], "log1p": true},
+      {"name": "ids", "type": "categorical", "field": 5, "encoding": "hex"},
+      {"name": "extra", "type": "categorical", "field": 6, "separator": "|"}
+    ]})");
+  return j;
+}
+
+} // namespace
+
+TEST(ModelDataSchema, TheSchemaIsReadByTheRuntimeParser) {
+  std::optional<Model> m = parseOk(modelWithSchema().dump());
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(m->data);
+  EXPECT_EQ(m->data->format, runtime::DataFormat::Csv);
+  ASSERT_EQ(m->data->columns.size(), 4u);
+  EXPECT_EQ(m->data->columns[1].width, 4);
+  EXPECT_TRUE(m->data->columns[1].log1p);
+  EXPECT_EQ(m->data->columns[2].encoding, runtime::IdEncoding::Hex);
+  EXPECT_EQ(m->data->columns[3].separator, "|");
+  // Without `data`, none.
+  std::optional<Model> plain = parseOk(minimalModel().dump());
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->data);
+}
+
+TEST(ModelDataSchema, SchemaErrorsKeepTheParsersPointer) {
+  auto expectError = [](const std::function<void(Json &)> &edit, const std::string &pointer,
+                        const std::string &message) {
+    Json j = modelWithSchema();
+    edit(j);
+    expectParseError(j, pointer, message);
+  };
+  expectError([](Json &j) { j["data"]["columns"][2]["encoding"] = "base64"; },
+              "/data/columns/2/encoding",
+              "'encoding' must be int, hex, hash or vocab, got 'base64'");
+  expectError([](Json &j) { j["data"]["format"] = "xml"; }, "/data/format",
+              "'format' must be csv, tsv, npy or binary, got 'xml'");
+  expectError([](Json &j) { j["data"] = Json::array(); }, "/data",
+              "expected an object, got an array");
+  // A feature reading a column the schema lacks: at its source, or at the
+  // feature when it reads the column of its own name.
+  expectError([](Json &j) { j["features"][1]["source"] = "shop"; }, "/features/1/source",
+              "feature 'ids' reads column 'shop', which the data schema does not have "
+              "(columns: y, x, ids, extra)");
+  expectError([](Json &j) { j["data"]["columns"][0]["name"] = "click"; }, "/features/2",
+              "feature 'y' reads column 'y', which the data schema does not have (columns: "
+              "click, x, ids, extra)");
+  // What bindingProblem says, at the feature.
+  expectError([](Json &j) { j["data"]["columns"][1]["width"] = 13; }, "/features/0",
+              "feature 'x' cannot read column 'x': the feature has width 4, column 'x' 13");
+  expectError([](Json &j) { j["data"]["columns"][0]["kind"] = "real"; }, "/features/2",
+              "feature 'y' cannot read column 'y': the feature is a binary label, but column "
+              "'y' holds real labels");
+  expectError([](Json &j) { j["data"]["columns"][2]["encoding"] = "hash"; }, "/features/1",
+              "feature 'ids' cannot read column 'ids': column 'ids' hashes strings into "
+              "63-bit ids: the feature needs \"hash\": true");
+  // A hashing feature reads a hash column.
+  Json hashed = modelWithSchema();
+  hashed["data"]["columns"][2]["encoding"] = "hash";
+  hashed["features"][1]["hash"] = true;
+  EXPECT_TRUE(parseOk(hashed.dump()));
+}
+
+TEST(ModelDataSchema, OverridesReachTheSchema) {
+  ModelError error;
+  std::optional<Model> m =
+      parseModel(modelWithSchema().dump(), error,
+                 {"/data/header=true", "/data/delimiter=;", "/data/columns/1/missing=-1",
+                  "/data/columns/0/field=7"});
+  ASSERT_TRUE(m) << error.format("model.json");
+  EXPECT_TRUE(m->data->header);
+  EXPECT_EQ(m->data->delimiter, ";");
+  EXPECT_EQ(m->data->columns[1].missing, -1);
+  EXPECT_EQ(m->data->columns[0].field, 7);
+  // An existing value keeps its type: a name does not replace an index.
+  EXPECT_FALSE(parseModel(modelWithSchema().dump(), error, {"/data/columns/1/field=price"}));
+  EXPECT_EQ(error.pointer, "/data/columns/1/field");
+  EXPECT_EQ(error.message, "--set '/data/columns/1/field=price': the model has an integer "
+                           "here, the value is a string");
 }

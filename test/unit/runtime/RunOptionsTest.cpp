@@ -138,7 +138,14 @@ TEST(DataSource, ParsesKinds) {
   EXPECT_EQ(s.path, "u1.base");
   EXPECT_FALSE(parseDataSource("synthetic", s));
   EXPECT_EQ(s.kind, "synthetic");
-  EXPECT_TRUE(parseDataSource("parquet:x", s));
+  EXPECT_TRUE(parseDataSource("parquet:x", s)) << "an unknown kind";
+  EXPECT_FALSE(parseDataSource("clicks/day-*.csv", s)); // read through the plan's schema
+  EXPECT_EQ(s.kind, "schema");
+  EXPECT_EQ(s.path, "clicks/day-*.csv");
+  EXPECT_FALSE(parseDataSource("./odd:name.csv", s));
+  EXPECT_EQ(s.path, "./odd:name.csv");
+  EXPECT_FALSE(parseDataSource("mlperf_criteo:day_0.bin", s));
+  EXPECT_EQ(s.kind, "mlperf_criteo");
   EXPECT_TRUE(parseDataSource("criteo", s)) << "criteo needs a path";
   EXPECT_TRUE(parseDataSource("synthetic:x", s));
 }
@@ -170,10 +177,14 @@ TEST(RunOptions, ShuffleModes) {
   r = parse({"m.plan", "--shuffle", "none"});
   ASSERT_TRUE(r.options) << r.message;
   EXPECT_FALSE(r.options->shuffle);
-  r = parse({"m.plan", "--shuffle", "epoch"});
+  r = parse({"m.plan"}); // the reader picks: the whole epoch when the data fits
   ASSERT_TRUE(r.options) << r.message;
   EXPECT_TRUE(r.options->shuffle);
   EXPECT_EQ(r.options->shuffleWindow, 0u);
+  r = parse({"m.plan", "--shuffle", "epoch"}); // the whole epoch, however large
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_TRUE(r.options->shuffle);
+  EXPECT_EQ(r.options->shuffleWindow, embc::runtime::data::kWholeEpoch);
   for (const char *bad : {"buffer:1", "buffer:", "buffer:-3", "all", "buffer:1e3"})
     EXPECT_EQ(parse({"m.plan", "--shuffle", bad}).exitCode, 2) << bad;
   EXPECT_EQ(parse({"m.plan", "--shuffle", "none", "--no-shuffle"}).exitCode, 2);

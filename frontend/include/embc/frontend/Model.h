@@ -12,6 +12,7 @@
 #ifndef EMBC_FRONTEND_MODEL_H
 #define EMBC_FRONTEND_MODEL_H
 
+#include "embc/runtime/data/Schema.h"
 #include "embc/runtime/plan/Enums.h"
 
 #include <cstdint>
@@ -188,6 +189,10 @@ struct Model {
   OptimizerConfig denseOptimizer, embeddingOptimizer;
   Training training;
   PlanKnobs plan;
+  /// The optional `data` object: how a data file's columns become the
+  /// features (runtime/include/embc/runtime/data/Schema.h). Every feature
+  /// reads one of its columns; the importer carries it into the IR.
+  std::optional<runtime::data::DataSchema> data;
 
   const Feature *findFeature(std::string_view name) const;
   const Table *findTable(std::string_view name) const;

@@ -35,6 +35,11 @@ const PlanTarget *findPlanTarget(llvm::StringRef name);
 /// The module attribute (an array of strings) holding embc's --set
 /// overrides, which -emb-to-plan records in Plan::overrides.
 constexpr llvm::StringLiteral kOverridesAttrName = "emb.overrides";
+/// The module attribute (a string) holding the model's data schema, in the
+/// form of data::dataSchemaToJson (the model file's `data` object,
+/// normalised; the importer writes it), which -emb-to-plan reads back into
+/// Plan::dataSchema.
+constexpr llvm::StringLiteral kDataAttrName = "emb.data";
 
 /// Lowers a module holding @train_step and @update (after -emb-autodiff) to
 /// a plan (-emb-to-plan), then runs the target's code generation on it.

@@ -24,13 +24,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embc/runtime/data/Schema.h"
 #include "embc/runtime/plan/Enums.h"
 
 namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 10;
+inline constexpr uint32_t kPlanVersion = 11;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
@@ -389,6 +390,10 @@ struct Plan {
   /// embc --set overrides the model was compiled with ("POINTER=VALUE", in
   /// order; empty: the model file as written).
   std::vector<std::string> overrides;
+  /// The model's data schema (its `data` object, docs/model-format.md):
+  /// how embrun --data reads a file into the inputs. Absent: the model has
+  /// none, and embrun reads through a built-in reader.
+  std::optional<data::DataSchema> dataSchema;
   TrainingConfig config;
   std::vector<Buffer> buffers;
   std::vector<Param> params;
@@ -443,6 +448,13 @@ bool writePlanFile(const std::string &path, const Plan &plan, std::string &error
 /// anything larger is not a plan.
 inline constexpr uint64_t kMaxPlanFileBytes = uint64_t(256) << 20;
 std::optional<Plan> readPlanFile(const std::string &path, std::string &error);
+
+/// Reads a data schema from JSON text (a plan's `data`, the emb.data module
+/// attribute) with data::parseDataSchema, without throwing: the compiler's
+/// passes are built without exceptions. Nothing, with `error` ("at
+/// /data/columns/2/encoding: ..."), for text that is not JSON or a schema
+/// the parser refuses.
+std::optional<data::DataSchema> parseDataSchemaText(const std::string &text, std::string &error);
 
 } // namespace embc::runtime
 

@@ -18,7 +18,8 @@
 namespace embc::runtime {
 
 /// A data source: KIND:PATH (criteo:train.tsv, movielens:u1.base,
-/// text:corpus.txt) or the built-in `synthetic` generator.
+/// text:corpus.txt), the built-in `synthetic` generator, or kind `schema`:
+/// a path read through the plan's data schema.
 struct DataSource {
   std::string kind = "synthetic";
   std::string path;
@@ -73,6 +74,10 @@ struct RunOptions {
   /// Training on a file with a sequence feature: batches of alike lengths
   /// from windows of this many batches (StreamOptions::lengthBuckets; 0: off).
   int64_t lengthBuckets = 0;
+  /// MiB of parsed rows a data file may hold in memory: data that fits is
+  /// held whole (and shuffled whole); larger data is streamed, shuffled in
+  /// windows of a sixteenth of it (StreamOptions::residentBudget).
+  int64_t dataMemoryMiB = 1024;
   /// fp16 plans: the initial dynamic loss scale instead of the plan's
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).

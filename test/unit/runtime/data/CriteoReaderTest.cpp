@@ -111,33 +111,33 @@ TEST(CriteoReader, AcceptsCrlfAndAFinalLineWithoutNewline) {
 TEST(CriteoReader, FailsOnTheFirstMalformedLineWithItsNumber) {
   std::string good = criteoLine("0") + "\n";
   EXPECT_EQ(failureOf(good + "1\t2\n"),
-            "PATH:2: expected 40 tab-separated fields, got 2 (line: \"1\\t2\")");
+            "PATH:2: expected 40 fields separated by '\\t', got 2 (line: \"1\\t2\")");
   EXPECT_EQ(failureOf(good + good + criteoLine("2") + "\n"),
-            "PATH:3: label '2' is not 0 or 1 (line: \"" +
+            "PATH:3: label: 2 is not 0 or 1 (line: \"" +
                 std::string("2\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t1\\t0000000a\\t"
                             "0000000a\\t0000000a\\t0000000a\\t0000000a\\t0000000...") + // 80 bytes
                 "\")");
-  EXPECT_EQ(failureOf(good + criteoLine("x")).substr(0, 40),
-            "PATH:2: label 'x' is not 0 or 1 (line: \"");
+  EXPECT_EQ(failureOf(good + criteoLine("x")).substr(0, 43),
+            "PATH:2: label: 'x' is not a number (line: \"");
   std::vector<std::string> ints(13, "1");
   ints[3] = "abc";
-  EXPECT_EQ(failureOf(good + criteoLine("1", ints)).substr(0, 34),
-            "PATH:2: I4 'abc' is not a number (");
+  EXPECT_EQ(failureOf(good + criteoLine("1", ints)).substr(0, 46),
+            "PATH:2: dense: field 4 'abc' is not a number (");
   ints[3] = "nan";
-  EXPECT_EQ(failureOf(good + criteoLine("1", ints)).substr(0, 34),
-            "PATH:2: I4 'nan' is not a number (");
+  EXPECT_EQ(failureOf(good + criteoLine("1", ints)).substr(0, 46),
+            "PATH:2: dense: field 4 'nan' is not a number (");
   std::vector<std::string> cats(26, "0000000a");
   cats[6] = "zz";
-  EXPECT_EQ(failureOf(good + criteoLine("1", {}, cats)).substr(0, 50),
-            "PATH:2: C7 'zz' is not a hex id of 1 to 8 digits (");
-  cats[6] = "123456789";
-  EXPECT_EQ(failureOf(good + criteoLine("1", {}, cats)).substr(0, 57),
-            "PATH:2: C7 '123456789' is not a hex id of 1 to 8 digits (");
+  EXPECT_EQ(failureOf(good + criteoLine("1", {}, cats)).substr(0, 63),
+            "PATH:2: C7: 'zz' is not a hex id of 1 to 16 digits (below 2^63)");
+  cats[6] = "8000000000000000"; // 2^63
+  EXPECT_EQ(failureOf(good + criteoLine("1", {}, cats)).substr(0, 77),
+            "PATH:2: C7: '8000000000000000' is not a hex id of 1 to 16 digits (below 2^63)");
   EXPECT_EQ(failureOf(good + "\n" + good), "PATH:2: empty line (line: \"\")");
   std::vector<std::string> big(26, "0000000a");
   big[0] = "000007d0"; // 2000
-  EXPECT_EQ(failureOf(good + criteoLine("1", {}, big), 1683).substr(0, 67),
-            "PATH:2: id 2000 out of range for feature 'C1' (vocab 1683) (line: \"");
+  EXPECT_EQ(failureOf(good + criteoLine("1", {}, big), 1683).substr(0, 71),
+            "PATH:2: C1: id 2000 out of range for feature 'C1' (vocab 1683) (line: \"");
 }
 
 TEST(CriteoReader, SkipsMalformedLinesAndCountsThem) {
@@ -168,7 +168,7 @@ TEST(CriteoReader, SkipsMalformedLinesAndCountsThem) {
                                             {"bad hex id", 1},
                                             {"empty line", 1},
                                             {"id out of range", 1}}));
-  EXPECT_EQ(stats.firstProblem, file.path() + ":2: expected 40 tab-separated fields, got 2");
+  EXPECT_EQ(stats.firstProblem, file.path() + ":2: expected 40 fields separated by '\\t', got 2");
   Batch batch;
   ASSERT_TRUE(stream->next(batch));
   EXPECT_EQ(batch.valid, 3);
@@ -188,7 +188,7 @@ TEST(CriteoReader, RefusesEmptyMissingAndAllMalformedFiles) {
   TempFile bad("1\t2\n3\n");
   EXPECT_EQ(dataErrorOf([&] { openCriteo(bad, BadDataPolicy::Skip); }),
             bad.path() + ": no valid examples in 2 lines (all malformed; first: " + bad.path() +
-                ":1: expected 40 tab-separated fields, got 2)");
+                ":1: expected 40 fields separated by '\\t', got 2)");
 }
 
 TEST(CriteoReader, BindingErrorsNameTheFeatureAndTheColumns) {
@@ -201,24 +201,27 @@ TEST(CriteoReader, BindingErrorsNameTheFeatureAndTheColumns) {
             "feature 'c27' reads column 'C27', which " + where +
                 " does not have (columns: label, dense, I1..I13, C1..C26)");
   EXPECT_EQ(bindingError(sparseFeature("i1", 0, 1, "I1")),
-            "feature 'i1' is sparse but column 'I1' of " + where +
-                " is dense (width 1) (columns: label, dense, I1..I13, C1..C26)");
+            "feature 'i1' cannot read column 'I1' of " + where +
+                ": a sparse or sequence feature reads a categorical column, but column 'I1' is "
+                "dense");
   EXPECT_EQ(bindingError(denseFeature("dense", 5)),
-            "feature 'dense' has width 5 but column 'dense' of " + where + " has width 13");
+            "feature 'dense' cannot read column 'dense' of " + where +
+                ": the feature has width 5, column 'dense' 13");
   EXPECT_EQ(bindingError(labelFeature("label", "real")),
-            "feature 'label' wants a real label but column 'label' of " + where +
-                " is a label (binary)");
+            "feature 'label' cannot read column 'label' of " + where +
+                ": the feature is a real label, but column 'label' holds binary labels");
   FeatureSpec weighted = sparseFeature("C1", 0);
   weighted.weighted = true;
   EXPECT_EQ(bindingError(weighted),
-            "feature 'C1' is weighted but column 'C1' of " + where + " has no per-id weights");
+            "feature 'C1' cannot read column 'C1' of " + where +
+                ": the feature is weighted, but column 'C1' has no weights (\"weighted\": "
+                "true reads id:weight)");
   EXPECT_EQ(bindingError(negativesFeature("negatives", 4)),
             "feature 'negatives' reads column 'negatives', which " + where +
                 " does not have (columns: label, dense, I1..I13, C1..C26)");
   EXPECT_EQ(bindingError(negativesFeature("neg", 4, 0, "C3")),
-            "feature 'neg' is negatives but column 'C3' of " + where +
-                " is sparse (0 or 1 id per example, no weights) (columns: label, dense, "
-                "I1..I13, C1..C26)");
+            "feature 'neg' cannot read column 'C3' of " + where +
+                ": negatives are drawn by the text reader; a data schema has none");
 }
 
 TEST(CriteoReader, ParallelParsingKeepsOrderAndLineNumbers) {

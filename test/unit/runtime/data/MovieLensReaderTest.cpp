@@ -70,37 +70,37 @@ TEST(MovieLensReader, ReadsRatingsCsvWithItsHeader) {
   EXPECT_EQ(batch.features[2].label, (std::vector<float>{4.5f, 0.5f, 0.5f, 0.5f}));
   // The header keeps its line number: a bad row is named by its own.
   EXPECT_EQ(failureOf("userId,movieId,rating,timestamp\n1,2,3,4\n1,2,x,4\n"),
-            "PATH:3: rating 'x' is not a number (line: \"1,2,x,4\")");
+            "PATH:3: rating: 'x' is not a number (line: \"1,2,x,4\")");
   // An item beyond the model's table is refused with its row.
   EXPECT_EQ(failureOf("userId,movieId,rating,timestamp\n1,193609,4,5\n", 944, 1683),
-            "PATH:2: id 193609 out of range for feature 'item' (vocab 1683) (line: "
+            "PATH:2: item: id 193609 out of range for feature 'item' (vocab 1683) (line: "
             "\"1,193609,4,5\")");
   // Another header is not skipped silently: it is a malformed line.
   EXPECT_EQ(failureOf("user,item,rating,time\n1,2,3,4\n"),
-            "PATH:1: user 'user' is not a non-negative integer (line: \"user,item,rating,time\")");
+            "PATH:1: user: 'user' is not a non-negative integer id (line: \"user,item,rating,time\")");
 }
 
 TEST(MovieLensReader, FailsOnTheFirstMalformedLineWithItsNumber) {
   std::string good = "1\t2\t3\t4\n";
   EXPECT_EQ(failureOf(good + good + "1\t2\t3\n"),
-            "PATH:3: expected 4 fields (user, item, rating, timestamp) separated by '\\t', got "
+            "PATH:3: expected 4 fields separated by '\\t', got "
             "3 (line: \"1\\t2\\t3\")");
   EXPECT_EQ(failureOf(good + "1::2::3::4\n"),
-            "PATH:2: expected 4 fields (user, item, rating, timestamp) separated by '\\t', got "
+            "PATH:2: expected 4 fields separated by '\\t', got "
             "1 (line: \"1::2::3::4\")");
   EXPECT_EQ(failureOf(good + "abc\t2\t3\t4\n"),
-            "PATH:2: user 'abc' is not a non-negative integer (line: \"abc\\t2\\t3\\t4\")");
+            "PATH:2: user: 'abc' is not a non-negative integer id (line: \"abc\\t2\\t3\\t4\")");
   EXPECT_EQ(failureOf(good + "1\t-2\t3\t4\n"),
-            "PATH:2: item '-2' is not a non-negative integer (line: \"1\\t-2\\t3\\t4\")");
+            "PATH:2: item: '-2' is not a non-negative integer id (line: \"1\\t-2\\t3\\t4\")");
   EXPECT_EQ(failureOf(good + "1\t2\tgood\t4\n"),
-            "PATH:2: rating 'good' is not a number (line: \"1\\t2\\tgood\\t4\")");
-  EXPECT_EQ(failureOf(good + "1\t2\t3\t4.5\n"),
-            "PATH:2: timestamp '4.5' is not an integer (line: \"1\\t2\\t3\\t4.5\")");
+            "PATH:2: rating: 'good' is not a number (line: \"1\\t2\\tgood\\t4\")");
+  EXPECT_EQ(failureOf(good + "1\t2\t3\tsoon\n"),
+            "PATH:2: timestamp: field 3 'soon' is not a number (line: \"1\\t2\\t3\\tsoon\")");
   EXPECT_EQ(failureOf(good + "1\t2000\t3\t4\n", 944, 1683),
-            "PATH:2: id 2000 out of range for feature 'item' (vocab 1683) (line: "
+            "PATH:2: item: id 2000 out of range for feature 'item' (vocab 1683) (line: "
             "\"1\\t2000\\t3\\t4\")");
   EXPECT_EQ(failureOf("1::2::3::4\n1::2::3\n"),
-            "PATH:2: expected 4 fields (user, item, rating, timestamp) separated by '::', got "
+            "PATH:2: expected 4 fields separated by '::', got "
             "3 (line: \"1::2::3\")");
 }
 
@@ -120,9 +120,9 @@ TEST(MovieLensReader, SkipsMalformedLinesAndCountsThem) {
             (std::map<std::string, int64_t>{{"bad id", 1},
                                             {"wrong field count", 1},
                                             {"id out of range", 1},
-                                            {"bad number", 1}}));
+                                            {"bad label", 1}}));
   EXPECT_EQ(stats.firstProblem,
-            file.path() + ":2: user 'x' is not a non-negative integer");
+            file.path() + ":2: user: 'x' is not a non-negative integer id");
   Batch batch;
   ASSERT_TRUE(stream->next(batch));
   EXPECT_EQ(batch.features[0].ids, (std::vector<int64_t>{1, 2, 6, 6}));
@@ -136,16 +136,15 @@ TEST(MovieLensReader, BindingErrorsNameTheFeatureAndTheColumns) {
   };
   std::string where = "movielens data " + file.path();
   EXPECT_EQ(bindingError(labelFeature("liked", "binary", "rating")),
-            "feature 'liked' wants a binary label but column 'rating' of " + where +
-                " is a label (real)");
+            "feature 'liked' cannot read column 'rating' of " + where +
+                ": the feature is a binary label, but column 'rating' holds real labels");
   EXPECT_EQ(bindingError(sparseFeature("movie", 0)),
             "feature 'movie' reads column 'movie', which " + where +
                 " does not have (columns: user, item, rating, timestamp)");
   EXPECT_EQ(bindingError(denseFeature("timestamp", 2)),
-            "feature 'timestamp' has width 2 but column 'timestamp' of " + where +
-                " has width 1");
+            "feature 'timestamp' cannot read column 'timestamp' of " + where +
+                ": the feature has width 2, column 'timestamp' 1");
   EXPECT_EQ(bindingError(denseFeature("user", 1)),
-            "feature 'user' is dense but column 'user' of " + where +
-                " is sparse (0 or 1 id per example, no weights) (columns: user, item, "
-                "rating, timestamp)");
+            "feature 'user' cannot read column 'user' of " + where +
+                ": a dense feature reads a dense column, but column 'user' is categorical");
 }

@@ -262,7 +262,8 @@ TEST(Stream, RefusesBadOptionsAndFeatures) {
   EXPECT_EQ(dataErrorOf([&] { openStream(streamOptions("synthetic", "", 0, true), features); }),
             "data: batch size must be at least 1, got 0");
   EXPECT_EQ(dataErrorOf([&] { openStream(streamOptions("parquet", "f", 8, true), features); }),
-            "data: unknown kind 'parquet' (expected synthetic, criteo, movielens or text)");
+            "data: unknown kind 'parquet' (expected synthetic, criteo, movielens, mlperf_criteo, "
+            "text, or a file read through the plan's data schema)");
   EXPECT_EQ(dataErrorOf([&] { openStream(streamOptions("criteo", "", 8, true), features); }),
             "data: kind 'criteo' needs a file path");
   StreamOptions badPrefetch = streamOptions("synthetic", "", 8, true);

@@ -37,21 +37,21 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 11; // header and body both say 11, checksum valid
+  plan.version = 12; // header and body both say 12, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 11, this embrun reads version 10: recompile the model with a "
+            "plan format version 12, this embrun reads version 11: recompile the model with a "
             "matching embc");
-  // A header that says 10 over a body that says 11 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 10)),
-            "version: plan format version 11, this embrun reads version 10: recompile the model "
+  // A header that says 11 over a body that says 12 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 11)),
+            "version: plan format version 12, this embrun reads version 11: recompile the model "
             "with a matching embc");
-  // An older plan (version 9, before the CUDA program's length variants)
-  // and a zeroed header as well.
-  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 9)),
-            "plan format version 9, this embrun reads version 10: recompile the model with a "
+  // An older plan (version 10, before the data schema) and a zeroed header
+  // as well.
+  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 10)),
+            "plan format version 10, this embrun reads version 11: recompile the model with a "
             "matching embc");
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 10: recompile the model with a "
+            "plan format version 0, this embrun reads version 11: recompile the model with a "
             "matching embc");
 }
 

@@ -127,6 +127,69 @@ TEST(PlanRoundTrip, EveryFieldSurvives) {
   EXPECT_EQ(serializePlan(*back), bytes) << "re-serialising changed the bytes";
 }
 
+// The model's data schema (format v11): written in the normal form of
+// data::dataSchemaToJson, read back by the one schema parser, whose errors
+// become plan paths.
+TEST(PlanRoundTrip, TheDataSchemaSurvives) {
+  const json written = json::parse(R"({
+    "format": "csv", "header": true,
+    "columns": [
+      {"name": "label", "type": "label", "field": 0},
+      {"name": "price", "type": "dense", "field": "price", "clip": [0, null], "log1p": true,
+       "missing": -1},
+      {"name": "shop", "type": "categorical", "field": 2, "encoding": "hex"},
+      {"name": "tags", "type": "categorical", "field": 3, "encoding": "vocab",
+       "vocab_file": "tags.txt", "separator": "|"},
+      {"name": "bag", "type": "categorical", "field": 4, "separator": ";", "weighted": true}
+    ]})");
+  Plan plan = samplePlan();
+  plan.dataSchema = data::parseDataSchema(written, "/data");
+  const json normal = data::dataSchemaToJson(*plan.dataSchema);
+  EXPECT_EQ(normal["delimiter"], ",");
+  EXPECT_EQ(normal["columns"][1]["clip"], json::parse("[0.0, null]"));
+  EXPECT_EQ(normal["columns"][1]["field"], "price");
+  EXPECT_EQ(planToJson(plan)["data"], normal);
+
+  std::string bytes = serializePlan(plan);
+  std::string error;
+  std::optional<Plan> back = deserializePlan(bytes, error);
+  ASSERT_TRUE(back) << error;
+  expectSamePlan(plan, *back);
+  ASSERT_TRUE(back->dataSchema);
+  EXPECT_EQ(data::dataSchemaToJson(*back->dataSchema), normal);
+  EXPECT_EQ(back->dataSchema->columns[3].vocabFile, "tags.txt");
+  EXPECT_TRUE(back->dataSchema->columns[4].weighted);
+  EXPECT_EQ(serializePlan(*back), bytes) << "re-serialising changed the bytes";
+  // Without a schema there is no `data` (UsesTheDocumentedSnakeCaseSchema).
+  EXPECT_FALSE(planToJson(samplePlan()).contains("data"));
+
+  // What the schema parser refuses, the plan reader refuses at the same place.
+  json body = planToJson(plan);
+  body["data"]["columns"][2]["encoding"] = "base64";
+  EXPECT_FALSE(deserializePlan(containerWith(body.dump()), error));
+  EXPECT_EQ(error, "data.columns[2].encoding: 'encoding' must be int, hex, hash or vocab, got "
+                   "'base64'");
+  body = planToJson(plan);
+  body["data"]["columns"][1]["clip"][0] = "zero";
+  EXPECT_FALSE(deserializePlan(containerWith(body.dump()), error));
+  EXPECT_EQ(error.rfind("data.columns[1].clip[0]: a clip bound must be", 0), 0u) << error;
+  body = planToJson(plan);
+  body["data"]["rows"] = 3;
+  EXPECT_FALSE(deserializePlan(containerWith(body.dump()), error));
+  EXPECT_EQ(error.rfind("data.rows: unknown field 'rows'", 0), 0u) << error;
+  body["data"] = "csv";
+  EXPECT_FALSE(deserializePlan(containerWith(body.dump()), error));
+  EXPECT_EQ(error, "data: expected an object, got a string");
+
+  // The compiler's passes (no exceptions) read it through parseDataSchemaText.
+  EXPECT_TRUE(parseDataSchemaText(normal.dump(), error));
+  EXPECT_FALSE(parseDataSchemaText("{\"format\": \"xml\"}", error));
+  EXPECT_EQ(error.rfind("at /data/format: 'format' must be csv, tsv, npy or binary", 0), 0u)
+      << error;
+  EXPECT_FALSE(parseDataSchemaText("{", error));
+  EXPECT_EQ(error, "not JSON");
+}
+
 TEST(PlanRoundTrip, SerialisationIsDeterministic) {
   EXPECT_EQ(serializePlan(samplePlan()), serializePlan(samplePlan()));
   // The attrs' key order as built does not matter either.
@@ -144,7 +207,7 @@ TEST(PlanRoundTrip, HeaderLayoutIsLittleEndian) {
   std::string bytes = serializePlan(samplePlan());
   ASSERT_GT(bytes.size(), 32u);
   EXPECT_EQ(bytes.substr(0, 8), "EMBCPLAN");
-  EXPECT_EQ(bytes.substr(8, 8), std::string("\x0a\0\0\0\0\0\0\0", 8)); // version 10, flags 0
+  EXPECT_EQ(bytes.substr(8, 8), std::string("\x0b\0\0\0\0\0\0\0", 8)); // version 11, flags 0
   uint64_t length = 0;
   for (int i = 0; i < 8; ++i)
     length |= uint64_t(static_cast<unsigned char>(bytes[16 + i])) << (8 * i);

@@ -102,9 +102,17 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+struct DataSchema;
+
+/// StreamOptions::shuffleWindow asking for the whole epoch, however large.
+constexpr uint64_t kWholeEpoch = UINT64_MAX;
+
 struct StreamOptions {
-  std::string kind = "synthetic"; ///< synthetic, criteo, movielens, text
-  std::string path;               ///< the file (not for synthetic)
+  /// synthetic, criteo, movielens, mlperf_criteo, text, or schema (`schema`)
+  std::string kind = "synthetic";
+  std::string path; ///< the file, directory or glob (not for synthetic)
+  /// kind "schema": the plan's data schema.
+  std::shared_ptr<const DataSchema> schema;
   int64_t batchSize = 0;          ///< B, >= 1
   uint64_t seed = 0;
   /// Training: infinite stream over epochs, reshuffled each epoch.
@@ -122,11 +130,21 @@ struct StreamOptions {
   /// (true), or in file order every epoch (false: as word2vec and gensim read
   /// text; consecutive examples then share rows, which the caches like).
   bool shuffle = true;
-  /// With shuffle: 0 shuffles the whole epoch; N > 0 shuffles each window of
-  /// N consecutive examples of the file on its own (--shuffle buffer:N, as a
-  /// streaming shuffle buffer of N does: an example moves less than N
-  /// places, and neighbouring rows stay near in memory).
+  /// With shuffle: N > 0 shuffles each window of N consecutive examples of
+  /// the file on its own (--shuffle buffer:N, as a streaming shuffle buffer
+  /// of N does: an example moves less than N places, and neighbouring rows
+  /// stay near in memory); kWholeEpoch the whole epoch (--shuffle epoch);
+  /// 0 lets the source choose: the whole epoch for data held in memory, a
+  /// window of windowBudget bytes of rows for data read in a stream.
   uint64_t shuffleWindow = 0;
+  /// Schema data: held whole when its parsed rows fit this many bytes, else
+  /// streamed (SchemaSource.cpp).
+  uint64_t residentBudget = uint64_t(1) << 30;
+  /// Schema data streamed with shuffleWindow 0: the window's bytes of rows.
+  uint64_t windowBudget = uint64_t(64) << 20;
+  /// Schema data: rows a block is parsed in (0: about 8 MB of rows; tests
+  /// set small blocks).
+  int64_t readBlockRows = 0;
   /// Training on a shuffled file with a sequence feature: sort each window
   /// of this many batches of the epoch's order by sequence length, so that
   /// a batch's sequences are alike and dynamic padding runs it short

@@ -124,6 +124,19 @@ EMBC_PLAN_ENUM(InputRole, Negatives, "input role", "dense", "ids", "offsets", "w
 enum class LabelKind : uint8_t { Binary, Real, Class };
 EMBC_PLAN_ENUM(LabelKind, Class, "label kind", "binary", "real", "class");
 
+/// A data schema's file format (data/Schema.h): delimited text, NumPy column
+/// files, fixed int32 records (the MLPerf DLRM reference's binary Criteo).
+enum class DataFormat : uint8_t { Csv, Tsv, Npy, Binary };
+EMBC_PLAN_ENUM(DataFormat, Binary, "data format", "csv", "tsv", "npy", "binary");
+
+/// What a data schema's column gives a feature.
+enum class ColumnType : uint8_t { Label, Dense, Categorical };
+EMBC_PLAN_ENUM(ColumnType, Categorical, "column type", "label", "dense", "categorical");
+
+/// How a categorical column's text becomes ids (data/Schema.h says how each does).
+enum class IdEncoding : uint8_t { Int, Hex, Hash, Vocab };
+EMBC_PLAN_ENUM(IdEncoding, Vocab, "id encoding", "int", "hex", "hash", "vocab");
+
 /// The micro-batch schedule of -emb-pipeline (config.schedule): all
 /// forwards then all backwards, or one forward one backward.
 enum class ScheduleKind : uint8_t { GPipe, OneFOneB };
