@@ -271,6 +271,31 @@ def device_training(args):
     expect(a == b, "emulated device: 8 steps == 4 + resume + 4 (byte-identical checkpoints)")
 
 
+AVAZU = "avazu-sample/avazu_train_rows_0001-8000.csv"
+
+
+def avazu_split(args):
+    """The Avazu sample cut as docs/training.md cuts it: its header and rows
+    1-6400 to train on, its header and rows 6401-8000 to evaluate on."""
+    lines = open(need(f"{args.data}/{AVAZU}")).read().splitlines(keepends=True)
+    train_path, eval_path = f"{args.work}/avazu_train.csv", f"{args.work}/avazu_eval.csv"
+    open(train_path, "w").writelines(lines[:6401])
+    open(eval_path, "w").writelines(lines[:1] + lines[6401:])
+    return train_path, eval_path
+
+
+def avazu_csv(args):
+    """A user's own CSV through a data schema (examples/avazu_ctr.json, the
+    worked example of docs/training.md): one epoch on 6,400 Avazu rows
+    ranks the 1,600 held-out ones with an AUC of at least 0.69 (0.72 when
+    it was written; the click rate alone gives 0.5)."""
+    train_path, eval_path = avazu_split(args)
+    plan = compile_model(args, "avazu_ctr.json", f"{args.work}/avazu.plan")
+    _, s = train(args, plan, ["--data", train_path, "--eval", eval_path, "--epochs", "1"],
+                 f"{args.work}/avazu.jsonl")
+    expect(s["eval_auc"] >= 0.69, f"Avazu held-out AUC {s['eval_auc']:.4f} >= 0.69")
+
+
 def make_passages(args):
     """tools/scripts/text_passages.py's files of the Gutenberg novels
     (labelled and unlabelled) under the work folder; returns the folder."""
@@ -287,14 +312,16 @@ def examples_on_their_data(args):
     """Every example (but dlrm_mlperf, whose tables need ~100 GB) trains a
     few steps on the data examples/README.md names for it: the Criteo
     sample, MovieLens-100K, the Gutenberg text, passages cut from it, or
-    the synthetic data. Each run must exit 0 with a finite loss and no line
+    the synthetic data, or (through its data schema) the Avazu CSV. Each run must exit 0 with a finite loss and no line
     skipped (a model whose features do not fit the reader fails here)."""
     criteo_sample = need(f"{args.data}/criteo-kaggle-sample/"
                          "criteo_kaggle_train_lines_00001-08000.txt")
     ratings = need(f"{args.data}/movielens-100k/u.data")
     gutenberg = need(f"{args.data}/text-gutenberg/gutenberg7_normalized.txt")
     passages = make_passages(args)
+    avazu_train, _ = avazu_split(args)
     data = {
+        "avazu_ctr.json": avazu_train,
         "dlrm_small.json": f"criteo:{criteo_sample}",
         "dlrm_criteo_sample.json": f"criteo:{criteo_sample}",
         "dcn.json": f"criteo:{criteo_sample}",
@@ -449,7 +476,7 @@ CASES = {f.__name__: f for f in [synthetic_dlrm, movielens_mf, criteo, skipgram,
                                   accumulation_clipping, device_training,
                                   examples_on_their_data, next_token_learns,
                                   masked_token_learns, sampled_softmax_learns,
-                                  quantized_tokens_learn]}
+                                  quantized_tokens_learn, avazu_csv]}
 
 
 def main():

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -312,8 +313,16 @@ private:
         break;
       }
       case ColumnType::Dense:
-        for (int64_t k = 0; k < column.width; ++k)
-          row.dense(slot.index + size_t(k), transformDense(column, a.value(r, col + k)));
+        for (int64_t k = 0; k < column.width; ++k) {
+          const double v = a.value(r, col + k);
+          if (!std::isfinite(v)) {
+            problem.category = "bad number";
+            problem.reason = columnWhere(column) + ": value " + std::to_string(k) +
+                             " is not a finite number";
+            return false;
+          }
+          row.dense(slot.index + size_t(k), transformDense(column, v));
+        }
         break;
       case ColumnType::Categorical: {
         // One id (1-D, or a chosen column), or all of a 2-D row; negative

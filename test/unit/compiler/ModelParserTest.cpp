@@ -152,7 +152,7 @@ TEST(ModelParserExamples, EveryExampleFileParses) {
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "bert_mini_mlm.json", "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json",
+                       "avazu_ctr.json", "bert_mini_mlm.json", "dcn.json", "deep_mlp.json", "dlrm_criteo_sample.json",
                        "dlrm_mlperf.json", "dlrm_small.json", "gpt_mini.json", "mf_movielens.json", "skipgram.json", "text_classifier.json",
                        "transformer_layer.json", "two_tower.json", "wide_deep.json"}));
   for (const std::string &name : names) {
