@@ -6,6 +6,7 @@ measure embrun the same way (one definition of "samples/s, warm-up
 excluded").
 """
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -62,6 +63,21 @@ def load_note():
     if load >= 0.5:
         note += " (WARNING: something else is running; the figures will be low and noisy)"
     return note
+
+
+@contextlib.contextmanager
+def busy_competitor(on):
+    """One competing busy process (a Python spin loop) while the block runs,
+    when `on`: the figures must also hold on a machine others use."""
+    if not on:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 # --- embc and embrun ----------------------------------------------------------

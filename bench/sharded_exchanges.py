@@ -21,7 +21,6 @@ beside it, as users' machines do.
   python3 bench/sharded_exchanges.py [--build build] [--models dlrm_small:48,dlrm_small:2048]
 """
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -68,19 +67,6 @@ def make_model(name, batch, sharded, workdir):
     return path
 
 
-@contextlib.contextmanager
-def busy_competitor(on):
-    if not on:
-        yield
-        return
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
-
-
 def run_once(mpirun, embrun, plan, steps, workdir, tag):
     log = os.path.join(workdir, tag + ".jsonl")
     if os.path.exists(log):
@@ -125,7 +111,7 @@ def main():
                 configs[label] = (plan, collectives_per_step(plan_json), [], None)
             for r in range(args.repeats):
                 for label, (plan, calls, rates, _) in configs.items():
-                    with busy_competitor(args.busy):
+                    with harness.busy_competitor(args.busy):
                         records = run_once(mpirun, embrun, plan, args.steps, work, f"{label}-{r}")
                     rates.append(harness.embc_samples_per_s(records, args.warm, batch))
                     loss = next(x for x in records if x["event"] == "summary")["loss"]

@@ -27,6 +27,8 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -297,6 +299,7 @@ private:
 };
 
 void SchemaSource::indexPass(const StreamOptions &options) {
+  const auto began = std::chrono::steady_clock::now();
   const bool fail = options.onBadData == BadDataPolicy::Fail;
   std::vector<std::pair<uint64_t, std::shared_ptr<const RowBlock>>> kept;
   size_t keptBytes = 0;
@@ -381,10 +384,20 @@ void SchemaSource::indexPass(const StreamOptions &options) {
     capacity_ = blocks;
     loaderNeeded_ = false;
   }
+  // How fast the first read went: the rate a streamed epoch reads at too.
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  char rate[96];
+  if (std::string(parts_->unit()) == "line")
+    std::snprintf(rate, sizeof rate, "read in %.2f s (%.0f MB/s)", seconds,
+                  double(parts_->totalUnits()) / 1e6 / std::max(seconds, 1e-9));
+  else
+    std::snprintf(rate, sizeof rate, "read in %.2f s (%.2f M records/s)", seconds,
+                  double(parts_->totalUnits()) / 1e6 / std::max(seconds, 1e-9));
   stats_.description = schema_.origin + " " + where + ": " + std::to_string(rows_) +
                        " examples from " + std::to_string(records) + " " + parts_->unit() +
                        "s, " + std::to_string(stats_.skipped) + " malformed " +
-                       parts_->unit() + "s skipped; " + how;
+                       parts_->unit() + "s skipped; " + how + "; " + rate;
   std::lock_guard<std::mutex> lock(mutex_);
   if (keepAll) {
     resident_.reset(new std::shared_ptr<const RowBlock>[blocks]);
