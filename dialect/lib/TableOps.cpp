@@ -46,6 +46,11 @@ LogicalResult TableOp::verify() {
     if (getSharding() == Sharding::none)
       return emitOpError("has ") << kShardRowsAttrName << " but sharding none";
   }
+  if (getPlacement() != Placement::device && getSharding() != Sharding::none)
+    return emitOpError("has placement ")
+           << stringifyPlacement(getPlacement()) << " and sharding "
+           << stringifySharding(getSharding())
+           << ": a sharded table lives on its ranks' devices";
   return success();
 }
 

@@ -112,6 +112,13 @@ TableBatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError("member ")
              << symbol << " differs from @" << first.getSymName()
              << " in dim, storage or optimizer; a batch shares all three";
+    // ... in one place: the buffer lives in one tier.
+    if (table->getPlacement() != first.getPlacement())
+      return emitOpError("member ")
+             << symbol << " has placement " << stringifyPlacement(table->getPlacement())
+             << ", @" << first.getSymName() << " "
+             << stringifyPlacement(first.getPlacement())
+             << "; a batch's buffers live in one place";
   }
   auto module = (*this)->getParentOfType<ModuleOp>();
   for (auto other : module.getOps<TableBatchOp>()) {

@@ -89,7 +89,8 @@ public:
       TableOp::create(builder_, locOf(t.pointer), t.name, t.rows, t.dim,
                       toStorage(t.dtype), toAttr(ctx_, t.init),
                       toAttr(ctx_, t.optimizer),
-                      symbolizeOrDie(symbolizeSharding(t.sharding)));
+                      symbolizeOrDie(symbolizeSharding(t.sharding)),
+                      sameWord<Placement>(t.placement));
     buildForward();
     if (failed(verify(*module)))
       return nullptr;

@@ -313,8 +313,8 @@ Feature readFeature(const JsonNode &node) {
 
 Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                 runtime::Storage defaultDtype) {
-  node.expectObject("an embedding table", {"name", "rows", "dim", "dtype",
-                                           "init", "optimizer", "sharding"});
+  node.expectObject("an embedding table", {"name", "rows", "dim", "dtype", "init",
+                                           "optimizer", "sharding", "placement"});
   Table t;
   t.pointer = node.pointer();
   t.name = node.getIdentifier("name");
@@ -348,6 +348,13 @@ Table readTable(const JsonNode &node, const OptimizerConfig &defaultOptimizer,
                     : defaultOptimizer;
   t.sharding = node.getEnum(
       "sharding", {"none", "table_wise", "row_wise", "column_wise"}, "none");
+  t.placement = node.getWord("placement", std::optional(runtime::Placement::Device));
+  if (t.placement != runtime::Placement::Device && t.sharding != "none")
+    node.failAt("placement", "table '" + t.name + "' has placement " +
+                                 runtime::enumString(t.placement) + " and sharding " +
+                                 t.sharding +
+                                 ": a sharded table lives on its ranks' devices (remove "
+                                 "'placement' or 'sharding')");
   return t;
 }
 

@@ -26,7 +26,15 @@
 // The choice is written into the module (table storage, emb.plan remat and
 // micro_batches) and explained in `emb.auto`, which the plan report shows.
 //
+// A `disk` table's pages are mapped from a file and need no memory: the
+// budget counts the plan's device and host bytes (memory::tierBytes), and
+// disk tables are neither quantised nor sharded by it (neither would save
+// memory; a sharded table lives on its ranks' devices), nor are host ones
+// sharded.
+//
 //===----------------------------------------------------------------------===//
+
+#include "MemoryPlanner.h"
 
 #include "embc/passes/Passes.h"
 #include "embc/passes/Pipeline.h"
@@ -102,6 +110,7 @@ struct Choice {
 
 /// What compiling a choice gave.
 struct Outcome {
+  /// The memory the plan needs: its arena but for disk tables' pages.
   int64_t peak = 0;
   double seconds = 0; ///< estimated step time
 };
@@ -166,7 +175,8 @@ void BudgetPlanner::apply(ModuleOp module, const Choice &choice,
       }
   for (StringRef name : tablesBySize.take_front(size_t(choice.sharded)))
     if (auto table = module.lookupSymbol<TableOp>(name);
-        table && table.getSharding() == Sharding::none)
+        table && table.getSharding() == Sharding::none &&
+        table.getPlacement() == Placement::device)
       table.setSharding(Sharding::row_wise);
   auto old = module->getAttrOfType<PlanAttr>(kPlanAttrName);
   module->setAttr(kPlanAttrName,
@@ -197,7 +207,7 @@ std::optional<Outcome> BudgetPlanner::evaluate(ModuleOp module, const Choice &ch
     return std::nullopt;
   DeviceModel device{options.bandwidthGBs * 1e9, options.tflops * 1e12,
                      options.launchUs * 1e-6};
-  return Outcome{plan->memory.peakBytes, estimateSeconds(*clone, *plan, device)};
+  return Outcome{memory::tierBytes(*plan).resident(), estimateSeconds(*clone, *plan, device)};
 }
 
 LogicalResult BudgetPlanner::run(ModuleOp module) {
@@ -225,11 +235,14 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
     return success();
   }
 
-  // Tables that may be quantised (still f32), largest first.
+  // Tables that may be quantised (still f32, not on disk), largest first.
   SmallVector<TableOp> tables;
-  for (TableOp t : module.getOps<TableOp>())
-    if (t.getStorage() == StorageType::f32)
+  int64_t onDisk = 0;
+  for (TableOp t : module.getOps<TableOp>()) {
+    onDisk += t.getPlacement() == Placement::disk;
+    if (t.getStorage() == StorageType::f32 && t.getPlacement() != Placement::disk)
       tables.push_back(t);
+  }
   llvm::stable_sort(tables, [](TableOp a, TableOp b) {
     return a.getRows() * a.getDim() > b.getRows() * b.getDim();
   });
@@ -245,6 +258,9 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
 
   SmallVector<std::string> lines;
   lines.push_back("-emb-auto: memory budget " + mib(budget));
+  if (onDisk > 0)
+    lines.push_back("  " + std::to_string(onDisk) +
+                    " disk table(s): file-backed, not counted against the budget");
   std::string none; // why the exact levers alone do not fit
   std::optional<std::pair<Choice, Outcome>> best, smallest;
   /// Compiles `c`; tracks the smallest peak seen and, when `pick`, the
@@ -350,7 +366,8 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
   const auto &[choice, outcome] = *best;
   apply(module, choice, bySize);
   lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) + " (" +
-                  std::to_string(outcome.peak) + " bytes), estimated step " +
+                  std::to_string(outcome.peak) + " bytes" +
+                  (onDisk > 0 ? " without the disk tables" : "") + "), estimated step " +
                   std::to_string(int64_t(outcome.seconds * 1e6)) + " us");
   if (choice.sharded > 0) {
     std::string names;

@@ -75,8 +75,10 @@ LogicalResult distribute::placeStages(ModuleOp module, int64_t ranks, func::Func
         int64_t stage = top ? pipeline::stageOf(top) : 0;
         users.insert(stageRank[size_t(std::clamp<int64_t>(stage, 0, p - 1))]);
       }
+    // A host or disk table stays whole on every rank: its tier is a
+    // rank's own memory or file, not one owner's.
     if (users.size() != 1 || needsAllRows || table.getStorage() != StorageType::f32 ||
-        batched.contains(table.getSymName()))
+        table.getPlacement() != Placement::device || batched.contains(table.getSymName()))
       continue;
     table.setSharding(Sharding::table_wise); // whole, on one rank
     table->setAttr(kShardRowsAttrName, singleOwnerRows(module.getContext(),

@@ -8,7 +8,9 @@
 // live for the whole run. Placement is the classic greedy by size (as in
 // TFLite's and XLA's heap simulators): biggest first, each at the lowest
 // 64-byte aligned offset not used by a placed buffer whose lifetime meets
-// its own.
+// its own. A disk table's buffers are placed on whole pages (Block::align):
+// embrun maps a file over them, so they start on a page and no other buffer
+// takes the rest of their last page.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,9 @@ namespace rt = embc::runtime;
 
 namespace {
 
-int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t bytes, int64_t align = kAlignment) {
+  return (bytes + align - 1) / align * align;
+}
 
 bool meet(const Block &a, const Block &b) {
   bool sameRank = a.rank < 0 || b.rank < 0 || a.rank == b.rank;
@@ -45,30 +49,34 @@ public:
   /// overlaps: the walk of the placed blocks in offset order that moves the
   /// candidate past each one met and stops at the first placed block (met or
   /// not) that starts past the candidate's end.
+  /// The candidate moves to multiples of the block's alignment, and the
+  /// block keeps its reserved bytes (a page-aligned block's whole pages).
   int64_t lowestFit(const Block &block) const {
+    const int64_t bytes = block.reserved();
     int64_t offset = 0;
     for (const Chunk &c : chunks_) {
-      if (offset + block.bytes <= c.minAt)
+      if (offset + bytes <= c.minAt)
         break;
       if (c.minFirst > block.last || c.maxLast < block.first || c.maxEnd <= offset)
         continue; // no member meets it, or none reaches past the candidate
       if (c.maxFirst <= block.last && c.minLast >= block.first && c.allMeet(block.rank) &&
-          c.widestGap < block.bytes) {
-        offset = std::max(offset, c.maxEnd); // every member met, no gap fits
+          c.widestGap < bytes) {
+        // Every member met, no gap fits.
+        offset = alignUp(std::max(offset, c.maxEnd), block.align);
         continue;
       }
       for (const Entry &e : c.entries) {
-        if (offset + block.bytes <= e.at)
+        if (offset + bytes <= e.at)
           return offset;
         if (meet(block, e.block))
-          offset = std::max(offset, e.end);
+          offset = alignUp(std::max(offset, e.end), block.align);
       }
     }
     return offset;
   }
 
   void add(const Block &block, int64_t at) {
-    Entry entry{at, alignUp(at + block.bytes), block};
+    Entry entry{at, alignUp(at + block.reserved()), block};
     if (chunks_.empty())
       chunks_.emplace_back();
     // The last chunk starting at or below `at` (or the first).
@@ -273,6 +281,7 @@ void embc::memory::computeLifetimes(rt::Plan &plan) {
 std::vector<Block> embc::memory::planBlocks(const rt::Plan &plan,
                                             std::vector<int32_t> &index) {
   const int64_t end = std::max<int64_t>(timelineLength(plan) - 1, 0);
+  const std::vector<rt::Placement> placement = plan.bufferPlacements();
   std::vector<Block> blocks;
   index.clear();
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -285,6 +294,8 @@ std::vector<Block> embc::memory::planBlocks(const rt::Plan &plan,
     block.first = whole ? 0 : b.firstUse;
     block.last = whole ? end : b.lastUse;
     block.rank = b.rank;
+    if (placement[i] == rt::Placement::Disk)
+      block.align = rt::kDiskPageBytes;
     blocks.push_back(block);
     index.push_back(int32_t(i));
   }
@@ -297,8 +308,9 @@ Layout embc::memory::layoutBlocks(const std::vector<Block> &blocks, Strategy str
   if (strategy == Strategy::Sequential) {
     int64_t offset = 0;
     for (size_t i = 0; i < blocks.size(); ++i) {
+      offset = alignUp(offset, blocks[i].align);
       layout.offsets[i] = offset;
-      offset += alignUp(blocks[i].bytes);
+      offset += alignUp(blocks[i].reserved());
     }
     layout.arenaBytes = offset;
     return layout;
@@ -319,7 +331,7 @@ Layout embc::memory::layoutBlocks(const std::vector<Block> &blocks, Strategy str
   for (size_t i : order) {
     int64_t offset = placed.lowestFit(blocks[i]);
     layout.offsets[i] = offset;
-    layout.arenaBytes = std::max(layout.arenaBytes, alignUp(offset + blocks[i].bytes));
+    layout.arenaBytes = std::max(layout.arenaBytes, alignUp(offset + blocks[i].reserved()));
     placed.add(blocks[i], offset);
   }
   return layout;
@@ -360,6 +372,22 @@ int64_t embc::memory::liveBytesLowerBound(const std::vector<Block> &blocks) {
       most = std::max(most, *std::max_element(live.begin(), live.end()));
   }
   return most;
+}
+
+TierBytes embc::memory::tierBytes(const rt::Plan &plan) {
+  const std::vector<rt::Placement> placement = plan.bufferPlacements();
+  TierBytes tiers;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const rt::Buffer &b = plan.buffers[i];
+    if (b.parent >= 0)
+      continue;
+    if (placement[i] == rt::Placement::Disk)
+      tiers.disk += alignUp(footprint(b), rt::kDiskPageBytes);
+    else if (placement[i] == rt::Placement::Host)
+      tiers.host += footprint(b);
+  }
+  tiers.device = std::max<int64_t>(plan.arenaBytes - tiers.disk - tiers.host, 0);
+  return tiers;
 }
 
 void embc::memory::planMemory(rt::Plan &plan, Strategy strategy) {

@@ -50,10 +50,18 @@ struct Block {
   /// -1, or the one rank that uses the block (a table_wise table on its
   /// owner): blocks of two different ranks never meet.
   int32_t rank = -1;
+  /// The block starts at a multiple of this and reserves its bytes rounded
+  /// up to one (a multiple of kAlignment): kAlignment, or a page
+  /// (runtime::kDiskPageBytes) for a disk table's buffers, so that no other
+  /// block shares a page with it.
+  int64_t align = kAlignment;
+
+  /// The bytes the block keeps from others: bytes rounded up to `align`.
+  int64_t reserved() const { return (bytes + align - 1) / align * align; }
 };
 
-/// Offsets for `blocks` (64-byte aligned, in input order) and the arena they
-/// need (the highest end, rounded up to 64).
+/// Offsets for `blocks` (each aligned to its `align`, in input order) and
+/// the arena they need (the highest reserved end, rounded up to 64).
 struct Layout {
   std::vector<int64_t> offsets;
   int64_t arenaBytes = 0;
@@ -81,8 +89,20 @@ void computeLifetimes(runtime::Plan &plan);
 int64_t footprint(const runtime::Buffer &buffer);
 
 /// The blocks of a plan whose lifetimes are filled: one per buffer that is
-/// not a view (`index` says which), whole-run buffers over every position.
+/// not a view (`index` says which), whole-run buffers over every position;
+/// a disk table's buffers (Plan::bufferPlacements) page-aligned.
 std::vector<Block> planBlocks(const runtime::Plan &plan, std::vector<int32_t> &index);
+
+/// The arena's bytes by tier. `disk`: the pages of disk tables' buffers,
+/// mapped from files (not resident memory); `host`: the bytes of host
+/// tables' buffers; `device`: the rest of the arena. Views count in their
+/// parent; a buffer counts bytes x slots (disk: rounded up to whole pages).
+struct TierBytes {
+  int64_t device = 0, host = 0, disk = 0;
+  /// What needs memory (device or host): what a memory budget counts.
+  int64_t resident() const { return device + host; }
+};
+TierBytes tierBytes(const runtime::Plan &plan);
 
 /// Lifetimes, then offsets by `strategy` (views keep their place inside
 /// their parent), Plan::arenaBytes and Plan::memory.

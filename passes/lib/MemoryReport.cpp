@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MemoryPlanner.h"
+
 #include "embc/passes/MemoryReport.h"
 #include "embc/passes/ToPlan.h"
 #include "embc/runtime/plan/SequenceLayout.h"
@@ -28,6 +30,35 @@ constexpr rt::BufferRole kRoles[] = {
     rt::BufferRole::Workspace};
 
 double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+
+/// Bytes for a reader: KiB, MiB or GiB with one decimal.
+std::string sized(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  double b = double(bytes);
+  if (b < double(1 << 20))
+    os << llvm::format("%.1f KiB", b / 1024.0);
+  else if (b < double(int64_t(1) << 30))
+    os << llvm::format("%.1f MiB", b / double(1 << 20));
+  else
+    os << llvm::format("%.1f GiB", b / double(int64_t(1) << 30));
+  return s;
+}
+
+/// The arena by tier, when a table is off the device (Table::placement):
+/// disk pages are inside the arena's address range (the peak counts them)
+/// but mapped from files, so they need no memory.
+void printTiers(const rt::Plan &plan, llvm::raw_ostream &os) {
+  const memory::TierBytes tiers = memory::tierBytes(plan);
+  if (tiers.host == 0 && tiers.disk == 0)
+    return;
+  os << "  tiers: device " << sized(tiers.device);
+  if (tiers.host > 0)
+    os << ", host " << sized(tiers.host);
+  if (tiers.disk > 0)
+    os << ", disk " << sized(tiers.disk) << " (file-backed, not resident)";
+  os << "\n";
+}
 
 int64_t footprint(const rt::Buffer &b) { return b.bytes * std::max<int32_t>(b.slots, 1); }
 
@@ -164,6 +195,7 @@ void embc::printMemoryReport(const rt::Plan &plan, llvm::raw_ostream &os, bool e
                      "all buffers", mib(all), all ? 100.0 * double(m.peakBytes) / double(all) : 0,
                      mib(std::max<int64_t>(all - m.peakBytes, 0)));
   printSequenceBuffers(plan, os);
+  printTiers(plan, os);
   if (!everything) {
     os << "    (embc --emit=report lists every buffer; --report-html FILE draws the arena)\n";
     return;

@@ -3,7 +3,7 @@
 // Declares where parameters live, not what they compute: dense parameters of
 // one element type go into one emb.param_pack (members at 64-byte aligned
 // offsets, in the order the backward finishes their gradients), tables of
-// one dim, storage and optimizer into one emb.table_batch. In @update the
+// one dim, storage, optimizer and placement into one emb.table_batch. In @update the
 // per-parameter and per-table ops collapse into one op per pack or batch.
 // -emb-to-plan turns the members' buffers into views of the packed ones.
 //
@@ -152,7 +152,8 @@ LogicalResult PackParamsPass::packParams(ModuleOp module, func::FuncOp step,
 
 LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
                                           func::FuncOp update) {
-  // Same dim, storage and optimizer: one buffer, one update. A table to be
+  // Same dim, storage, optimizer and placement: one buffer (in one tier),
+  // one update. A table to be
   // sharded over several ranks (-emb-distribute) stays alone: its rows are
   // split by its own layout, which one buffer of several tables cannot
   // follow. (With one rank its sharding means nothing.) With the pipeline
@@ -163,12 +164,13 @@ LogicalResult PackParamsPass::formTableBatches(ModuleOp module,
   if (plan && plan.getPipelineRanks() > 1)
     return success();
   bool distributed = plan && plan.getDataParallel() > 1;
-  llvm::MapVector<std::tuple<uint64_t, StorageType, Attribute>,
+  llvm::MapVector<std::tuple<uint64_t, StorageType, Attribute, Placement>,
                   SmallVector<TableOp>>
       groups;
   for (auto table : module.getOps<TableOp>())
     if (!distributed || table.getSharding() == Sharding::none)
-      groups[{table.getDim(), table.getStorage(), table.getOptimizer()}].push_back(table);
+      groups[{table.getDim(), table.getStorage(), table.getOptimizer(), table.getPlacement()}]
+          .push_back(table);
 
   Operation *insertAfter = nullptr;
   for (Operation &op : module.getBody()->getOperations())

@@ -70,6 +70,11 @@ inline rt::Optimizer convertOptimizer(OptimizerAttr opt) {
   return out;
 }
 
+/// A table's placement in the plan (Table::placement).
+inline rt::Placement planPlacement(Placement placement) {
+  return planEnum<rt::Placement>(stringifyPlacement(placement));
+}
+
 /// A table's storage in the plan (Table::storage; the dialect spells the
 /// row-wise ones int8_rowwise / int4_rowwise).
 inline rt::Storage planStorage(StorageType storage) {

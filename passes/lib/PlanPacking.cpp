@@ -91,6 +91,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     SmallVector<int64_t> offsets = batch.getRowOffsets(symbols);
     int64_t capacity = 0;
     std::optional<StorageType> storage;
+    std::optional<Placement> placement;
     for (auto [ref, offset] : llvm::zip(batch.getMembers(), offsets)) {
       auto symbol = cast<FlatSymbolRefAttr>(ref);
       auto table = symbols.lookupNearestSymbolFrom<TableOp>(module, symbol);
@@ -99,7 +100,13 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
                << stringifyStorageType(*storage) << " and "
                << stringifyStorageType(table.getStorage())
                << "; one buffer holds one storage";
+      if (placement && table.getPlacement() != *placement)
+        return batch.emitOpError("batches tables placed on ")
+               << stringifyPlacement(*placement) << " and "
+               << stringifyPlacement(table.getPlacement())
+               << "; one buffer lives in one place";
       storage = table.getStorage();
+      placement = table.getPlacement();
       b.rows += int64_t(table.getRows());
       b.dim = int64_t(table.getDim());
       b.optimizer = convertOptimizer(table.getOptimizer());
@@ -110,6 +117,7 @@ PlanBuilder::addTableBatches(const llvm::StringMap<int64_t> &gradCapacity) {
     capacity = std::max<int64_t>(capacity, 1);
     std::vector<int64_t> shape = {b.rows, b.dim};
     b.storage = planStorage(storage.value_or(StorageType::f32));
+    b.placement = planPlacement(placement.value_or(Placement::device));
     StorageType kind = storage.value_or(StorageType::f32);
     b.buffer = addBuffer("tables/" + b.name, rt::BufferRole::Table, storageDType(kind),
                          storageShape(kind, b.rows, b.dim));

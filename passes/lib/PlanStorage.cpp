@@ -91,6 +91,7 @@ LogicalResult PlanBuilder::addParamsAndTables(func::FuncOp step,
     t.rows = int64_t(table.getRows());
     t.dim = int64_t(table.getDim());
     t.storage = planStorage(storage);
+    t.placement = planPlacement(table.getPlacement());
     t.init = convertInit(table.getInit());
     t.optimizer = convertOptimizer(table.getOptimizer());
     // A sharded table's buffers hold one shard (-emb-distribute); when a

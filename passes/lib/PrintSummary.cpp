@@ -120,7 +120,10 @@ struct EmbPrintSummaryPass
                          (long long)table.getDim())
          << stringifyStorageType(table.getStorage()) << "  "
          << formatBytes(table.getStorageBytes()) << "  "
-         << describeOptimizer(table.getOptimizer()) << "\n";
+         << describeOptimizer(table.getOptimizer());
+      if (table.getPlacement() != Placement::device)
+        os << "  placement " << stringifyPlacement(table.getPlacement());
+      os << "\n";
     }
 
     int64_t paramElements = 0, paramBytes = 0;

@@ -148,9 +148,10 @@ int64_t RematPass::persistentBytes(ModuleOp module, Block &body,
   int64_t bytes = 0;
   auto training = module->getAttrOfType<TrainingAttr>(kTrainingAttrName);
   for (auto table : module.getOps<TableOp>())
-    bytes += table.getStorageBytes() +
-             stateBytes(table.getOptimizer(), int64_t(table.getRows() * table.getDim()),
-                        int64_t(table.getRows()));
+    if (table.getPlacement() != Placement::disk) // file-backed: no memory
+      bytes += table.getStorageBytes() +
+               stateBytes(table.getOptimizer(), int64_t(table.getRows() * table.getDim()),
+                          int64_t(table.getRows()));
   for (auto param : module.getOps<ParamOp>()) {
     auto type = cast<RankedTensorType>(param.getType());
     int64_t elements = type.getNumElements();

@@ -204,6 +204,17 @@ FailureOr<rt::Plan> embc::buildPlan(ModuleOp module, const PlanTarget &target) {
   FailureOr<rt::Plan> plan = PlanBuilder(module).build();
   if (failed(plan) || !target.generate)
     return plan;
+  // Host and disk tables live in the CPU backend's arena (disk: pages
+  // mapped from a file); the CUDA backend would need a row cache on the
+  // device, which is issue 24's next part.
+  for (const rt::Table &t : plan->tables)
+    if (t.placement != rt::Placement::Device) {
+      auto table = module.lookupSymbol<TableOp>(t.name);
+      return emitError(table ? table.getLoc() : module.getLoc(), "table '")
+             << t.name << "' has placement " << rt::enumString(t.placement) << ": placement "
+             << rt::enumString(t.placement)
+             << " runs on the CPU backend only; the CUDA row cache is not built yet";
+    }
   std::string error;
   if (!target.generate(*plan, error))
     return module.emitError(error);

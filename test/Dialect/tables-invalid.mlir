@@ -141,3 +141,15 @@ func.func @integer_result() -> tensor<4xi32> {
   %0 = emb.get @w : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// A host or disk table is whole on every rank: a sharded table lives on its
+// ranks' devices.
+// expected-error @+1 {{'emb.table' op has placement disk and sharding row_wise: a sharded table lives on its ranks' devices}}
+emb.table @t [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> sharding row_wise placement disk
+
+// -----
+
+// expected-error @+1 {{'emb.table' op has placement host and sharding table_wise: a sharded table lives on its ranks' devices}}
+emb.table @t [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> sharding table_wise placement host

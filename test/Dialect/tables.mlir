@@ -34,6 +34,17 @@ emb.table @s_table [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> shardi
 emb.table @s_row [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> sharding row_wise
 emb.table @s_col [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> sharding column_wise
 
+// Placement: the default (`device`) is elided, the others are printed,
+// after a sharding.
+// CHECK-NEXT: emb.table @p_device[100 x 8] f32 init<kind = zeros> optimizer<kind = sgd>{{$}}
+// CHECK-NEXT: emb.table @p_host[100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> placement host{{$}}
+// CHECK-NEXT: emb.table @p_disk[100 x 8] int8_rowwise init<kind = zeros> optimizer<kind = adagrad> placement disk{{$}}
+// CHECK-NEXT: emb.table @p_none[100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> placement disk{{$}}
+emb.table @p_device [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> placement device
+emb.table @p_host [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> placement host
+emb.table @p_disk [100 x 8] int8_rowwise init<kind = zeros> optimizer<kind = adagrad> placement disk
+emb.table @p_none [100 x 8] f32 init<kind = zeros> optimizer<kind = sgd> sharding none placement disk
+
 // Limits: dim 65536 and 2^40 elements are still accepted.
 // CHECK-NEXT: emb.table @t_wide[16777216 x 65536] f32 init<kind = zeros> optimizer<kind = sgd>{{$}}
 emb.table @t_wide [16777216 x 65536] f32 init<kind = zeros> optimizer<kind = sgd>

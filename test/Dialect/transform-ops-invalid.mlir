@@ -187,6 +187,14 @@ emb.table_batch @b [@t0, @t1, @t2]
 
 // -----
 
+// ... one placement (one buffer lives in one tier) ...
+emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd> placement disk
+emb.table @t1 [20 x 4] f32 init<kind = zeros> optimizer<kind = sgd>
+// expected-error @+1 {{'emb.table_batch' op member @t1 has placement device, @t0 disk; a batch's buffers live in one place}}
+emb.table_batch @b [@t0, @t1]
+
+// -----
+
 // ... and one optimizer: the kind ...
 emb.table @t0 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
 emb.table @t1 [10 x 4] f32 init<kind = zeros> optimizer<kind = sgd>

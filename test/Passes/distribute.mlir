@@ -110,7 +110,7 @@
 // PLAN-NEXT: { "attrs": { "batch": 0 }, {{.*}} "op": "coalesce_rows",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "pack": 0 }, {{.*}} "op": "update_packed",
 // PLAN-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, {{.*}} "op": "update_table",
-// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 11}
+// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 0.5 }, {{.*}} "op": "update_table", {{.*}} "version": 12}
 
 // Input: module @mlp, chunk 1 of Inputs/distribute.mlir.
 

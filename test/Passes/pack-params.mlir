@@ -122,7 +122,7 @@
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "pack": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 1 ], "op": "update_packed", "outputs": [ 0, 2, 3 ], "stage": 0 },
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "table": 3 }, {{.*}} "op": "update_table",
 // PLAN-NEXT: { "attrs": { "grad_scale": 1.0, "table": 2 }, {{.*}} "op": "update_table",
-// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 1.0 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 } ], "version": 11}
+// PLAN-NEXT: { "attrs": { "batch": 0, "grad_scale": 1.0 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 } ], "version": 12}
 
 // Input: module @mlp, chunk 1 of Inputs/pack-params.mlir.
 
@@ -227,3 +227,37 @@
 // NOBATCH-NEXT:    emb.update @tables_d4 scale
 
 // Input: module @clash, chunk 4 of Inputs/pack-params.mlir.
+
+// -----
+
+// Batches by placement too: one buffer lives in one tier. @p1 and @p3
+// (disk) form one batch, @p4 and @p5 (host) another; @p2 (device, the same
+// dim and optimizer) stays alone. The plan's batches carry their members'
+// placement (device, @p2's, is not written).
+// CHECK-LABEL: module @placements
+// CHECK:         emb.table @p5[50 x 4] f32 {{.*}} placement host
+// CHECK-NEXT:    emb.table_batch @tables_d4 [@p1, @p3]
+// CHECK-NEXT:    emb.table_batch @tables_d4_1 [@p4, @p5]
+// CHECK:         func.func @update() {
+// CHECK-NEXT:      emb.coalesce_rows @tables_d4_1
+// CHECK-NEXT:      emb.coalesce_rows @tables_d4
+// CHECK-NEXT:      emb.coalesce_rows @p2
+// CHECK-NEXT:      emb.update @tables_d4_1
+// CHECK-NEXT:      emb.update @tables_d4
+// CHECK-NEXT:      emb.update @p2
+// CHECK-NEXT:      return
+// RUN: awk '/^\/\/ -----/ { n++; next } n == 4' %S/Inputs/pack-params.mlir \
+// RUN:   | emb-opt -emb-pack-params -emb-to-plan="emit-json=true cuda=false" -o /dev/null \
+// RUN:   | tr -d '\n' | sed -e 's/}, *{/},\n{/g' | FileCheck %s --check-prefix=PLACED
+// PLACED:      "table_batches": [ { "buffer": {{[0-9]+}}, "dim": 4, {{.*}} "members": [ 0, 2 ], "name": "tables_d4", {{.*}} "placement": "disk", "qparams": -1, "row_offsets": [ 0, 10 ], "rows": 40,
+// PLACED-NEXT: { "buffer": {{[0-9]+}}, "dim": 4, {{.*}} "members": [ 3, 4 ], "name": "tables_d4_1", {{.*}} "placement": "host", "qparams": -1, "row_offsets": [ 0, 40 ], "rows": 90,
+// PLACED:      "name": "p1", "optimizer": { {{[^}]*}} }, "placement": "disk", "qparams": -1,
+// PLACED:      "name": "p2", "optimizer": { {{[^}]*}} }, "qparams": -1,
+// PLACED:      "name": "p3", "optimizer": { {{[^}]*}} }, "placement": "disk", "qparams": -1,
+// PLACED:      "name": "p4", "optimizer": { {{[^}]*}} }, "placement": "host", "qparams": -1,
+// PLACED:      "name": "p5", "optimizer": { {{[^}]*}} }, "placement": "host", "qparams": -1,
+
+// NOBATCH-LABEL: module @placements
+// NOBATCH-NOT:     emb.table_batch
+
+// Input: module @placements, chunk 5 of Inputs/pack-params.mlir.

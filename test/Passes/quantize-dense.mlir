@@ -54,7 +54,7 @@
 // PLAN-NOT: "loss_scaled"
 // PLAN: "update": [
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 11
+// PLAN: "version": 12
 
 // bf16 has no loss scaling, so the embedding update is still fused.
 // FUSED: "loss_scaling": { "backoff": 0.5, "enabled": false, "growth": 2.0, "initial": 65536.0, "interval": 2000 }
@@ -152,5 +152,5 @@
 // PLAN: "model": "fp32"
 // PLAN-NOT: "compute"
 // PLAN-NOT: "unscale_grads"
-// PLAN: "version": 11
+// PLAN: "version": 12
 // Input: module @fp32, chunk 3 of Inputs/quantize-dense.mlir.

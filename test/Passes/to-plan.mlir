@@ -170,7 +170,7 @@
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 2 }, "bytes": {{[0-9]+}}, "inputs": [ 16, 17, 52 ], "op": "update_table", "outputs": [ 15, 18, 19 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 3 }, "bytes": {{[0-9]+}}, "inputs": [ 21, 22, 52 ], "op": "update_table", "outputs": [ 20, 23 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 1 }, "bytes": {{[0-9]+}}, "inputs": [ 12, 13, 52 ], "op": "update_table", "outputs": [ 11, 14 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 11}
+// CHECK-NEXT: { "attrs": { "grad_scale": 0.5, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 9, 10, 52 ], "op": "update_table", "outputs": [ 8 ], "stage": 0 } ], "version": 12}
 
 // Input: module @tiny, chunk 1 of Inputs/to-plan.mlir.
 
@@ -234,6 +234,6 @@
 // CHECK-SAME: "update": [ { "attrs": { "table": 0 }
 // CHECK-SAME: "inputs": [], "op": "coalesce_rows", "outputs": [ 3, 4 ], "stage": 0 },
 // CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "param": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 1 ], "op": "update_param", "outputs": [ 0 ], "stage": 0 },
-// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 11}
+// CHECK-NEXT: { "attrs": { "grad_scale": 1.0, "table": 0 }, "bytes": {{[0-9]+}}, "inputs": [ 3, 4 ], "op": "update_table", "outputs": [ 2, 5 ], "stage": 0 } ], "version": 12}
 
 // Input: module @plain, chunk 2 of Inputs/to-plan.mlir.

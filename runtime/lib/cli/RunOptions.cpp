@@ -50,6 +50,8 @@ embc::runtime::parseDataSource(const std::string &text, DataSource &out) {
 ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                                            const std::vector<BackendInfo> &backends) {
   RunOptions o;
+  if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp)
+    o.tableDir = tmp;
   std::string data, eval, seed;
   int64_t steps = 0, epochs = 0;
 
@@ -152,6 +154,10 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                  "rounded up to a multiple of 8 on the CPU, to the next length of the plan's "
                  "CUDA program on a GPU) or max_len (every batch padded to max_len)")
       ->check(CLI::IsMember({"batch", "max_len"}));
+  app.add_option("--table-dir", o.tableDir,
+                 "Where tables placed on disk (placement disk in the model) get their scratch "
+                 "files, deleted at exit (default /tmp; the TMPDIR environment variable when "
+                 "set)");
   app.add_option("--data-memory", o.dataMemoryMiB,
                  "MiB of parsed rows the data reader may hold: a file whose rows fit is held "
                  "whole and shuffled whole each epoch; a larger one is streamed and shuffled "

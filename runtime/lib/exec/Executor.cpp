@@ -625,3 +625,38 @@ double embc::runtime::learningRateScale(const TrainingConfig &config,
     return 1.0 - t;
   return 0.5 * (1.0 + std::cos(3.14159265358979323846 * t)); // cosine
 }
+
+int64_t Executor::placeDiskTables(const std::string &directory) {
+  // A table in a batch (-emb-pack-params) lives in the batch's buffers.
+  std::vector<int32_t> buffers;
+  auto add = [&](int32_t b) {
+    if (b >= 0 && std::find(buffers.begin(), buffers.end(), b) == buffers.end())
+      buffers.push_back(b);
+  };
+  auto addTable = [&](int32_t buffer, int32_t qparams, const std::vector<int32_t> &state) {
+    add(buffer), add(qparams);
+    for (int32_t s : state)
+      add(s);
+  };
+  for (const TableBatch &batch : plan_.tableBatches)
+    if (batch.placement == Placement::Disk)
+      addTable(batch.buffer, batch.qparams, batch.state);
+  for (const Table &table : plan_.tables)
+    if (table.placement == Placement::Disk && plan_.buffers[size_t(table.buffer)].parent < 0)
+      addTable(table.buffer, table.qparams, table.state);
+  const int64_t kPage = kDiskPageBytes;
+  int64_t placed = 0;
+  for (int32_t b : buffers) {
+    const Buffer &buffer = plan_.buffers[size_t(b)];
+    if (buffer.parent >= 0)
+      continue; // inside a buffer placed with its owner
+    const int64_t bytes = (buffer.bytes * buffer.slots + kPage - 1) / kPage * kPage;
+    if (buffer.offset % kPage != 0 || buffer.offset + bytes > plan_.arenaBytes)
+      throw PlanError("buffer '" + buffer.name + "' of a disk table lies at arena offset " +
+                      std::to_string(buffer.offset) + " (" + std::to_string(bytes) +
+                      " bytes): not on page boundaries inside the arena; recompile the plan");
+    backend_->backWithFile(buffer.offset, bytes, directory);
+    placed += bytes;
+  }
+  return placed;
+}

@@ -839,6 +839,10 @@ void Trainer::reportProfile(int64_t steps) {
 }
 
 TrainSummary Trainer::run() {
+  if (const int64_t onDisk = executor_.placeDiskTables(options_.tableDir))
+    std::fprintf(stderr, "embrun: tables on disk: %.1f MiB in scratch files in %s (read and "
+                 "written through the page cache)\n", double(onDisk) / (1 << 20),
+                 options_.tableDir.c_str());
   executor_.initialize(seed_);
   if (options_.lossScale) {
     if (!plan_.config.lossScaling.enabled)

@@ -333,7 +333,9 @@ TableBatch readTableBatch(const json &value, const std::string &path) {
   return readObject<T>(value, path, readTableHead<T>, field("members", &T::members),
                        field("row_offsets", &T::rowOffsets), field("optimizer", &T::optimizer),
                        word("storage", &T::storage, "storage", true),
-                       optionalField("qparams", &T::qparams));
+                       optionalField("qparams", &T::qparams),
+                       // Written only when not device (format v12).
+                       word("placement", &T::placement, "placement", true));
 }
 
 Param readParam(const json &value, const std::string &path) {
@@ -349,7 +351,9 @@ Table readTable(const json &value, const std::string &path) {
       value, path, readTableHead<T>, field("init", &T::init), field("optimizer", &T::optimizer),
       // -emb-quantize's fields; plans written before them hold f32 tables.
       word("storage", &T::storage, "storage", true), optionalField("qparams", &T::qparams),
-      field("shard_rows", &T::shardRows));
+      field("shard_rows", &T::shardRows),
+      // Written only when not device (format v12).
+      word("placement", &T::placement, "placement", true));
 }
 
 Input readInput(const json &value, const std::string &path) {

@@ -106,19 +106,28 @@ json packJson(const ParamPack &pack, const std::string &path) {
           {"optimizer", optimizerJson(pack.optimizer, childPath(path, "optimizer"))}};
 }
 
+/// `placement` is written only when it is not device, so a plan without
+/// tiered tables reads as before.
+void placementJson(json &out, Placement placement) {
+  if (placement != Placement::Device)
+    out["placement"] = enumString(placement);
+}
+
 json tableBatchJson(const TableBatch &batch, const std::string &path) {
-  return {{"name", batch.name},
-          {"rows", batch.rows},
-          {"dim", batch.dim},
-          {"buffer", batch.buffer},
-          {"grad_rows", batch.gradRows},
-          {"grad_values", batch.gradValues},
-          {"state", batch.state},
-          {"members", batch.members},
-          {"row_offsets", batch.rowOffsets},
-          {"storage", enumString(batch.storage)},
-          {"qparams", batch.qparams},
-          {"optimizer", optimizerJson(batch.optimizer, childPath(path, "optimizer"))}};
+  json out = {{"name", batch.name},
+              {"rows", batch.rows},
+              {"dim", batch.dim},
+              {"buffer", batch.buffer},
+              {"grad_rows", batch.gradRows},
+              {"grad_values", batch.gradValues},
+              {"state", batch.state},
+              {"members", batch.members},
+              {"row_offsets", batch.rowOffsets},
+              {"storage", enumString(batch.storage)},
+              {"qparams", batch.qparams},
+              {"optimizer", optimizerJson(batch.optimizer, childPath(path, "optimizer"))}};
+  placementJson(out, batch.placement);
+  return out;
 }
 
 json paramJson(const Param &param, const std::string &path) {
@@ -131,18 +140,20 @@ json paramJson(const Param &param, const std::string &path) {
 }
 
 json tableJson(const Table &table, const std::string &path) {
-  return {{"name", table.name},
-          {"rows", table.rows},
-          {"dim", table.dim},
-          {"buffer", table.buffer},
-          {"grad_rows", table.gradRows},
-          {"grad_values", table.gradValues},
-          {"state", table.state},
-          {"storage", enumString(table.storage)},
-          {"qparams", table.qparams},
-          {"shard_rows", table.shardRows},
-          {"init", initializerJson(table.init, childPath(path, "init"))},
-          {"optimizer", optimizerJson(table.optimizer, childPath(path, "optimizer"))}};
+  json out = {{"name", table.name},
+              {"rows", table.rows},
+              {"dim", table.dim},
+              {"buffer", table.buffer},
+              {"grad_rows", table.gradRows},
+              {"grad_values", table.gradValues},
+              {"state", table.state},
+              {"storage", enumString(table.storage)},
+              {"qparams", table.qparams},
+              {"shard_rows", table.shardRows},
+              {"init", initializerJson(table.init, childPath(path, "init"))},
+              {"optimizer", optimizerJson(table.optimizer, childPath(path, "optimizer"))}};
+  placementJson(out, table.placement);
+  return out;
 }
 
 json inputJson(const Input &input, const std::string &path) {

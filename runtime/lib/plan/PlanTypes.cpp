@@ -56,6 +56,32 @@ int64_t Plan::bytesWithRole(BufferRole role) const {
   return total;
 }
 
+std::vector<Placement> Plan::bufferPlacements() const {
+  std::vector<Placement> placement(buffers.size(), Placement::Device);
+  auto mark = [&](int32_t b, Placement p) {
+    if (b >= 0 && size_t(b) < buffers.size())
+      placement[size_t(b)] = p;
+  };
+  auto markAll = [&](int32_t buffer, int32_t qparams, const std::vector<int32_t> &state,
+                     Placement p) {
+    mark(buffer, p);
+    mark(qparams, p);
+    for (int32_t s : state)
+      mark(s, p);
+  };
+  for (const TableBatch &batch : tableBatches)
+    markAll(batch.buffer, batch.qparams, batch.state, batch.placement);
+  for (const Table &table : tables)
+    markAll(table.buffer, table.qparams, table.state, table.placement);
+  // A view lies in its parent's memory.
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int32_t parent = buffers[i].parent;
+    if (parent >= 0 && size_t(parent) < buffers.size() && buffers[size_t(parent)].parent < 0)
+      placement[i] = placement[size_t(parent)];
+  }
+  return placement;
+}
+
 std::vector<int64_t> Plan::liveBytes() const {
   const int64_t positions = int64_t(step.size() + update.size());
   // A difference array over the timeline; sums saturate instead of

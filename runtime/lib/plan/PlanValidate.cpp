@@ -291,6 +291,10 @@ void validateView(const Plan &plan, size_t index, const std::string &path) {
 /// Memory planning (-emb-plan-memory): slots, origins and lifetimes are
 /// well-formed, every copy fits the arena, and buffers that are live at the
 /// same time never share a byte (reuse is only between disjoint lifetimes).
+/// A disk table's buffers of their own start on a page (kDiskPageBytes) and
+/// own whole pages: their extent is rounded up to the next page, which must
+/// lie in the arena and share no byte with another buffer (embrun maps a
+/// file over exactly those pages).
 void validateMemoryLayout(const Plan &plan) {
   static const std::vector<std::string> origins = {
       "frontend", "emb-autodiff", "emb-quantize", "emb-pack-params", "emb-remat",
@@ -299,12 +303,19 @@ void validateMemoryLayout(const Plan &plan) {
     failAt("memory.strategy", "unknown memory strategy '" + plan.memory.strategy +
                                   "' (expected " + enumChoices<MemoryStrategy>() + ")");
   const int64_t positions = int64_t(plan.step.size() + plan.update.size());
+  const std::vector<Placement> placement = plan.bufferPlacements();
   std::vector<int64_t> extent(plan.buffers.size(), 0);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const Buffer &b = plan.buffers[i];
     std::string path = childPath("buffers", i);
     if (b.slots < 1)
       failAt(childPath(path, "slots"), "must be at least 1, got " + std::to_string(b.slots));
+    const bool paged = placement[i] == Placement::Disk && b.parent < 0;
+    if (paged && b.offset % kDiskPageBytes != 0)
+      failAt(childPath(path, "offset"),
+             std::to_string(b.offset) + " is not a multiple of " +
+                 std::to_string(kDiskPageBytes) + ": buffer '" + b.name +
+                 "' of a disk table is mapped from a file page by page");
     if (!b.origin.empty()) // hand-written plans may leave it out
       requireWord(b.origin, origins, childPath(path, "origin"), "origin");
     bool whole = b.firstUse == -1 && b.lastUse == -1;
@@ -321,6 +332,14 @@ void validateMemoryLayout(const Plan &plan) {
                                            std::to_string(b.bytes) +
                                            " bytes ends past the arena (" +
                                            std::to_string(plan.arenaBytes) + " bytes)");
+    if (paged) { // whole pages: cannot overflow, extent <= arena bytes
+      extent[i] = (extent[i] + kDiskPageBytes - 1) / kDiskPageBytes * kDiskPageBytes;
+      if (extent[i] > plan.arenaBytes - b.offset)
+        failAt(childPath(path, "offset"),
+               "buffer '" + b.name + "' of a disk table at offset " + std::to_string(b.offset) +
+                   " rounded up to whole pages (" + std::to_string(extent[i]) +
+                   " bytes) ends past the arena (" + std::to_string(plan.arenaBytes) + " bytes)");
+    }
     if (b.parent >= 0) {
       const Buffer &parent = plan.buffers[b.parent];
       bool inside = parent.firstUse < 0 ||
@@ -513,6 +532,10 @@ void validateTableBatch(const Plan &plan, const TableBatch &batch, const BufferR
     if (table.storage != batch.storage)
       failAt(at, "table '" + table.name + "' is stored as " + enumString(table.storage) +
                      ", the batch as " + enumString(batch.storage));
+    if (table.placement != batch.placement)
+      failAt(at, "table '" + table.name + "' has placement " + enumString(table.placement) +
+                     ", the batch " + enumString(batch.placement) +
+                     ": a batch's members share one placement");
     if (batch.qparams >= 0)
       requireViewAt(plan, table.qparams, batch.qparams, batch.rowOffsets[m] * 2 * 2, at);
   }
@@ -593,6 +616,10 @@ void validateTable(const Table &table, const BufferRefs &refs, std::set<std::str
                            dtypeName(grads.dtype) + shapeText(grads.shape));
   validateInitializer(table.init, childPath(path, "init"));
   validateOptimizer(table.optimizer, table.state, refs, path);
+  if (table.placement != Placement::Device && !table.shardRows.empty())
+    failAt(childPath(path, "placement"),
+           "table '" + table.name + "' is sharded but has placement " +
+               enumString(table.placement) + ": a sharded table lives on its ranks' devices");
 }
 
 void validateInput(const Input &input, const BufferRefs &refs, const std::string &path) {
@@ -798,6 +825,23 @@ void embc::runtime::detail::validatePlan(const Plan &plan) {
   for (size_t i = 0; i < plan.tableBatches.size(); ++i)
     validateTableBatch(plan, plan.tableBatches[i], refs, batchOf, i,
                        childPath("table_batches", i));
+  // A disk table outside a batch has buffers of its own, which the layout
+  // check above found on pages (a view would lie in another's memory).
+  for (size_t i = 0; i < plan.tables.size(); ++i) {
+    const Table &table = plan.tables[i];
+    if (table.placement != Placement::Disk || batchOf[i] >= 0)
+      continue;
+    std::vector<int32_t> own = table.state;
+    own.push_back(table.buffer);
+    if (table.qparams >= 0)
+      own.push_back(table.qparams);
+    for (int32_t b : own)
+      if (plan.buffers[size_t(b)].parent >= 0)
+        failAt(childPath(childPath("tables", i), "placement"),
+               "disk table '" + table.name + "' is in no batch, but its buffer '" +
+                   plan.buffers[size_t(b)].name + "' is a view into '" +
+                   plan.buffers[size_t(plan.buffers[size_t(b)].parent)].name + "'");
+  }
   for (size_t i = 0; i < plan.inputs.size(); ++i)
     validateInput(plan.inputs[i], refs, childPath("inputs", i));
   // A plan that reads no data or updates nothing would "train" without

@@ -107,3 +107,27 @@ module @clash attributes {emb.training = #emb.training<batch_size = 4, dense_opt
     return %l, %p : tensor<f32>, tensor<4x1xf32>
   }
 }
+
+// -----
+
+module @placements attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
+  emb.table @p1 [10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement disk
+  emb.table @p2 [20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
+  emb.table @p3 [30 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement disk
+  emb.table @p4 [40 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement host
+  emb.table @p5 [50 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement host
+  func.func @forward(%ids: tensor<6xi64> {emb.feature = "s", emb.role = "ids"},
+                     %offs: tensor<5xi64> {emb.feature = "s", emb.role = "offsets"},
+                     %y: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"}) -> (tensor<f32>, tensor<4x1xf32>) {
+    %e1 = emb.lookup @p1[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %e2 = emb.lookup @p2[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %e3 = emb.lookup @p3[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %e4 = emb.lookup @p4[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %e5 = emb.lookup @p5[%ids, %offs] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %c = emb.concat %e1, %e2, %e3, %e4, %e5
+        : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x20xf32>
+    %p = emb.dot %c, %c : tensor<4x20xf32>, tensor<4x20xf32> -> tensor<4x1xf32>
+    %l = emb.loss mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
+    return %l, %p : tensor<f32>, tensor<4x1xf32>
+  }
+}

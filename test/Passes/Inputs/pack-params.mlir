@@ -227,3 +227,54 @@ module @clash attributes {emb.training = #emb.training<batch_size = 4, dense_opt
   }
 }
 
+// -----
+module @placements attributes {emb.training = #emb.training<batch_size = 4, dense_optimizer = <kind = sgd, lr = 0.1>>} {
+  emb.table @p1[10 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement disk
+  emb.table @p2[20 x 4] f32 init<kind = zeros> optimizer<kind = adagrad>
+  emb.table @p3[30 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement disk
+  emb.table @p4[40 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement host
+  emb.table @p5[50 x 4] f32 init<kind = zeros> optimizer<kind = adagrad> placement host
+  func.func @train_step(%arg0: tensor<6xi64> {emb.feature = "s", emb.role = "ids"}, %arg1: tensor<5xi64> {emb.feature = "s", emb.role = "offsets"}, %arg2: tensor<4x1xf32> {emb.feature = "y", emb.role = "label"}) -> (tensor<f32>, tensor<4x1xf32>) {
+    %0 = emb.lookup @p1[%arg0, %arg1] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %1 = emb.lookup @p2[%arg0, %arg1] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %2 = emb.lookup @p3[%arg0, %arg1] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %3 = emb.lookup @p4[%arg0, %arg1] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %4 = emb.lookup @p5[%arg0, %arg1] sum : tensor<6xi64>, tensor<5xi64> -> tensor<4x4xf32>
+    %5 = emb.concat %0, %1, %2, %3, %4 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x20xf32>
+    %6 = emb.dot %5, %5 : tensor<4x20xf32>, tensor<4x20xf32> -> tensor<4x1xf32>
+    %7 = emb.loss mse %6, %arg2 : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<f32>
+    %8 = emb.loss_grad mse %6, %arg2 : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+    %dlhs, %drhs = emb.dot_grad %8, %5, %5 : tensor<4x1xf32>, tensor<4x20xf32>, tensor<4x20xf32>
+    %9 = emb.add %dlhs, %drhs : tensor<4x20xf32>, tensor<4x20xf32> -> tensor<4x20xf32>
+    %10 = emb.slice %9[0] : tensor<4x20xf32> -> tensor<4x4xf32>
+    %11 = emb.slice %9[4] : tensor<4x20xf32> -> tensor<4x4xf32>
+    %12 = emb.slice %9[8] : tensor<4x20xf32> -> tensor<4x4xf32>
+    %13 = emb.slice %9[12] : tensor<4x20xf32> -> tensor<4x4xf32>
+    %14 = emb.slice %9[16] : tensor<4x20xf32> -> tensor<4x4xf32>
+    %15 = emb.lookup_grad @p5[%arg0, %arg1] sum %14 : tensor<6xi64>, tensor<5xi64>, tensor<4x4xf32> -> tensor<6x4xf32>
+    emb.accumulate_rows @p5[%arg0], %15 : tensor<6xi64>, tensor<6x4xf32>
+    %16 = emb.lookup_grad @p4[%arg0, %arg1] sum %13 : tensor<6xi64>, tensor<5xi64>, tensor<4x4xf32> -> tensor<6x4xf32>
+    emb.accumulate_rows @p4[%arg0], %16 : tensor<6xi64>, tensor<6x4xf32>
+    %17 = emb.lookup_grad @p3[%arg0, %arg1] sum %12 : tensor<6xi64>, tensor<5xi64>, tensor<4x4xf32> -> tensor<6x4xf32>
+    emb.accumulate_rows @p3[%arg0], %17 : tensor<6xi64>, tensor<6x4xf32>
+    %18 = emb.lookup_grad @p2[%arg0, %arg1] sum %11 : tensor<6xi64>, tensor<5xi64>, tensor<4x4xf32> -> tensor<6x4xf32>
+    emb.accumulate_rows @p2[%arg0], %18 : tensor<6xi64>, tensor<6x4xf32>
+    %19 = emb.lookup_grad @p1[%arg0, %arg1] sum %10 : tensor<6xi64>, tensor<5xi64>, tensor<4x4xf32> -> tensor<6x4xf32>
+    emb.accumulate_rows @p1[%arg0], %19 : tensor<6xi64>, tensor<6x4xf32>
+    return %7, %6 : tensor<f32>, tensor<4x1xf32>
+  }
+  func.func @update() {
+    emb.coalesce_rows @p5
+    emb.coalesce_rows @p4
+    emb.coalesce_rows @p3
+    emb.coalesce_rows @p2
+    emb.coalesce_rows @p1
+    emb.update @p5
+    emb.update @p4
+    emb.update @p3
+    emb.update @p2
+    emb.update @p1
+    return
+  }
+}
+

@@ -58,6 +58,7 @@ TEST(EnumSpellings, TheDialectSpellsThePlansWords) {
       emb::getMaxEnumValForWeightDecayMode());
   expectSameWords<rt::LrSchedule, emb::LrSchedule>(emb::getMaxEnumValForLrSchedule());
   expectSameWords<rt::ComputeType, emb::Precision>(emb::getMaxEnumValForPrecision());
+  expectSameWords<rt::Placement, emb::Placement>(emb::getMaxEnumValForPlacement());
 }
 
 // The one set the dialect spells otherwise converts by position.

@@ -241,6 +241,7 @@ TEST(ModelParserExamples, DlrmSmall) {
   EXPECT_EQ(t->dim, 16);
   EXPECT_EQ(t->dtype, runtime::Storage::F32);
   EXPECT_EQ(t->sharding, "none");
+  EXPECT_EQ(t->placement, runtime::Placement::Device);
   EXPECT_EQ(t->init.kind, runtime::InitKind::Uniform);
   EXPECT_DOUBLE_EQ(t->init.low, -0.01);
   EXPECT_DOUBLE_EQ(t->init.high, 0.01);
@@ -913,6 +914,30 @@ TEST(ModelParser, TableDtypeFollowsPlanQuantize) {
   j["plan"]["quantize"] = "auto";
   ModelError e = parseError(j.dump());
   EXPECT_EQ(e.pointer, "/plan/quantize");
+}
+
+// A table's placement: device (default), host or disk; a sharded table
+// stays on its ranks' devices.
+TEST(ModelParser, TablePlacement) {
+  Json j = minimalModel();
+  for (auto [word, placement] : {std::pair{"device", runtime::Placement::Device},
+                                 std::pair{"host", runtime::Placement::Host},
+                                 std::pair{"disk", runtime::Placement::Disk}}) {
+    j["embeddings"][0]["placement"] = word;
+    std::optional<Model> m = parseOk(j.dump());
+    ASSERT_TRUE(m) << word;
+    EXPECT_EQ(m->findTable("t")->placement, placement) << word;
+  }
+  j["embeddings"][0]["placement"] = "ssd";
+  ModelError e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/placement");
+  EXPECT_EQ(e.message, "'placement' must be one of 'device', 'host', 'disk', got 'ssd'");
+  j["embeddings"][0]["placement"] = "disk";
+  j["embeddings"][0]["sharding"] = "table_wise";
+  e = parseError(j.dump());
+  EXPECT_EQ(e.pointer, "/embeddings/0/placement");
+  EXPECT_NE(e.message.find("a sharded table lives on its ranks' devices"), std::string::npos)
+      << e.message;
 }
 
 TEST(ModelParser, TrainingAndPlanKnobs) {

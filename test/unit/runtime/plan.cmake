@@ -7,7 +7,7 @@ emb_unit_test(PlanTests
   plan/PlanTestUtil.cpp plan/PlanRoundTripTest.cpp plan/PlanContainerTest.cpp
   plan/PlanValidationTest.cpp plan/PlanScheduleTest.cpp plan/PlanDocExampleTest.cpp
   plan/PlanCudaTest.cpp plan/ShardGroupAttrsTest.cpp plan/KernelCatalogueDocTest.cpp
-  plan/SequenceLayoutTest.cpp
+  plan/SequenceLayoutTest.cpp plan/PlanPlacementTest.cpp
   LIBS EmbPlan ${XXHASH_LIBRARY}
   INCLUDES ${XXHASH_INCLUDE_DIR}
   DEFINES EMBC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -109,6 +109,15 @@ def Emb_Sharding : I32EnumAttr<"Sharding", "how a table is split across ranks", 
 }
 def Emb_ShardingAttr : EnumAttr<Emb_Dialect, Emb_Sharding, "sharding">;
 
+def Emb_Placement : I32EnumAttr<"Placement",
+    "where a table's rows and optimizer state live", [
+    I32EnumAttrCase<"device", 0>, I32EnumAttrCase<"host", 1>,
+    I32EnumAttrCase<"disk", 2>]> {
+  let cppNamespace = "::embc::emb";
+  let genSpecializedAttr = 0;
+}
+def Emb_PlacementAttr : EnumAttr<Emb_Dialect, Emb_Placement, "placement">;
+
 def Emb_RematMode : I32EnumAttr<"RematMode", "activation rematerialisation", [
     I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"automatic", 1, "auto">,
     I32EnumAttrCase<"all", 2>]> {

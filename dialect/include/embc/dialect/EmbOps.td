@@ -30,10 +30,16 @@ def Emb_TableOp : Emb_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     A table of `rows` x `dim` trainable embeddings, stored as `storage`,
     initialised by `init`. `optimizer` overrides the model's embedding
     optimizer for this table; `sharding` says how ranks split it.
+    `placement` says where its rows and optimizer state live: `device`
+    (the default: the arena), `host` or `disk` (arena pages mapped from a
+    file, each of its buffers page-aligned); only an unsharded table is off
+    the device.
 
     ```mlir
     emb.table @user[943 x 64] f32 init<kind = normal, std = 0.01>
         optimizer<kind = adagrad, lr = 0.05>
+    emb.table @ads[40000000 x 128] f32 init<kind = zeros>
+        optimizer<kind = rowwise_adagrad> placement disk
     ```
   }];
   let arguments = (ins
@@ -43,10 +49,12 @@ def Emb_TableOp : Emb_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     Emb_StorageTypeAttr:$storage,
     Emb_InitializerAttr:$init,
     Emb_OptimizerAttr:$optimizer,
-    DefaultValuedAttr<Emb_ShardingAttr, "::embc::emb::Sharding::none">:$sharding);
+    DefaultValuedAttr<Emb_ShardingAttr, "::embc::emb::Sharding::none">:$sharding,
+    DefaultValuedAttr<Emb_PlacementAttr, "::embc::emb::Placement::device">:$placement);
   let assemblyFormat = [{
     $sym_name `[` $rows `x` $dim `]` `` $storage `init` `` $init
-    `optimizer` `` $optimizer (`sharding` `` $sharding^)? attr-dict
+    `optimizer` `` $optimizer (`sharding` `` $sharding^)? (`placement` `` $placement^)?
+    attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

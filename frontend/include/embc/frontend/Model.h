@@ -67,6 +67,8 @@ struct Table {
   Initializer init;
   OptimizerConfig optimizer; ///< the override, or the model's embedding optimizer
   std::string sharding = "none";
+  /// Where the rows and optimizer state live (device, host or disk).
+  runtime::Placement placement = runtime::Placement::Device;
 };
 
 struct Layer {

@@ -464,7 +464,7 @@ def EmbPackParamsPass : Pass<"emb-pack-params", "::mlir::ModuleOp"> {
     member in one sweep of contiguous memory, and the gradient is cut into all-reduce buckets of at most
     `bucket-kib` KiB (at member boundaries) for data-parallel training.
 
-    Tables with the same dim, storage and optimizer become one
+    Tables with the same dim, storage, optimizer and placement become one
     `emb.table_batch`: one rows x dim buffer with per-table row offsets (and
     the optimizer state alongside), one sparse gradient, and one
     `emb.coalesce_rows` and `emb.update` for all of them. A table with a

@@ -31,11 +31,19 @@ namespace embc::runtime {
 
 /// The plan format version this code reads and writes. A plan of another
 /// version is refused with a message naming both.
-inline constexpr uint32_t kPlanVersion = 11;
+inline constexpr uint32_t kPlanVersion = 12;
 
 /// Element types. F16/BF16/U8 store quantised embedding tables
 /// (-emb-quantize); U8 rows of an int8 or int4 table come with a per-row
 /// F16 scale and bias (Table::qparams).
+/// The page a `disk` table's buffers are laid out in (Placement::Disk):
+/// each of its buffers of its own (rows, qparams, optimizer state; for a
+/// batched table the batch's) starts at a multiple of this many bytes of
+/// the arena and reserves its bytes (times its slots) rounded up to a
+/// multiple of it, so embrun can map a file over exactly those pages and
+/// no other buffer shares one.
+inline constexpr int64_t kDiskPageBytes = 4096;
+
 enum class DType { F32, F64, I64, F16, BF16, U8 };
 EMBC_PLAN_ENUM(DType, U8, "dtype", "f32", "f64", "i64", "f16", "bf16", "u8");
 const char *dtypeName(DType type);
@@ -79,7 +87,9 @@ struct Buffer {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   bool dynamic = false;  ///< leading dimension filled up to a runtime length
-  int64_t offset = 0;    ///< bytes from the start of the arena (64-aligned)
+  /// Bytes from the start of the arena: 64-aligned; a disk table's buffer
+  /// of its own on a page (kDiskPageBytes).
+  int64_t offset = 0;
   int64_t bytes = 0;     ///< product(shape) * dtypeBytes(dtype)
   /// -1, or the buffer this one is a view into (-emb-pack-params): its bytes
   /// lie inside the parent's, aligned to its dtype, and count only once.
@@ -174,6 +184,10 @@ struct Table {
   /// storedRows() rows (lookups on it see rows of its shard, ids relative to
   /// its first row).
   std::vector<int64_t> shardRows;
+  /// Where the rows, qparams and optimizer state live: device (the arena),
+  /// host, or disk (arena pages mapped from a scratch file, each buffer
+  /// aligned to kDiskPageBytes). Only an unsharded table is off the device.
+  Placement placement = Placement::Device;
 
   /// Rows rank `rank` stores (all of them when the table is not sharded).
   int64_t rowsOn(int rank) const {
@@ -222,6 +236,9 @@ struct TableBatch {
   /// view (at byte 4 * row offset). An int4 batch's buffer is rows x dim/2.
   Storage storage = Storage::F32;
   int32_t qparams = -1;
+  /// The members' placement (-emb-pack-params batches one placement only):
+  /// for disk, the batch's buffers are the ones mapped from a file.
+  Placement placement = Placement::Device;
 };
 
 /// One data input of the step, bound to a column of the data source.
@@ -420,6 +437,10 @@ struct Plan {
 
   /// Bytes of the buffers with `role`, views not counted twice.
   int64_t bytesWithRole(BufferRole role) const;
+  /// The placement of each buffer: a table's or table batch's values,
+  /// qparams and optimizer state (and views into them) take its placement;
+  /// every other buffer (gradients included) is Device.
+  std::vector<Placement> bufferPlacements() const;
   /// Bytes live at each position of the timeline (step kernels, then update
   /// kernels), from the buffers' lifetimes: each buffer that is not a view
   /// counts bytes x slots over [firstUse, lastUse], or everywhere when it

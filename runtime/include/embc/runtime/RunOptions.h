@@ -78,6 +78,8 @@ struct RunOptions {
   /// held whole (and shuffled whole); larger data is streamed, shuffled in
   /// windows of a sixteenth of it (StreamOptions::residentBudget).
   int64_t dataMemoryMiB = 1024;
+  /// Where `disk` tables get their scratch files (removed at exit).
+  std::string tableDir = "/tmp";
   /// fp16 plans: the initial dynamic loss scale instead of the plan's
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).

@@ -22,7 +22,11 @@
 #include "embc/runtime/cpu/SequenceKernels.h"
 #include "embc/runtime/cpu/Parallel.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -902,7 +906,10 @@ public:
     cpu::setTeamSize(tuner_.current());
     openblas_set_num_threads(1);
   }
-  ~CpuBackend() override { std::free(arena_); }
+  ~CpuBackend() override {
+    if (arena_)
+      ::munmap(arena_, arenaBytes_);
+  }
   const char *name() const override { return "cpu"; }
   std::optional<BackendNote> stepTimed(double seconds, double work) override {
     const int64_t trials = tuner_.trials();
@@ -931,13 +938,37 @@ public:
   }
 
   std::byte *allocateArena(size_t bytes) override {
-    size_t rounded = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;
-    arena_ = std::aligned_alloc(64, rounded);
-    if (!arena_)
+    // Anonymous pages: zero until written, and only the pages touched take
+    // memory (a large arena whose tables are placed on disk is mostly
+    // file-backed; backWithFile maps those pages over it).
+    arenaBytes_ = (std::max<size_t>(bytes, 64) + 4095) / 4096 * 4096;
+    void *arena = ::mmap(nullptr, arenaBytes_, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (arena == MAP_FAILED)
       throw std::runtime_error("cannot allocate the " + std::to_string(bytes) +
-                               "-byte arena");
-    std::memset(arena_, 0, rounded);
+                               "-byte arena: " + std::strerror(errno));
+    arena_ = arena;
     return static_cast<std::byte *>(arena_);
+  }
+
+  void backWithFile(int64_t offset, int64_t bytes, const std::string &directory) override {
+    std::string path = (directory.empty() ? std::string("/tmp") : directory) +
+                       "/embc-table-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0)
+      throw std::runtime_error("cannot create a table file in " + directory + ": " +
+                               std::strerror(errno));
+    ::unlink(path.c_str()); // scratch: gone with the process (checkpoints keep the values)
+    const bool sized = ::ftruncate(fd, off_t(bytes)) == 0;
+    void *at = sized ? ::mmap(static_cast<std::byte *>(arena_) + offset, size_t(bytes),
+                              PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
+                     : MAP_FAILED;
+    const int error = errno;
+    ::close(fd);
+    if (at == MAP_FAILED)
+      throw std::runtime_error("cannot back " + std::to_string(bytes) +
+                               " bytes of table with a file in " + directory + ": " +
+                               std::strerror(error));
   }
 
   BoundKernel bind(const Kernel &kernel, const Plan &plan) override {
@@ -963,6 +994,7 @@ private:
   }
 
   void *arena_ = nullptr;
+  size_t arenaBytes_ = 0;
   CommBinder comm_;
   TeamTuner tuner_;
 };

@@ -37,21 +37,21 @@ TEST(PlanContainer, WrongMagic) {
 
 TEST(PlanContainer, OtherFormatVersion) {
   Plan plan = samplePlan();
-  plan.version = 12; // header and body both say 12, checksum valid
+  plan.version = 13; // header and body both say 13, checksum valid
   EXPECT_EQ(errorFor(serializePlan(plan)),
-            "plan format version 12, this embrun reads version 11: recompile the model with a "
+            "plan format version 13, this embrun reads version 12: recompile the model with a "
             "matching embc");
-  // A header that says 11 over a body that says 12 is refused by the body.
-  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 11)),
-            "version: plan format version 12, this embrun reads version 11: recompile the model "
+  // A header that says 12 over a body that says 13 is refused by the body.
+  EXPECT_EQ(errorFor(containerWith(planToJson(plan).dump(), 12)),
+            "version: plan format version 13, this embrun reads version 12: recompile the model "
             "with a matching embc");
-  // An older plan (version 10, before the data schema) and a zeroed header
+  // An older plan (version 11, before tables' placement) and a zeroed header
   // as well.
-  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 10)),
-            "plan format version 10, this embrun reads version 11: recompile the model with a "
+  EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 11)),
+            "plan format version 11, this embrun reads version 12: recompile the model with a "
             "matching embc");
   EXPECT_EQ(errorFor(containerWith(planToJson(samplePlan()).dump(), 0)),
-            "plan format version 0, this embrun reads version 11: recompile the model with a "
+            "plan format version 0, this embrun reads version 12: recompile the model with a "
             "matching embc");
 }
 

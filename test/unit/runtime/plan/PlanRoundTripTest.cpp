@@ -207,7 +207,7 @@ TEST(PlanRoundTrip, HeaderLayoutIsLittleEndian) {
   std::string bytes = serializePlan(samplePlan());
   ASSERT_GT(bytes.size(), 32u);
   EXPECT_EQ(bytes.substr(0, 8), "EMBCPLAN");
-  EXPECT_EQ(bytes.substr(8, 8), std::string("\x0b\0\0\0\0\0\0\0", 8)); // version 11, flags 0
+  EXPECT_EQ(bytes.substr(8, 8), std::string("\x0c\0\0\0\0\0\0\0", 8)); // version 12, flags 0
   uint64_t length = 0;
   for (int i = 0; i < 8; ++i)
     length |= uint64_t(static_cast<unsigned char>(bytes[16 + i])) << (8 * i);

@@ -224,7 +224,7 @@ auto fieldsOf(const Param &p) {
 
 auto fieldsOf(const Table &t) {
   return std::tuple_cat(std::tie(t.name, t.rows, t.dim, t.buffer, t.gradRows, t.gradValues,
-                                 t.state),
+                                 t.state, t.placement),
                         fieldsOf(t.init), fieldsOf(t.optimizer));
 }
 

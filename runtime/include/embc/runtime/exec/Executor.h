@@ -135,6 +135,15 @@ public:
   /// Allocates `bytes` of zeroed, 64-byte aligned host memory for the arena
   /// (a device backend: the host mirror; it allocates the device arena itself).
   virtual std::byte *allocateArena(size_t bytes) = 0;
+  /// Backs arena bytes [offset, offset + bytes) (page-aligned) with a
+  /// scratch file in `directory` instead of memory: a `disk` table's rows
+  /// and optimizer state, read and written through the page cache. The
+  /// bytes read as zeros. Backends without it refuse.
+  virtual void backWithFile(int64_t offset, int64_t bytes, const std::string &directory) {
+    (void)offset, (void)bytes, (void)directory;
+    throw PlanError(std::string("the ") + name() + " backend keeps tables in its own memory: placement "
+                    "disk (and host) runs on the CPU backend only for now");
+  }
   /// Binds a kernel; throws PlanError when it cannot run it. `schedule` is
   /// "step" or "update" and `index` the kernel's position in it.
   virtual BoundKernel bind(const Kernel &kernel, const Plan &plan) = 0;
@@ -363,6 +372,12 @@ public:
   /// (embrun --profile). Off costs one branch per schedule; forward()
   /// (evaluation) is never timed.
   void setProfiling(bool on) { profiling_ = on; }
+  /// Backs every `disk` table's buffers (rows, scale/bias, optimizer state)
+  /// with scratch files in `directory` (docs/memory.md, "Tables larger than
+  /// memory"); before anything is written to them. Returns the bytes placed
+  /// on disk. Throws PlanError for a buffer the plan did not page-align, and
+  /// the backend's refusal.
+  int64_t placeDiskTables(const std::string &directory);
   /// Whether a forward brings the predictions (and a token loss's targets)
   /// to the host, for metrics: on by default. A token loss's predictions
   /// are B x L x vocab logits that only an evaluation reads, so the

@@ -79,6 +79,12 @@ EMBC_PLAN_ENUM(Storage, Int4, "storage", "f32", "f16", "bf16", "int8", "int4");
 /// Row-wise storages (int8, int4) keep a per-row scale and bias.
 inline bool isRowwise(Storage s) { return s == Storage::Int8 || s == Storage::Int4; }
 
+/// Where a table's rows and optimizer state live (Table::placement):
+/// the arena (device memory on a GPU), host memory, or a memory-mapped
+/// scratch file read through the page cache (embrun --table-dir).
+enum class Placement : uint8_t { Device, Host, Disk };
+EMBC_PLAN_ENUM(Placement, Disk, "placement", "device", "host", "disk");
+
 /// How an update of a quantised table rounds back to its storage.
 enum class Requantize : uint8_t { Stochastic };
 EMBC_PLAN_ENUM(Requantize, Stochastic, "requantize mode", "stochastic");
