@@ -61,19 +61,8 @@ using namespace embc::emb;
 
 namespace {
 
-/// Bytes for a reader: KiB, MiB or GiB with one decimal.
-std::string mib(int64_t bytes) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  double b = double(bytes);
-  if (b < double(1 << 20))
-    os << llvm::format("%.1f KiB", b / 1024.0);
-  else if (b < double(int64_t(1) << 30))
-    os << llvm::format("%.1f MiB", b / double(1 << 20));
-  else
-    os << llvm::format("%.2f GiB", b / double(int64_t(1) << 30));
-  return s;
-}
+/// Bytes for the notes (GiB with two decimals).
+std::string mib(int64_t bytes) { return memory::readableBytes(bytes, 2); }
 
 /// The quantisation ladder's storages; level 0 is the tables' own (f32).
 constexpr StorageType kLevels[] = {StorageType::f32, StorageType::bf16,

@@ -17,6 +17,7 @@
 #include "MemoryPlanner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -171,6 +172,18 @@ std::optional<Strategy> embc::memory::parseStrategy(const std::string &name) {
 }
 
 std::string embc::memory::strategyNames() { return rt::enumChoices<Strategy>(); }
+
+std::string embc::memory::readableBytes(int64_t bytes, int gibDecimals) {
+  const double b = double(bytes);
+  char text[48];
+  if (b < double(1 << 20))
+    std::snprintf(text, sizeof text, "%.1f KiB", b / 1024.0);
+  else if (b < double(int64_t(1) << 30))
+    std::snprintf(text, sizeof text, "%.1f MiB", b / double(1 << 20));
+  else
+    std::snprintf(text, sizeof text, "%.*f GiB", gibDecimals, b / double(int64_t(1) << 30));
+  return text;
+}
 
 int64_t embc::memory::footprint(const rt::Buffer &buffer) {
   return buffer.bytes * std::max<int64_t>(buffer.slots, 1);

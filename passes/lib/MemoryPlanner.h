@@ -43,6 +43,10 @@ std::optional<Strategy> parseStrategy(const std::string &name);
 /// "greedy_by_size or sequential", for messages.
 std::string strategyNames();
 
+/// Bytes for a reader: "12.3 KiB", "4.5 MiB", or GiB with `gibDecimals`
+/// decimals (the report's tiers use 1, -emb-auto's notes 2).
+std::string readableBytes(int64_t bytes, int gibDecimals);
+
 /// One thing to place: `bytes` live over positions [first, last] (inclusive).
 struct Block {
   int64_t bytes = 0;

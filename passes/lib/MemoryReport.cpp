@@ -31,19 +31,8 @@ constexpr rt::BufferRole kRoles[] = {
 
 double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 
-/// Bytes for a reader: KiB, MiB or GiB with one decimal.
-std::string sized(int64_t bytes) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  double b = double(bytes);
-  if (b < double(1 << 20))
-    os << llvm::format("%.1f KiB", b / 1024.0);
-  else if (b < double(int64_t(1) << 30))
-    os << llvm::format("%.1f MiB", b / double(1 << 20));
-  else
-    os << llvm::format("%.1f GiB", b / double(int64_t(1) << 30));
-  return s;
-}
+/// Bytes for the tiers line (GiB with one decimal).
+std::string sized(int64_t bytes) { return embc::memory::readableBytes(bytes, 1); }
 
 /// The arena by tier, when a table is off the device (Table::placement):
 /// disk pages are inside the arena's address range (the peak counts them)

@@ -264,6 +264,10 @@ private:
   /// parsing it); asks the loader for the blocks that come next.
   std::shared_ptr<const RowBlock> block(uint64_t b) const;
   std::shared_ptr<const RowBlock> parseBlock(uint64_t b) const;
+  /// Parses block b with the mutex released and holds it (`lock` held on
+  /// entry and on return, also when parsing throws).
+  std::shared_ptr<const RowBlock> parseAndHold(uint64_t b,
+                                               std::unique_lock<std::mutex> &lock) const;
   /// Holds `block` as block b, evicting the least recently used beyond the
   /// capacity (mutex held).
   void hold(uint64_t b, std::shared_ptr<const RowBlock> block) const;
@@ -480,6 +484,13 @@ std::shared_ptr<const RowBlock> SchemaSource::block(uint64_t b) const {
       break;
     changed_.wait(lock);
   }
+  std::shared_ptr<const RowBlock> parsed = parseAndHold(b, lock);
+  planAhead(b);
+  return parsed;
+}
+
+std::shared_ptr<const RowBlock>
+SchemaSource::parseAndHold(uint64_t b, std::unique_lock<std::mutex> &lock) const {
   parsing_.insert(b);
   lock.unlock();
   std::shared_ptr<const RowBlock> parsed;
@@ -494,7 +505,6 @@ std::shared_ptr<const RowBlock> SchemaSource::block(uint64_t b) const {
   lock.lock();
   parsing_.erase(b);
   hold(b, parsed);
-  planAhead(b);
   changed_.notify_all();
   return parsed;
 }
@@ -509,19 +519,11 @@ void SchemaSource::loadAhead() {
     wanted_.pop_front();
     if (held_.count(b) || parsing_.count(b))
       continue;
-    parsing_.insert(b);
-    lock.unlock();
-    std::shared_ptr<const RowBlock> parsed;
     try {
-      parsed = parseBlock(b);
+      parseAndHold(b, lock);
     } catch (...) {
       // The thread that needs the block parses it again and reports why.
     }
-    lock.lock();
-    parsing_.erase(b);
-    if (parsed)
-      hold(b, std::move(parsed));
-    changed_.notify_all();
   }
 }
 
