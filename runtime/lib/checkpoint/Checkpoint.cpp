@@ -1,15 +1,16 @@
 //===- Checkpoint.cpp - checkpoint directories and embedding export -------===//
 //
-// A thin layer over safetensors: a fixed file name inside a directory, a
-// format marker so that arbitrary safetensors files (e.g. an embedding
-// export) are not mistaken for resumable checkpoints, and per-tensor
-// restore that checks the checkpoint against what the plan expects.
+// A thin layer over safetensors: a fixed file name inside a directory and a
+// format marker, so that arbitrary safetensors files (e.g. an embedding
+// export) are not mistaken for resumable checkpoints. Restoring tensors,
+// checked against what the plan expects, is CheckpointRestore.cpp.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CheckpointInternal.h"
+
 #include "embc/runtime/checkpoint/Checkpoint.h"
 
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -39,8 +40,7 @@ void embc::runtime::checkpoint::saveCheckpoint(
   writeSafetensors(checkpointFilePath(dir), content.tensors, metadata);
 }
 
-SafetensorsFile
-embc::runtime::checkpoint::loadCheckpoint(const std::string &dir, Verify verify) {
+std::string embc::runtime::checkpoint::existingCheckpointFile(const std::string &dir) {
   std::error_code error;
   if (!fs::is_directory(dir, error))
     throw CheckpointError("checkpoint directory '" + dir +
@@ -49,65 +49,24 @@ embc::runtime::checkpoint::loadCheckpoint(const std::string &dir, Verify verify)
   if (!fs::exists(path, error))
     throw CheckpointError("'" + dir + "' holds no checkpoint: " + path +
                           " does not exist");
-  SafetensorsFile file = readSafetensors(path, verify);
-  auto format = file.metadata.find("format");
-  std::string found = format == file.metadata.end() ? "" : format->second;
+  return path;
+}
+
+void embc::runtime::checkpoint::checkCheckpointFormat(
+    const std::string &path, const std::map<std::string, std::string> &metadata) {
+  auto format = metadata.find("format");
+  std::string found = format == metadata.end() ? "" : format->second;
   if (found != kCheckpointFormat)
     throw CheckpointError(path + " is not an embc checkpoint (format '" +
                           found + "', expected '" + kCheckpointFormat + "')");
+}
+
+SafetensorsFile
+embc::runtime::checkpoint::loadCheckpoint(const std::string &dir, Verify verify) {
+  std::string path = existingCheckpointFile(dir);
+  SafetensorsFile file = readSafetensors(path, verify);
+  checkCheckpointFormat(path, file.metadata);
   return file;
-}
-
-namespace {
-
-/// Tensor `name` of `file`, checked to have `dtype` and `shape`.
-const TensorData &expectedTensor(const SafetensorsFile &file, const std::string &name,
-                                 const std::string &dtype,
-                                 const std::vector<int64_t> &shape) {
-  auto it = file.tensors.find(name);
-  if (it == file.tensors.end())
-    throw CheckpointError("checkpoint has no tensor '" + name +
-                          "', which the plan expects");
-  const TensorData &tensor = it->second;
-  if (tensor.dtype != dtype)
-    throw CheckpointError("checkpoint tensor '" + name + "' has dtype " +
-                          tensor.dtype + ", the plan expects " + dtype);
-  if (tensor.shape != shape)
-    throw CheckpointError("checkpoint tensor '" + name + "' has shape " +
-                          formatShape(tensor.shape) + ", the plan expects " +
-                          formatShape(shape));
-  return tensor;
-}
-
-} // namespace
-
-void embc::runtime::checkpoint::restoreTensor(const SafetensorsFile &file,
-                                              const std::string &name,
-                                              const std::string &dtype,
-                                              const std::vector<int64_t> &shape,
-                                              void *out, size_t bytes) {
-  const TensorData &tensor = expectedTensor(file, name, dtype, shape);
-  if (tensor.bytes.size() != bytes)
-    throw CheckpointError("restoring checkpoint tensor '" + name +
-                          "': it holds " + std::to_string(tensor.bytes.size()) +
-                          " bytes, but the destination is " +
-                          std::to_string(bytes) + " bytes");
-  if (bytes > 0)
-    std::memcpy(out, tensor.bytes.data(), bytes);
-}
-
-void embc::runtime::checkpoint::restoreRows(const SafetensorsFile &file,
-                                            const std::string &name, const std::string &dtype,
-                                            const std::vector<int64_t> &shape,
-                                            int64_t firstRow, int64_t rows, void *out) {
-  const TensorData &tensor = expectedTensor(file, name, dtype, shape);
-  if (shape.empty() || firstRow < 0 || rows < 0 || firstRow + rows > shape[0])
-    throw CheckpointError("restoring rows [" + std::to_string(firstRow) + ", " +
-                          std::to_string(firstRow + rows) + ") of checkpoint tensor '" +
-                          name + "' of shape " + formatShape(shape));
-  size_t rowBytes = tensor.bytes.size() / size_t(shape[0]);
-  if (rows > 0)
-    std::memcpy(out, tensor.bytes.data() + size_t(firstRow) * rowBytes, size_t(rows) * rowBytes);
 }
 
 void embc::runtime::checkpoint::exportEmbeddings(

@@ -36,16 +36,19 @@ std::string embc::runtime::checkpoint::checksumHex(uint64_t digest) {
   return text;
 }
 
-FileChecksum::FileChecksum(nlohmann::json header)
+std::string FileChecksum::headerText(nlohmann::json header) {
+  auto metadata = header.find("__metadata__");
+  if (metadata != header.end() && metadata->is_object())
+    metadata->erase(kChecksumKey);
+  return header.dump();
+}
+
+FileChecksum::FileChecksum(HeaderText header)
     : state_(XXH64_createState(), &XXH64_freeState) {
   if (!state_)
     throw std::bad_alloc();
   XXH64_reset(state_.get(), 0);
-  auto metadata = header.find("__metadata__");
-  if (metadata != header.end() && metadata->is_object())
-    metadata->erase(kChecksumKey);
-  std::string canonical = header.dump();
-  update(canonical.data(), canonical.size());
+  update(header.text.data(), header.text.size());
 }
 
 std::string FileChecksum::value() const {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace embc::runtime::checkpoint {
@@ -30,7 +31,17 @@ std::string checksumHex(uint64_t digest);
 class FileChecksum {
 public:
   /// Starts with `header` (the whole header object; the key is removed here).
-  explicit FileChecksum(nlohmann::json header);
+  explicit FileChecksum(nlohmann::json header)
+      : FileChecksum(HeaderText{headerText(std::move(header))}) {}
+  /// What the checksum covers of `header`: its canonical text without the
+  /// checksum key.
+  static std::string headerText(nlohmann::json header);
+  /// Starts with text headerText returned: a reader keeps that text, not
+  /// the parsed header, until it hashes the data.
+  struct HeaderText {
+    std::string_view text;
+  };
+  explicit FileChecksum(HeaderText header);
   void update(const void *data, size_t bytes) {
     if (bytes > 0)
       XXH64_update(state_.get(), data, bytes);

@@ -3,11 +3,17 @@
 // Everything in the header is untrusted: a checkpoint may be truncated by a
 // full disk, corrupted in transit, or not a safetensors file at all. The
 // reader validates the whole header (including that the tensors tile the
-// data buffer exactly) before it allocates anything, and verifies the embc
-// checksum of header and data after reading, so a bad file is refused with
-// a message saying what is wrong instead of resuming training from garbage.
-// A file without the checksum is refused too (unless Verify::No): otherwise
-// deleting one metadata key would switch verification off.
+// data buffer exactly) before it reads or allocates anything for the data,
+// and verifies the embc checksum of header and data in the same pass that
+// reads the data, so a bad file is refused with a message saying what is
+// wrong instead of resuming training from garbage. A file without the
+// checksum is refused too (unless Verify::No): otherwise deleting one
+// metadata key would switch verification off.
+//
+// The data is read a chunk at a time, straight into the caller's memory
+// (SafetensorsReader.h says why); readSafetensors, at the end, is that pass
+// into buffers it allocates. Everything readSafetensors needs is in this
+// file and SafetensorsFormat.cpp, the two the checkpoint fuzzer builds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +21,7 @@
 
 #include "embc/runtime/checkpoint/Checkpoint.h"
 #include "embc/runtime/checkpoint/Safetensors.h"
+#include "embc/runtime/checkpoint/SafetensorsReader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +29,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,14 +43,35 @@ using nlohmann::json;
 
 namespace {
 
-/// Closes the file descriptor on every exit path.
+/// Closes the file descriptor on every exit path until release().
 struct FileHandle {
   int fd = -1;
   ~FileHandle() {
     if (fd >= 0)
       ::close(fd);
   }
+  int release() { return std::exchange(fd, -1); }
 };
+
+/// Reads exactly `bytes` at `offset`; a short read means the file shrank
+/// or was shorter than its header says.
+void readExactly(const std::string &path, int fd, void *out, size_t bytes, uint64_t offset) {
+  char *cursor = static_cast<char *>(out);
+  while (bytes > 0) {
+    ssize_t got = ::pread(fd, cursor, bytes, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      throw CheckpointError(path + ": read failed: " + std::strerror(errno));
+    }
+    if (got == 0)
+      throw CheckpointError(path + ": truncated: the file ended at byte " +
+                            std::to_string(offset) + " while reading");
+    cursor += got;
+    bytes -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+}
 
 /// Where a tensor's bytes lie in the data buffer, for the tiling check.
 struct Extent {
@@ -50,53 +80,42 @@ struct Extent {
   std::string name;
 };
 
-class Reader {
+/// What a reader keeps of a validated header.
+struct Header {
+  uint64_t dataStart = 0;
+  uint64_t dataBytes = 0;
+  std::string checksummed;
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, TensorInfo> tensors;
+};
+
+/// Reads and validates the length prefix and the JSON header of an open
+/// file; reads nothing of the data buffer.
+class HeaderParser {
 public:
-  Reader(std::string path, Verify verify) : path_(std::move(path)), verify_(verify) {}
-  SafetensorsFile read();
+  HeaderParser(const std::string &path, int fd, uint64_t fileBytes)
+      : path_(path), fd_(fd), fileBytes_(fileBytes) {}
+  Header parse();
 
 private:
   [[noreturn]] void error(const std::string &message) const {
     throw CheckpointError(path_ + ": " + message);
   }
-  /// Reads exactly `bytes` at `offset`; a short read means the file shrank
-  /// or was shorter than its header says.
-  void readAt(void *out, size_t bytes, uint64_t offset);
+  void readAt(void *out, size_t bytes, uint64_t offset) {
+    readExactly(path_, fd_, out, bytes, offset);
+  }
   uint64_t readHeaderLength();
   json parseHeader(uint64_t headerBytes);
-  void readMetadata(const json &value, SafetensorsFile &file);
-  Extent readTensorEntry(const std::string &name, const json &entry,
-                         SafetensorsFile &file);
+  void readMetadata(const json &value, Header &header);
+  Extent readTensorEntry(const std::string &name, const json &entry, Header &header);
   void checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes);
-  void readData(std::vector<Extent> &extents, uint64_t bufferStart, const json &header,
-                SafetensorsFile &file);
-  void verifyChecksum(const SafetensorsFile &file, const FileChecksum &checksum) const;
 
-  std::string path_;
-  Verify verify_;
-  FileHandle file_;
-  uint64_t fileBytes_ = 0;
+  const std::string &path_;
+  int fd_;
+  uint64_t fileBytes_;
 };
 
-void Reader::readAt(void *out, size_t bytes, uint64_t offset) {
-  char *cursor = static_cast<char *>(out);
-  while (bytes > 0) {
-    ssize_t got = ::pread(file_.fd, cursor, bytes, static_cast<off_t>(offset));
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      error(std::string("read failed: ") + std::strerror(errno));
-    }
-    if (got == 0)
-      error("truncated: the file ended at byte " + std::to_string(offset) +
-            " while reading");
-    cursor += got;
-    bytes -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-}
-
-uint64_t Reader::readHeaderLength() {
+uint64_t HeaderParser::readHeaderLength() {
   if (fileBytes_ < 8)
     error("truncated: the file is " + std::to_string(fileBytes_) +
           " bytes, too short for the 8-byte header length");
@@ -117,7 +136,7 @@ uint64_t Reader::readHeaderLength() {
   return headerBytes;
 }
 
-json Reader::parseHeader(uint64_t headerBytes) {
+json HeaderParser::parseHeader(uint64_t headerBytes) {
   std::string text(headerBytes, '\0');
   readAt(text.data(), text.size(), 8);
   // nlohmann stops at a NUL as at the end of input: what follows would be
@@ -153,18 +172,18 @@ json Reader::parseHeader(uint64_t headerBytes) {
   return header;
 }
 
-void Reader::readMetadata(const json &value, SafetensorsFile &file) {
+void HeaderParser::readMetadata(const json &value, Header &header) {
   if (!value.is_object())
     error("__metadata__ is not a JSON object");
   for (const auto &[key, text] : value.items()) {
     if (!text.is_string())
       error("__metadata__ value of '" + key + "' is not a string");
-    file.metadata[key] = text.get<std::string>();
+    header.metadata[key] = text.get<std::string>();
   }
 }
 
-Extent Reader::readTensorEntry(const std::string &name, const json &entry,
-                               SafetensorsFile &file) {
+Extent HeaderParser::readTensorEntry(const std::string &name, const json &entry,
+                                     Header &header) {
   std::string where = "tensor '" + name + "'";
   if (!entry.is_object())
     error(where + ": the entry is not a JSON object");
@@ -181,7 +200,7 @@ Extent Reader::readTensorEntry(const std::string &name, const json &entry,
   const json &dtype = field("dtype");
   if (!dtype.is_string())
     error(where + ": dtype is not a string");
-  TensorData tensor;
+  TensorInfo tensor;
   tensor.dtype = dtype.get<std::string>();
   std::optional<size_t> elementSize = dtypeSize(tensor.dtype);
   if (!elementSize)
@@ -216,11 +235,13 @@ Extent Reader::readTensorEntry(const std::string &name, const json &entry,
           " = " + std::to_string(*expected) + " bytes, but its data_offsets " +
           offsets.dump() + " span " +
           std::to_string(extent.end - extent.begin) + " bytes");
-  file.tensors.emplace(name, std::move(tensor));
+  tensor.begin = extent.begin;
+  tensor.bytes = *expected;
+  header.tensors.emplace(name, std::move(tensor));
   return extent;
 }
 
-void Reader::checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes) {
+void HeaderParser::checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes) {
   std::sort(extents.begin(), extents.end(),
             [](const Extent &a, const Extent &b) {
               return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
@@ -257,71 +278,168 @@ void Reader::checkTiling(std::vector<Extent> &extents, uint64_t bufferBytes) {
           " trailing bytes after the last tensor");
 }
 
-void Reader::readData(std::vector<Extent> &extents, uint64_t bufferStart, const json &header,
-                      SafetensorsFile &file) {
-  FileChecksum checksum(header);
-  // Extents are sorted, so the checksum covers the buffer in file order.
-  for (const Extent &extent : extents) {
-    std::vector<std::byte> &bytes = file.tensors.at(extent.name).bytes;
-    bytes.resize(extent.end - extent.begin);
-    if (bytes.empty())
-      continue;
-    readAt(bytes.data(), bytes.size(), bufferStart + extent.begin);
-    checksum.update(bytes.data(), bytes.size());
+Header HeaderParser::parse() {
+  uint64_t headerBytes = readHeaderLength();
+  json parsed = parseHeader(headerBytes);
+
+  Header header;
+  std::vector<Extent> extents;
+  for (const auto &[name, entry] : parsed.items()) {
+    if (name == "__metadata__")
+      readMetadata(entry, header);
+    else
+      extents.push_back(readTensorEntry(name, entry, header));
   }
-  verifyChecksum(file, checksum);
+  header.dataStart = 8 + headerBytes;
+  header.dataBytes = fileBytes_ - header.dataStart;
+  checkTiling(extents, header.dataBytes);
+  header.checksummed = FileChecksum::headerText(std::move(parsed));
+  return header;
 }
 
-void Reader::verifyChecksum(const SafetensorsFile &file, const FileChecksum &checksum) const {
-  if (verify_ == Verify::No)
-    return;
-  auto stored = file.metadata.find(kChecksumKey);
-  if (stored == file.metadata.end()) {
-    bool legacy = file.metadata.count(kLegacyChecksumKey) != 0;
+} // namespace
+
+SafetensorsReader::SafetensorsReader(std::string path, Verify verify, size_t chunkBytes)
+    : path_(std::move(path)), verify_(verify), chunkBytes_(std::max<size_t>(chunkBytes, 1)) {
+  FileHandle file{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0)
+    throw CheckpointError("cannot open '" + path_ + "': " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(file.fd, &info) != 0)
+    error(std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode))
+    error("not a regular file");
+  Header header = HeaderParser(path_, file.fd, static_cast<uint64_t>(info.st_size)).parse();
+  dataStart_ = header.dataStart;
+  dataBytes_ = header.dataBytes;
+  checksummedHeader_ = std::move(header.checksummed);
+  metadata_ = std::move(header.metadata);
+  tensors_ = std::move(header.tensors);
+  fd_ = file.release();
+}
+
+SafetensorsReader::~SafetensorsReader() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void SafetensorsReader::error(const std::string &message) const {
+  throw CheckpointError(path_ + ": " + message);
+}
+
+const TensorInfo *SafetensorsReader::find(const std::string &name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+void SafetensorsReader::readChunk(void *out, size_t bytes, uint64_t offset) {
+  uint64_t at = dataStart_ + offset;
+  readExactly(path_, fd_, out, bytes, at);
+  // The pass never comes back to these pages: dropping them keeps a file
+  // larger than memory from pushing out the pages being restored (e.g. a
+  // disk-placed table's). From the page boundary below `at`, so the page
+  // the previous chunk ended in goes too. Only a hint: a failure is harmless.
+  static const uint64_t kPage = uint64_t(::sysconf(_SC_PAGESIZE));
+  uint64_t from = at - at % kPage;
+  ::posix_fadvise(fd_, static_cast<off_t>(from), static_cast<off_t>(at + bytes - from),
+                  POSIX_FADV_DONTNEED);
+}
+
+void SafetensorsReader::read(const std::vector<TensorCopy> &copies) {
+  // Each copy as a byte range of the data buffer, checked before any read.
+  struct Span {
+    uint64_t begin;
+    uint64_t end;
+    std::byte *out;
+  };
+  std::vector<Span> spans;
+  for (const TensorCopy &copy : copies) {
+    const TensorInfo *tensor = find(copy.name);
+    if (!tensor)
+      error("cannot read tensor '" + copy.name + "': the file has none of that name");
+    if (copy.offset > tensor->bytes || copy.bytes > tensor->bytes - copy.offset)
+      error("cannot read bytes [" + std::to_string(copy.offset) + ", " +
+            std::to_string(copy.offset + copy.bytes) + ") of tensor '" + copy.name +
+            "', which has " + std::to_string(tensor->bytes) + " bytes");
+    if (copy.bytes == 0)
+      continue;
+    if (!copy.out)
+      error("cannot read tensor '" + copy.name + "': no destination was given");
+    spans.push_back({tensor->begin + copy.offset, tensor->begin + copy.offset + copy.bytes,
+                     static_cast<std::byte *>(copy.out)});
+  }
+  std::stable_sort(spans.begin(), spans.end(),
+                   [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  ::posix_fadvise(fd_, static_cast<off_t>(dataStart_), static_cast<off_t>(dataBytes_),
+                  POSIX_FADV_SEQUENTIAL);
+
+  // The checksum covers the buffer in file order, each byte once: `hashed`
+  // is where it has got to. Bytes a copy reads are hashed in its
+  // destination; the others go through `bounce`.
+  std::optional<FileChecksum> checksum;
+  if (verify_ == Verify::Yes)
+    checksum.emplace(FileChecksum::HeaderText{checksummedHeader_});
+  uint64_t hashed = 0;
+  std::vector<std::byte> bounce;
+  auto hashUpTo = [&](uint64_t end) {
+    while (hashed < end) {
+      size_t bytes = size_t(std::min<uint64_t>(chunkBytes_, end - hashed));
+      if (bounce.size() < bytes)
+        bounce.resize(bytes);
+      readChunk(bounce.data(), bytes, hashed);
+      checksum->update(bounce.data(), bytes);
+      hashed += bytes;
+    }
+  };
+  for (const Span &span : spans) {
+    if (checksum)
+      hashUpTo(span.begin);
+    for (uint64_t at = span.begin; at < span.end;) {
+      size_t bytes = size_t(std::min<uint64_t>(chunkBytes_, span.end - at));
+      std::byte *out = span.out + (at - span.begin);
+      readChunk(out, bytes, at);
+      if (checksum && at + bytes > hashed) { // not yet hashed: overlapping copies
+        uint64_t from = std::max(at, hashed);
+        checksum->update(out + (from - at), size_t(at + bytes - from));
+        hashed = at + bytes;
+      }
+      at += bytes;
+    }
+  }
+  if (checksum) {
+    hashUpTo(dataBytes_);
+    verifyChecksum(checksum->value());
+  }
+}
+
+void SafetensorsReader::verifyChecksum(const std::string &computed) const {
+  auto stored = metadata_.find(kChecksumKey);
+  if (stored == metadata_.end()) {
+    bool legacy = metadata_.count(kLegacyChecksumKey) != 0;
     error(std::string("no '") + kChecksumKey + "' metadata, so its header and data cannot be " +
           "verified (" +
           (legacy ? "written by an older embc, whose checksum covered the data only"
                   : "written by another tool, or the key was removed") +
           "); --no-verify reads it unverified");
   }
-  std::string computed = checksum.value();
   if (stored->second != computed)
     error("checksum mismatch: the file is corrupt (stored " + stored->second +
           ", computed " + computed + " over the header and data)");
 }
 
-SafetensorsFile Reader::read() {
-  file_.fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file_.fd < 0)
-    throw CheckpointError("cannot open '" + path_ +
-                          "': " + std::strerror(errno));
-  struct stat info;
-  if (::fstat(file_.fd, &info) != 0)
-    error(std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    error("not a regular file");
-  fileBytes_ = static_cast<uint64_t>(info.st_size);
-
-  uint64_t headerBytes = readHeaderLength();
-  json header = parseHeader(headerBytes);
-
-  SafetensorsFile file;
-  std::vector<Extent> extents;
-  for (const auto &[name, entry] : header.items()) {
-    if (name == "__metadata__")
-      readMetadata(entry, file);
-    else
-      extents.push_back(readTensorEntry(name, entry, file));
-  }
-  uint64_t bufferStart = 8 + headerBytes;
-  checkTiling(extents, fileBytes_ - bufferStart);
-  readData(extents, bufferStart, header, file);
-  return file;
-}
-
-} // namespace
-
 SafetensorsFile
 embc::runtime::checkpoint::readSafetensors(const std::string &path, Verify verify) {
-  return Reader(path, verify).read();
+  SafetensorsReader reader(path, verify);
+  SafetensorsFile file;
+  file.metadata = reader.metadata();
+  std::vector<TensorCopy> copies;
+  for (const auto &[name, info] : reader.tensors()) {
+    TensorData &tensor = file.tensors[name];
+    tensor.dtype = info.dtype;
+    tensor.shape = info.shape;
+    tensor.bytes.resize(info.bytes);
+    copies.push_back({name, 0, info.bytes, tensor.bytes.data()});
+  }
+  reader.read(copies);
+  return file;
 }

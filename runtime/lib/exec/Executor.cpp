@@ -626,6 +626,8 @@ double embc::runtime::learningRateScale(const TrainingConfig &config,
   return 0.5 * (1.0 + std::cos(3.14159265358979323846 * t)); // cosine
 }
 
+void Executor::adviseDiskAccess(DiskAccess access) const { backend_->adviseDiskAccess(access); }
+
 int64_t Executor::placeDiskTables(const std::string &directory) {
   // A table in a batch (-emb-pack-params) lives in the batch's buffers.
   std::vector<int32_t> buffers;

@@ -8,12 +8,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "embc/runtime/exec/Trainer.h"
+#include "DiskTraffic.h"
 #include "EarlyStop.h"
 #include "HashCollisions.h"
 #include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/WholeNumber.h"
 #include "embc/runtime/checkpoint/Checkpoint.h"
+#include "embc/runtime/checkpoint/CheckpointRestore.h"
 #include "embc/runtime/cpu/Kernels.h"
 #include "embc/runtime/data/BatchSlice.h"
 #include "embc/runtime/exec/Executor.h"
@@ -462,6 +464,8 @@ private:
   std::shared_ptr<const std::vector<std::string>> resumedVocabulary_;
   std::map<std::string, double> evaluate();
   void reportProfile(int64_t steps);
+  /// Storage traffic of disk tables since training began (when it has them).
+  std::optional<DiskTraffic> diskTraffic_;
   /// This rank's examples of a global batch (itself on one rank), in
   /// slice_[which] (two batches are in use when the next one is loaded
   /// ahead).
@@ -570,7 +574,23 @@ std::vector<std::byte> Trainer::wholeTensor(const CheckpointTensor &tensor) cons
   return whole;
 }
 
+namespace {
+/// A pass over whole tables (a checkpoint, the export, the finite check)
+/// reads disk tables once through: the system reads ahead while it runs.
+class WholeTablePass {
+public:
+  explicit WholeTablePass(const Executor &executor) : executor_(executor) {
+    executor_.adviseDiskAccess(DiskAccess::Sequential);
+  }
+  ~WholeTablePass() { executor_.adviseDiskAccess(DiskAccess::Random); }
+
+private:
+  const Executor &executor_;
+};
+} // namespace
+
 void Trainer::save(const std::string &dir) const {
+  WholeTablePass pass(executor_);
   // Rank 0 writes the whole (logical) checkpoint: replicated tensors from
   // its own copy, sharded tables with every rank's rows; any world size and
   // sharding can resume it.
@@ -637,6 +657,7 @@ std::vector<ckpt::TensorView> Trainer::localTensors() const {
 }
 
 void Trainer::requireFinite(const std::string &what, const std::string &hint) const {
+  WholeTablePass pass(executor_);
   if (std::optional<std::string> bad = describeNonFinite(localTensors()))
     throw std::runtime_error(what + " are not finite: " + *bad + ". " + hint);
 }
@@ -659,60 +680,16 @@ uint64_t countField(const std::string &path, const std::string &key, const std::
 
 void Trainer::resume() {
   const bool verify = options_.verifyCheckpoint;
-  ckpt::SafetensorsFile file =
-      ckpt::loadCheckpoint(options_.resumeDir, verify ? ckpt::Verify::Yes : ckpt::Verify::No);
-  const std::string path = ckpt::checkpointFilePath(options_.resumeDir);
+  // Streamed: each tensor goes from the file straight to its bytes in the
+  // arena, a chunk at a time, so tables on disk larger than memory resume.
+  // The metadata is checked (below) once the pass has verified it, and
+  // before a missing or mismatched tensor is reported.
+  ckpt::CheckpointRestore restore(options_.resumeDir,
+                                  verify ? ckpt::Verify::Yes : ckpt::Verify::No);
+  const std::string path = restore.path();
   if (!verify && rank_ == 0)
     std::fprintf(stderr, "embrun: warning: --no-verify: %s is resumed without checking its "
                          "checksum\n", path.c_str());
-  auto meta = [&](const std::string &key) {
-    auto it = file.metadata.find(key);
-    if (it == file.metadata.end())
-      throw ckpt::CheckpointError(path + ": metadata '" + key + "' is missing");
-    return it->second;
-  };
-  auto count = [&](const std::string &key, uint64_t max) {
-    return countField(path, key, meta(key), max);
-  };
-  if (meta("model") != plan_.model)
-    throw ckpt::CheckpointError("checkpoint in '" + options_.resumeDir +
-                                "' is of model '" + meta("model") +
-                                "', the plan is '" + plan_.model + "'");
-  if (meta("fingerprint") != fingerprint(plan_))
-    throw ckpt::CheckpointError(
-        "checkpoint in '" + options_.resumeDir +
-        "' was written by a plan with other parameters, tables or optimizers");
-  const uint64_t kInt64Max = uint64_t(std::numeric_limits<int64_t>::max());
-  uint64_t seed = count("seed", std::numeric_limits<uint64_t>::max());
-  if (options_.seed && *options_.seed != seed)
-    throw ckpt::CheckpointError(
-        "the checkpoint was trained with seed " + std::to_string(seed) +
-        "; --seed " + std::to_string(*options_.seed) +
-        " would change the data order of the resumed run");
-  seed_ = seed;
-  step_ = int64_t(count("step", kInt64Max));
-  position_ = count("position", kInt64Max);
-  if (auto it = file.metadata.find("vocabulary"); it != file.metadata.end()) {
-    nlohmann::json words = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-    bool ok = words.is_array() && !words.empty();
-    for (const nlohmann::json &w : words)
-      ok = ok && w.is_string() && !w.get_ref<const std::string &>().empty();
-    if (!ok)
-      throw ckpt::CheckpointError(path + ": metadata 'vocabulary' is not a JSON list of "
-                                  "non-empty words");
-    resumedVocabulary_ =
-        std::make_shared<const std::vector<std::string>>(words.get<std::vector<std::string>>());
-  }
-  if (plan_.config.lossScaling.enabled) {
-    const std::string scaleText = meta("loss_scale");
-    char *end = nullptr;
-    double scale = std::strtod(scaleText.c_str(), &end);
-    if (scaleText.empty() || *end != '\0' || !(scale > 0) || !std::isfinite(scale))
-      throw ckpt::CheckpointError(path + ": metadata 'loss_scale' is '" + scaleText +
-                                  "', expected a positive finite number");
-    executor_.setLossScale({scale, int64_t(count("loss_scale_good_steps", kInt64Max)),
-                            int64_t(count("loss_scale_skipped_steps", kInt64Max))});
-  }
   for (const CheckpointTensor &tensor : checkpointTensors(plan_)) {
     const Buffer &b = plan_.buffers[tensor.buffer];
     if (tensor.shardOf) {
@@ -720,17 +697,68 @@ void Trainer::resume() {
       // nothing: its bytes may hold another rank's table).
       const Table &t = *tensor.shardOf;
       if (t.rowsOn(rank_) > 0)
-        ckpt::restoreRows(file, tensor.name, safetensorsDType(b.dtype), tensor.shape(plan_),
-                          t.firstRowOn(rank_), t.rowsOn(rank_),
-                          executor_.data<std::byte>(tensor.buffer));
+        restore.addRows(tensor.name, safetensorsDType(b.dtype), tensor.shape(plan_),
+                        t.firstRowOn(rank_), t.rowsOn(rank_),
+                        executor_.data<std::byte>(tensor.buffer));
       continue;
     }
-    ckpt::restoreTensor(file, tensor.name, safetensorsDType(b.dtype), b.shape,
-                        executor_.data<std::byte>(tensor.buffer), size_t(b.bytes));
+    restore.addTensor(tensor.name, safetensorsDType(b.dtype), b.shape,
+                      executor_.data<std::byte>(tensor.buffer), size_t(b.bytes));
   }
+  restore.run([&](const std::map<std::string, std::string> &metadata) {
+    auto meta = [&](const std::string &key) {
+      auto it = metadata.find(key);
+      if (it == metadata.end())
+        throw ckpt::CheckpointError(path + ": metadata '" + key + "' is missing");
+      return it->second;
+    };
+    auto count = [&](const std::string &key, uint64_t max) {
+      return countField(path, key, meta(key), max);
+    };
+    if (meta("model") != plan_.model)
+      throw ckpt::CheckpointError("checkpoint in '" + options_.resumeDir +
+                                  "' is of model '" + meta("model") +
+                                  "', the plan is '" + plan_.model + "'");
+    if (meta("fingerprint") != fingerprint(plan_))
+      throw ckpt::CheckpointError(
+          "checkpoint in '" + options_.resumeDir +
+          "' was written by a plan with other parameters, tables or optimizers");
+    const uint64_t kInt64Max = uint64_t(std::numeric_limits<int64_t>::max());
+    uint64_t seed = count("seed", std::numeric_limits<uint64_t>::max());
+    if (options_.seed && *options_.seed != seed)
+      throw ckpt::CheckpointError(
+          "the checkpoint was trained with seed " + std::to_string(seed) +
+          "; --seed " + std::to_string(*options_.seed) +
+          " would change the data order of the resumed run");
+    seed_ = seed;
+    step_ = int64_t(count("step", kInt64Max));
+    position_ = count("position", kInt64Max);
+    if (auto it = metadata.find("vocabulary"); it != metadata.end()) {
+      nlohmann::json words = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+      bool ok = words.is_array() && !words.empty();
+      for (const nlohmann::json &w : words)
+        ok = ok && w.is_string() && !w.get_ref<const std::string &>().empty();
+      if (!ok)
+        throw ckpt::CheckpointError(path + ": metadata 'vocabulary' is not a JSON list of "
+                                    "non-empty words");
+      resumedVocabulary_ =
+          std::make_shared<const std::vector<std::string>>(words.get<std::vector<std::string>>());
+    }
+    if (plan_.config.lossScaling.enabled) {
+      const std::string scaleText = meta("loss_scale");
+      char *end = nullptr;
+      double scale = std::strtod(scaleText.c_str(), &end);
+      if (scaleText.empty() || *end != '\0' || !(scale > 0) || !std::isfinite(scale))
+        throw ckpt::CheckpointError(path + ": metadata 'loss_scale' is '" + scaleText +
+                                    "', expected a positive finite number");
+      executor_.setLossScale({scale, int64_t(count("loss_scale_good_steps", kInt64Max)),
+                              int64_t(count("loss_scale_skipped_steps", kInt64Max))});
+    }
+  });
 }
 
 void Trainer::exportEmbeddings(const std::string &path) const {
+  WholeTablePass pass(executor_);
   std::vector<ckpt::TensorView> tables;
   // Quantised tables are exported dequantised, as f32 like the others:
   // the export is for use elsewhere, not for resuming.
@@ -829,10 +857,18 @@ void Trainer::reportProfile(int64_t steps) {
     return;
   ProfileReport report = profileReport(plan_, executor_, steps);
   printProfile(console_, report);
+  nlohmann::ordered_json record = profileRecord(report, step_);
+  if (diskTraffic_ && *diskTraffic_) {
+    console_ << diskTraffic_->line() << std::flush;
+    std::map<std::string, double> io;
+    diskTraffic_->addTotal(io);
+    for (const auto &[key, value] : io)
+      record[key] = value;
+  }
   if (options_.logPath.empty())
     return;
   std::ofstream log(options_.logPath, std::ios::out | std::ios::app);
-  log << profileRecord(report, step_).dump() << '\n' << std::flush;
+  log << record.dump() << '\n' << std::flush;
   if (!log)
     throw std::runtime_error("writing the profile record to '" + options_.logPath +
                              "' failed");
@@ -919,6 +955,7 @@ TrainSummary Trainer::run() {
   bool loadedAhead = false;
   std::exception_ptr aheadError; // thrown when that batch's turn comes, as before
   HostTimes host;
+  diskTraffic_.emplace(plan_, step_);
   // A train report's metrics (an AUC over every prediction since the last
   // report: ~90 ms for 1.3M) are computed beside the next steps on a
   // device, where the host would otherwise leave it idle; the report is
@@ -1090,6 +1127,7 @@ TrainSummary Trainer::run() {
         r.values["data_wait_ms_per_step"] =
             (host.data - lastDataWait) * 1e3 / double(step_ - lastReportStep);
       lastDataWait = host.data, lastReportStep = step_;
+      diskTraffic_->addSince(step_, r.values);
       auto t = Clock::now();
       gather(interval);
       host.metrics += secondsSince(t);
@@ -1141,6 +1179,7 @@ TrainSummary Trainer::run() {
     }
   }
   publishReport(true);
+  diskTraffic_->stop(step_); // the training's, not the final passes'
   executor_.syncToHost(); // what is saved, exported and checked below
   if (!options_.saveDir.empty())
     save(options_.saveDir); // refuses non-finite values before writing

@@ -61,10 +61,13 @@ std::string epochText(double epoch) {
 }
 
 /// Values a train record carries for scripts (docs/training.md, "Metrics
-/// and logs": memory and the reader) but the progress line leaves out.
+/// and logs": memory, the reader, disk tables' traffic) but the progress
+/// line leaves out.
 const char *const kLoggedOnly[] = {"rss_bytes",        "arena_bytes",
                                    "device_bytes",     "reader_queue_fill",
-                                   "reader_rows_per_thread_s", "data_wait_ms_per_step"};
+                                   "reader_rows_per_thread_s", "data_wait_ms_per_step",
+                                   "disk_read_bytes_per_step", "disk_written_bytes_per_step",
+                                   "major_faults_per_step"};
 
 std::string progressLine(const ReportRecord &r) {
   std::string line = r.event + " step " + std::to_string(r.step) + " | epoch " +

@@ -1,4 +1,4 @@
-//===- ResourceUsage.cpp - peak memory of this process --------------------===//
+//===- ResourceUsage.cpp - peak memory and I/O of this process ------------===//
 //
 // The peak resident set is what the memory report's arena size is compared
 // against: it includes the arena plus everything else (data buffers,
@@ -36,4 +36,23 @@ size_t embc::runtime::peakResidentBytes() {
                              std::strerror(errno));
   // Linux reports ru_maxrss in KiB.
   return static_cast<size_t>(usage.ru_maxrss) * 1024;
+}
+
+embc::runtime::IoCounters embc::runtime::ioCounters() {
+  IoCounters counters;
+  if (std::FILE *io = std::fopen("/proc/self/io", "r")) {
+    char key[64];
+    unsigned long long value = 0;
+    while (std::fscanf(io, "%63[^:]: %llu\n", key, &value) == 2) {
+      if (std::strcmp(key, "read_bytes") == 0)
+        counters.readBytes = double(value);
+      else if (std::strcmp(key, "write_bytes") == 0)
+        counters.writtenBytes = double(value);
+    }
+    std::fclose(io);
+  }
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) == 0)
+    counters.majorFaults = double(usage.ru_majflt);
+  return counters;
 }

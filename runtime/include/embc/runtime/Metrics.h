@@ -77,6 +77,16 @@ size_t peakResidentBytes();
 /// system does not say).
 size_t residentBytes();
 
+/// This process's storage traffic and major page faults so far: what disk
+/// tables cost (their pages are read and written through the page cache).
+/// Bytes from /proc/self/io (read_bytes: fetched from storage; write_bytes:
+/// dirtied for storage), faults from getrusage; zeros where the system does
+/// not say.
+struct IoCounters {
+  double readBytes = 0, writtenBytes = 0, majorFaults = 0;
+};
+IoCounters ioCounters();
+
 /// "950.0", "12.3k", "4.56M", "1.20G" (per second, no unit).
 std::string formatRate(double perSecond);
 /// "512.0 MiB", "1.50 GiB".

@@ -10,6 +10,7 @@
 #include "TestFiles.h"
 
 #include "embc/runtime/checkpoint/Checkpoint.h"
+#include "embc/runtime/checkpoint/CheckpointRestore.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -231,6 +232,156 @@ TEST_F(CheckpointTest, PythonSafetensorsLoadsExportedEmbeddings) {
   if (WEXITSTATUS(status) == 77)
     GTEST_SKIP() << "python3 or its safetensors package is not installed";
   EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+}
+
+// A resume streams the checkpoint (CheckpointRestore): a chunk of a few KiB
+// here, so a table of a few MiB crosses a thousand chunk boundaries.
+constexpr size_t kSmallChunk = 4096 + 17;
+
+/// ModelState with a table of 4096 x 256 floats (4 MiB) besides.
+struct LargeModelState : ModelState {
+  std::vector<float> big = std::vector<float>(4096 * 256);
+  LargeModelState() {
+    for (size_t i = 0; i < big.size(); ++i)
+      big[i] = float(i) * 0.125f - float(i % 77);
+  }
+  CheckpointContent content(const std::string &step) const {
+    CheckpointContent content = ModelState::content(step);
+    content.tensors.insert(content.tensors.begin() + 1,
+                           {"table/t_big", "F32", {4096, 256}, big.data(), big.size() * 4});
+    return content;
+  }
+};
+
+TEST_F(CheckpointTest, StreamedRestoreEqualsLoadAndRestore) {
+  LargeModelState saved;
+  std::string dir = path("ckpt");
+  saveCheckpoint(dir, saved.content("300"));
+
+  std::vector<float> topWeights(6), big(saved.big.size());
+  std::vector<double> table(8);
+  std::vector<int64_t> counters(2);
+  CheckpointRestore restore(dir, Verify::Yes, kSmallChunk);
+  EXPECT_EQ(restore.path(), checkpointFilePath(dir));
+  restore.addTensor("param/top_w0", "F32", {2, 3}, topWeights.data(), 24);
+  restore.addTensor("table/t_big", "F32", {4096, 256}, big.data(), big.size() * 4);
+  restore.addTensor("table/t_C1", "F64", {4, 2}, table.data(), 64);
+  restore.addTensor("state/t_C1/0", "I64", {2}, counters.data(), 16);
+  std::map<std::string, std::string> metadata;
+  restore.run([&](const std::map<std::string, std::string> &verified) { metadata = verified; });
+
+  EXPECT_EQ(topWeights, saved.topWeights);
+  EXPECT_EQ(big, saved.big);
+  EXPECT_EQ(table, saved.table);
+  EXPECT_EQ(counters, saved.counters);
+  SafetensorsFile file = loadCheckpoint(dir);
+  EXPECT_EQ(metadata, file.metadata);
+  std::vector<float> loaded(big.size());
+  restoreTensor(file, "table/t_big", "F32", {4096, 256}, loaded.data(), loaded.size() * 4);
+  EXPECT_EQ(big, loaded);
+}
+
+// A rank's shard: rows of the whole table, many chunks long, start and end
+// off the chunk boundaries.
+TEST_F(CheckpointTest, StreamedRestoreOfRowsEqualsRestoreRows) {
+  LargeModelState saved;
+  std::string dir = path("ckpt");
+  saveCheckpoint(dir, saved.content("1"));
+  std::vector<float> rows(1365 * 256), loaded(rows.size()), none(1, 5.0f);
+  CheckpointRestore restore(dir, Verify::Yes, kSmallChunk);
+  restore.addRows("table/t_big", "F32", {4096, 256}, 1366, 1365, rows.data());
+  restore.addRows("table/t_big", "F32", {4096, 256}, 4096, 0, none.data());
+  restore.run();
+  EXPECT_EQ(rows, std::vector<float>(saved.big.begin() + 1366 * 256,
+                                     saved.big.begin() + 2731 * 256));
+  EXPECT_EQ(none[0], 5.0f);
+  restoreRows(loadCheckpoint(dir), "table/t_big", "F32", {4096, 256}, 1366, 1365, loaded.data());
+  EXPECT_EQ(rows, loaded);
+}
+
+// One flipped byte in the middle of the large table: the error of
+// loadCheckpoint, and the metadata is never handed over.
+TEST_F(CheckpointTest, StreamedRestoreRefusesACorruptCheckpoint) {
+  LargeModelState state;
+  std::string dir = path("ckpt");
+  saveCheckpoint(dir, state.content("5"));
+  std::string file = checkpointFilePath(dir);
+  std::string bytes = readBytes(file);
+  bytes[bytes.size() / 2] ^= 0x01;
+  writeBytes(file, bytes);
+  std::string expected = checkpointErrorOf([&] { loadCheckpoint(dir); });
+  EXPECT_CONTAINS(expected, file + ": checksum mismatch: the file is corrupt");
+
+  std::vector<float> big(state.big.size());
+  CheckpointRestore restore(dir, Verify::Yes, kSmallChunk);
+  restore.addTensor("table/t_big", "F32", {4096, 256}, big.data(), big.size() * 4);
+  bool checked = false;
+  EXPECT_EQ(checkpointErrorOf([&] {
+              restore.run([&](const std::map<std::string, std::string> &) { checked = true; });
+            }),
+            expected);
+  EXPECT_FALSE(checked);
+}
+
+// The checks of loadCheckpoint and restoreTensor, with their messages, in
+// their order: format, then the caller's metadata checks, then the first
+// tensor that cannot be restored; a mismatched tensor is not copied.
+TEST_F(CheckpointTest, StreamedRestoreChecksLikeLoadAndRestore) {
+  ModelState state;
+  std::string dir = path("ckpt");
+  saveCheckpoint(dir, state.content("1"));
+  std::vector<double> buffer(16, -1.0);
+  auto restoreError = [&](auto ask, CheckpointRestore::MetadataCheck check = {}) {
+    CheckpointRestore restore(dir, Verify::Yes, kSmallChunk);
+    ask(restore);
+    return checkpointErrorOf([&] { restore.run(check); });
+  };
+  EXPECT_EQ(restoreError([&](CheckpointRestore &r) {
+              r.addTensor("table/t_C1", "F64", {8, 2}, buffer.data(), 128);
+              r.addTensor("table/t_C2", "F64", {4, 2}, buffer.data(), 64);
+            }),
+            "checkpoint tensor 'table/t_C1' has shape [4, 2], the plan expects [8, 2]");
+  EXPECT_EQ(buffer, std::vector<double>(16, -1.0));
+  EXPECT_EQ(restoreError([&](CheckpointRestore &r) {
+              r.addTensor("table/t_C1", "F32", {4, 2}, buffer.data(), 32);
+            }),
+            "checkpoint tensor 'table/t_C1' has dtype F64, the plan expects F32");
+  EXPECT_EQ(restoreError([&](CheckpointRestore &r) {
+              r.addTensor("table/t_C2", "F64", {4, 2}, buffer.data(), 64);
+            }),
+            "checkpoint has no tensor 'table/t_C2', which the plan expects");
+  EXPECT_CONTAINS(restoreError([&](CheckpointRestore &r) {
+                    r.addTensor("table/t_C1", "F64", {4, 2}, buffer.data(), 32);
+                  }),
+                  "holds 64 bytes, but the destination is 32 bytes");
+  EXPECT_EQ(restoreError([&](CheckpointRestore &r) {
+              r.addRows("table/t_C1", "F64", {4, 2}, 3, 2, buffer.data());
+            }),
+            "restoring rows [3, 5) of checkpoint tensor 'table/t_C1' of shape [4, 2]");
+  EXPECT_EQ(buffer, std::vector<double>(16, -1.0));
+
+  // The metadata check comes before the tensors' errors.
+  EXPECT_EQ(restoreError(
+                [&](CheckpointRestore &r) {
+                  r.addTensor("table/t_C2", "F64", {4, 2}, buffer.data(), 64);
+                },
+                [](const std::map<std::string, std::string> &metadata) {
+                  throw CheckpointError("of model '" + metadata.at("model") + "'");
+                }),
+            "of model 'tiny'");
+
+  std::vector<float> values = {1, 2};
+  writeSafetensors(checkpointFilePath(dir), {{"w", "F32", {2}, values.data(), 8}}, {});
+  EXPECT_EQ(restoreError([](CheckpointRestore &) {},
+                         [](const std::map<std::string, std::string> &) {
+                           throw CheckpointError("not reached");
+                         }),
+            checkpointFilePath(dir) +
+                " is not an embc checkpoint (format '', expected 'embc.checkpoint/v1')");
+
+  std::string missing = path("never-saved");
+  EXPECT_EQ(checkpointErrorOf([&] { CheckpointRestore restore(missing); }),
+            "checkpoint directory '" + missing + "' does not exist or is not a directory");
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "TestFiles.h"
 
 #include "embc/runtime/checkpoint/Safetensors.h"
+#include "embc/runtime/checkpoint/SafetensorsReader.h"
 
 #include <xxhash.h>
 
@@ -438,6 +439,140 @@ TEST_F(SafetensorsTest, MissingParentDirectoryNamesThePath) {
       [&] { writeSafetensors(file, {viewOf("w", "F32", {1}, values)}, {}); });
   EXPECT_CONTAINS(message, file);
   EXPECT_CONTAINS(message, "No such file or directory");
+}
+
+// The streamed reader (SafetensorsReader) is what readSafetensors and a
+// resume use. A chunk of a few KiB and odd sizes make every tensor below
+// span many chunks that start and end off page and element boundaries.
+constexpr size_t kSmallChunk = 4099;
+
+/// `count` floats that differ from each other and from a shifted copy.
+std::vector<float> patternOf(size_t count, float seed) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = seed + float(i % 9973) * 0.5f - float(i / 9973);
+  return values;
+}
+
+/// A file with a small tensor, an empty one and two large ones (3 MiB and
+/// a bit, 1 MiB), and the values written.
+struct LargeSample {
+  std::vector<float> small = {1, 2, 3};
+  std::vector<float> empty;
+  std::vector<float> big = patternOf((3u << 20) / 4 + 3, 0.25f);
+  std::vector<float> other = patternOf((1u << 20) / 4, -7.0f);
+
+  explicit LargeSample(const std::string &file) {
+    writeSafetensors(file,
+                     {viewOf("small", "F32", {3}, small), viewOf("empty", "F32", {0, 4}, empty),
+                      viewOf("big", "F32", {int64_t(big.size())}, big),
+                      viewOf("other", "F32", {1024, 256}, other)},
+                     {{"step", "9"}});
+  }
+};
+
+TEST_F(SafetensorsTest, StreamedReadEqualsTheInMemoryBytes) {
+  std::string file = path("large.safetensors");
+  LargeSample sample(file);
+  SafetensorsFile whole = readSafetensors(file);
+
+  SafetensorsReader reader(file, Verify::Yes, kSmallChunk);
+  EXPECT_EQ(reader.metadata(), whole.metadata);
+  ASSERT_EQ(reader.tensors().size(), whole.tensors.size());
+  std::map<std::string, std::vector<std::byte>> read;
+  std::vector<TensorCopy> copies;
+  for (const auto &[name, info] : reader.tensors()) {
+    EXPECT_EQ(info.dtype, whole.tensors.at(name).dtype) << name;
+    EXPECT_EQ(info.shape, whole.tensors.at(name).shape) << name;
+    std::vector<std::byte> &bytes = read[name];
+    bytes.resize(info.bytes);
+    copies.push_back({name, 0, info.bytes, bytes.data()});
+  }
+  reader.read(copies);
+  for (const auto &[name, tensor] : whole.tensors)
+    EXPECT_TRUE(read.at(name) == tensor.bytes) << name;
+  EXPECT_EQ(valuesOf<float>(whole.tensors.at("big")), sample.big);
+  EXPECT_EQ(valuesOf<float>(whole.tensors.at("other")), sample.other);
+}
+
+// Parts of tensors (a shard's rows), overlapping and in any order: each
+// lands exactly, and the checksum over the whole file still passes.
+TEST_F(SafetensorsTest, StreamedReadOfRangesManyChunksLong) {
+  std::string file = path("ranges.safetensors");
+  LargeSample sample(file);
+  SafetensorsReader reader(file, Verify::Yes, kSmallChunk);
+  const uint64_t bigBytes = sample.big.size() * 4;
+  std::vector<float> middle(300000), overlap(200000), tail(5), rows(512 * 256);
+  reader.read({
+      {"other", 256 * 256 * 4, rows.size() * 4, rows.data()},           // rows 256..767
+      {"big", bigBytes - tail.size() * 4, tail.size() * 4, tail.data()}, // the last floats
+      {"big", 100000 * 4, middle.size() * 4, middle.data()},
+      {"big", 250000 * 4, overlap.size() * 4, overlap.data()}, // overlaps `middle`
+  });
+  auto slice = [](const std::vector<float> &values, size_t first, size_t count) {
+    return std::vector<float>(values.begin() + first, values.begin() + first + count);
+  };
+  EXPECT_EQ(middle, slice(sample.big, 100000, middle.size()));
+  EXPECT_EQ(overlap, slice(sample.big, 250000, overlap.size()));
+  EXPECT_EQ(tail, slice(sample.big, sample.big.size() - tail.size(), tail.size()));
+  EXPECT_EQ(rows, slice(sample.other, 256 * 256, rows.size()));
+}
+
+// The checksum is computed chunk by chunk as the data streams past: one
+// flipped byte in the middle of the large tensor is the same error as for
+// readSafetensors, whether that byte was copied somewhere or only hashed.
+TEST_F(SafetensorsTest, StreamedReadVerifiesTheChecksumChunkByChunk) {
+  std::string file = path("corrupt.safetensors");
+  LargeSample sample(file);
+  std::string bytes = readBytes(file);
+  size_t dataStart = 8 + headerLengthOf(bytes);
+  size_t flipped = dataStart + 12 + (sample.big.size() * 4) / 2 + 1; // after "small"
+  bytes[flipped] ^= 0x40;
+  writeBytes(file, bytes);
+
+  std::string expected = file + ": checksum mismatch: the file is corrupt (stored xxh64:";
+  EXPECT_CONTAINS(checkpointErrorOf([&] { readSafetensors(file); }), expected);
+  std::vector<float> big(sample.big.size()), small(3);
+  for (bool copyBig : {true, false}) {
+    SafetensorsReader reader(file, Verify::Yes, kSmallChunk);
+    std::vector<TensorCopy> copies = {{"small", 0, 12, small.data()}};
+    if (copyBig)
+      copies.push_back({"big", 0, big.size() * 4, big.data()});
+    std::string message = checkpointErrorOf([&] { reader.read(copies); });
+    EXPECT_EQ(message.rfind(expected, 0), 0u) << message;
+    EXPECT_CONTAINS(message, " over the header and data)");
+  }
+  // Unverified, the copies are read as they are, flipped byte included.
+  SafetensorsReader unverified(file, Verify::No, kSmallChunk);
+  unverified.read({{"big", 0, big.size() * 4, big.data()}});
+  EXPECT_EQ(std::memcmp(big.data(), bytes.data() + dataStart + 12, big.size() * 4), 0);
+  EXPECT_NE(big, sample.big);
+}
+
+TEST_F(SafetensorsTest, StreamedReadRefusesBadCopiesBeforeReading) {
+  std::string file = path("copies.safetensors");
+  LargeSample sample(file);
+  SafetensorsReader reader(file, Verify::Yes, kSmallChunk);
+  std::vector<float> out(4, -1.0f);
+  EXPECT_EQ(checkpointErrorOf([&] { reader.read({{"nothing", 0, 4, out.data()}}); }),
+            file + ": cannot read tensor 'nothing': the file has none of that name");
+  EXPECT_EQ(checkpointErrorOf([&] {
+              reader.read({{"small", 0, 4, out.data()}, {"small", 8, 8, out.data()}});
+            }),
+            file + ": cannot read bytes [8, 16) of tensor 'small', which has 12 bytes");
+  EXPECT_EQ(out, std::vector<float>(4, -1.0f)); // nothing was read
+}
+
+// A file that shrinks after it was opened (its header checked) is still
+// refused as truncated when the pass reaches its end.
+TEST_F(SafetensorsTest, FileTruncatedAfterOpeningIsRefused) {
+  std::string file = path("shrinks.safetensors");
+  LargeSample sample(file);
+  SafetensorsReader reader(file, Verify::Yes, kSmallChunk);
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) - 1000);
+  std::vector<float> small(3);
+  std::string message = checkpointErrorOf([&] { reader.read({{"small", 0, 12, small.data()}}); });
+  EXPECT_CONTAINS(message, file + ": truncated: the file ended at byte ");
 }
 
 } // namespace

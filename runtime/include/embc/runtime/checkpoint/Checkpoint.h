@@ -9,6 +9,8 @@
 // Restoring goes tensor by tensor into the executor's arena, checking each
 // one against what the plan expects, so a checkpoint of another model or
 // configuration is refused with a message naming the tensor and both shapes.
+// loadCheckpoint + restoreTensor hold the whole file in memory; a resume
+// streams it instead (CheckpointRestore.h), with the same checks.
 //
 //===----------------------------------------------------------------------===//
 

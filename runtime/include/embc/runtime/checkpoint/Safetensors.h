@@ -92,7 +92,8 @@ enum class Verify { Yes, No };
 /// Reads and fully validates `path`: header length, header JSON (no NUL
 /// byte), dtypes, shapes against byte ranges, offsets (in range, contiguous,
 /// no overlaps or gaps), trailing bytes, duplicate names, and (Verify::Yes)
-/// the checksum, which must be present.
+/// the checksum, which must be present. Holds every tensor in memory: a
+/// file that may not fit is read with SafetensorsReader, which this uses.
 SafetensorsFile readSafetensors(const std::string &path, Verify verify = Verify::Yes);
 
 } // namespace embc::runtime::checkpoint

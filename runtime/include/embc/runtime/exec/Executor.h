@@ -126,6 +126,10 @@ struct BackendNote {
   std::map<std::string, double> values;
 };
 
+/// How the file-backed bytes of disk tables are read (Backend::
+/// adviseDiskAccess): row by row at random, or once through in order.
+enum class DiskAccess { Random, Sequential };
+
 class Backend {
 public:
   virtual ~Backend();
@@ -143,7 +147,10 @@ public:
     (void)offset, (void)bytes, (void)directory;
     throw PlanError(std::string("the ") + name() + " backend keeps tables in its own memory: placement "
                     "disk (and host) runs on the CPU backend only for now");
-  }
+  }  /// The access pattern the file-backed bytes will see next (advice; a
+  /// backend without disk tables ignores it).
+  virtual void adviseDiskAccess(DiskAccess access) { (void)access; }
+
   /// Binds a kernel; throws PlanError when it cannot run it. `schedule` is
   /// "step" or "update" and `index` the kernel's position in it.
   virtual BoundKernel bind(const Kernel &kernel, const Plan &plan) = 0;
@@ -378,6 +385,11 @@ public:
   /// on disk. Throws PlanError for a buffer the plan did not page-align, and
   /// the backend's refusal.
   int64_t placeDiskTables(const std::string &directory);
+  /// How the disk tables' pages are read next (advice to the system):
+  /// Random for training steps (the default: a fault reads one page, not
+  /// the rows around it), Sequential for a pass over whole tables (a
+  /// checkpoint, the export, the finite check), which then reads ahead.
+  void adviseDiskAccess(DiskAccess access) const;
   /// Whether a forward brings the predictions (and a token loss's targets)
   /// to the host, for metrics: on by default. A token loss's predictions
   /// are B x L x vocab logits that only an evaluation reads, so the
