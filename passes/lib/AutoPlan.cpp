@@ -9,7 +9,11 @@
 //   2. with data parallelism (N > 1 ranks), sharding tables row_wise, the
 //      k largest first (k = 1..T): exact too (the sums only change their
 //      rounding), each rank then stores 1/N of those tables;
-//   3. table quantisation, only when no exact choice fits, as a ladder:
+//   3. moving tables to `disk` placement (CPU targets), the k tables with
+//      the most bytes per lookup first (k = 1..T): exact as well (the
+//      kernels read the same rows through the page cache), only slower
+//      where the rows a batch touches are not in memory;
+//   4. table quantisation, only when no exact choice fits, as a ladder:
 //      the k largest tables at level L and the others at level L-1, for
 //      L = bf16, int8, int4 (row-wise) and k = 1..T. Each rung needs no more
 //      memory than the one before and loses no less precision, so the
@@ -30,7 +34,10 @@
 // budget counts the plan's device and host bytes (memory::tierBytes), and
 // disk tables are neither quantised nor sharded by it (neither would save
 // memory; a sharded table lives on its ranks' devices), nor are host ones
-// sharded.
+// sharded. The bytes per lookup that order the disk ladder are a table's
+// storage over the ids its lookups read per example (the ids argument's
+// size or emb.max_ids bound): the tables whose rows are each read least
+// often lose the least by living in the page cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,6 +87,9 @@ struct Choice {
   /// The `sharded` largest tables sharded row_wise (data parallelism only;
   /// never together with quantisation: sharded tables train in f32).
   int64_t sharded = 0;
+  /// The `onDisk` first tables of the offload order placed on disk (never
+  /// together with sharding or quantisation).
+  int64_t onDisk = 0;
 
   std::string describe() const {
     std::string s = std::to_string(microBatches) + " micro-batch" +
@@ -93,6 +103,8 @@ struct Choice {
     }
     if (sharded > 0)
       s += ", " + std::to_string(sharded) + " largest table(s) row_wise";
+    if (onDisk > 0)
+      s += ", " + std::to_string(onDisk) + " table(s) on disk";
     return s;
   }
 };
@@ -131,6 +143,27 @@ double estimateSeconds(ModuleOp module, const runtime::Plan &plan,
          launches * device.launchSeconds;
 }
 
+/// The ids the lookups of each table read per example in @train_step's
+/// forward: an ids tensor's size (or its argument's emb.max_ids bound,
+/// through emb.hash) over the batch. A table no lookup reads counts 1.
+llvm::StringMap<double> lookupsPerExample(func::FuncOp step, int64_t batch) {
+  llvm::StringMap<double> lookups;
+  step.walk([&](LookupOp lookup) {
+    Value ids = lookup.getIds();
+    if (auto hash = ids.getDefiningOp<HashOp>())
+      ids = hash.getIds();
+    int64_t count = 0;
+    auto type = cast<RankedTensorType>(ids.getType());
+    if (type.hasStaticShape())
+      count = type.getNumElements();
+    else if (auto arg = dyn_cast<BlockArgument>(ids))
+      if (auto bound = step.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "emb.max_ids"))
+        count = bound.getInt();
+    lookups[lookup.getTable()] += double(std::max<int64_t>(count, 1)) / double(batch);
+  });
+  return lookups;
+}
+
 /// The search of fitMemoryBudget over one module.
 class BudgetPlanner {
 public:
@@ -139,6 +172,8 @@ public:
 
 private:
   const BudgetOptions &options;
+  /// The tables that may move to disk, the most bytes per lookup first.
+  SmallVector<StringRef> offloadOrder;
   /// Writes `choice` into `module` (tables sorted largest first).
   void apply(ModuleOp module, const Choice &choice,
              ArrayRef<StringRef> tablesBySize) const;
@@ -167,6 +202,9 @@ void BudgetPlanner::apply(ModuleOp module, const Choice &choice,
         table && table.getSharding() == Sharding::none &&
         table.getPlacement() == Placement::device)
       table.setSharding(Sharding::row_wise);
+  for (StringRef name : ArrayRef(offloadOrder).take_front(size_t(choice.onDisk)))
+    if (auto table = module.lookupSymbol<TableOp>(name))
+      table.setPlacement(Placement::disk);
   auto old = module->getAttrOfType<PlanAttr>(kPlanAttrName);
   module->setAttr(kPlanAttrName,
                   PlanAttr::get(ctx, old.getMemoryBudget(), choice.remat,
@@ -240,6 +278,23 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
     bySize.push_back(t.getSymName());
 
   int64_t batch = training.getBatchSize();
+  // Tables that may move to disk (in memory, not sharded), the most bytes
+  // per lookup first.
+  if (options.diskTables) {
+    llvm::StringMap<double> lookups =
+        lookupsPerExample(module.lookupSymbol<func::FuncOp>("train_step"), batch);
+    SmallVector<std::pair<double, StringRef>> offload;
+    for (TableOp t : module.getOps<TableOp>())
+      if (t.getPlacement() == Placement::device && t.getSharding() == Sharding::none) {
+        double reads = lookups.lookup(t.getSymName());
+        offload.push_back({double(t.getRows() * t.getDim()) / (reads > 0 ? reads : 1.0),
+                           t.getSymName()});
+      }
+    llvm::stable_sort(offload, [](auto &a, auto &b) { return a.first > b.first; });
+    for (auto &[bytes, name] : offload)
+      offloadOrder.push_back(name);
+  }
+
   SmallVector<int64_t> microBatches;
   for (int64_t m = 1; m <= std::min<int64_t>(batch, options.maxMicroBatches); ++m)
     if (batch % m == 0)
@@ -322,9 +377,27 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
       none = "  sharding every table does not fit either";
     }
   }
+  if (!best && smallest && !offloadOrder.empty()) {
+    // 3. Disk: the fewest tables, most bytes per lookup first, that fit
+    // with the leanest exact choice, then the fastest exact choice.
+    Choice lean = smallest->first;
+    lines.push_back(none + ": moving tables to disk, the most bytes per lookup first");
+    auto onDisk = [&](int64_t m, RematMode remat, int64_t k) {
+      Choice c{m, remat};
+      c.onDisk = k;
+      return c;
+    };
+    auto rung = [&](int64_t k) { return onDisk(lean.microBatches, lean.remat, k); };
+    if (std::optional<int64_t> k = lowestFitting(1, int64_t(offloadOrder.size()), rung))
+      for (int64_t m : microBatches)
+        for (RematMode remat : {RematMode::none, RematMode::all})
+          consider(onDisk(m, remat, *k), /*pick=*/true);
+    none = "  every table on disk does not fit either";
+  }
   if (!best && smallest && !bySize.empty()) {
     Choice lean = smallest->first;
     lean.sharded = 0; // sharded tables are f32: quantise replicated ones
+    lean.onDisk = 0;  // disk tables are not quantised
     lines.push_back(none + ": quantising tables, largest first");
     // 3. The lowest rung of the quantisation ladder that fits with the
     // leanest exact choice (binary search over the rungs), then the fastest
@@ -356,13 +429,19 @@ LogicalResult BudgetPlanner::run(ModuleOp module) {
   apply(module, choice, bySize);
   lines.push_back("  chose " + choice.describe() + ": peak " + mib(outcome.peak) + " (" +
                   std::to_string(outcome.peak) + " bytes" +
-                  (onDisk > 0 ? " without the disk tables" : "") + "), estimated step " +
+                  (onDisk + choice.onDisk > 0 ? " without the disk tables" : "") + "), estimated step " +
                   std::to_string(int64_t(outcome.seconds * 1e6)) + " us");
   if (choice.sharded > 0) {
     std::string names;
     for (int64_t i = 0; i < choice.sharded; ++i)
       names += (i ? ", @" : "@") + bySize[i].str();
     lines.push_back("  row_wise: " + names);
+  }
+  if (choice.onDisk > 0) {
+    std::string names;
+    for (int64_t i = 0; i < choice.onDisk; ++i)
+      names += (i ? ", @" : "@") + offloadOrder[i].str();
+    lines.push_back("  disk: " + names);
   }
   if (choice.level > 0) {
     std::string names;
@@ -391,6 +470,7 @@ struct AutoPass : embc::impl::EmbAutoPassBase<AutoPass> {
     options.pipeline.pack = pack;
     options.pipeline.fuse = fuse;
     options.pipeline.batchExchanges = batchExchanges;
+    options.diskTables = diskTables;
     if (failed(fitMemoryBudget(getOperation(), options)))
       signalPassFailure();
   }

@@ -73,6 +73,7 @@ mlir::LogicalResult embc::runTrainingPipeline(mlir::ModuleOp module,
   budget.pipeline.pack = options.pack;
   budget.pipeline.fuse = options.fuse;
   budget.pipeline.batchExchanges = options.batchExchanges;
+  budget.diskTables = options.diskTables;
   if (failed(fitMemoryBudget(module, budget)))
     return mlir::failure();
   mlir::PassManager planning(module.getContext());

@@ -1,6 +1,12 @@
 // -emb-auto refuses a budget no candidate fits (naming the smallest that
 // would, in bytes), a module already planned, and one without @train_step.
-// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=50000" -verify-diagnostics
+// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=50000 disk=false" -verify-diagnostics
+// With disk placement the same 48.8 KiB fits (@big on disk); 9.8 KiB
+// does not, even with every table on disk.
+// RUN: sed '/expected-error/d' %s | emb-opt -emb-autodiff -emb-auto="budget=50000" \
+// RUN:   | FileCheck %s --check-prefix=DISKFITS
+// RUN: sed '/expected-error/d' %s | not emb-opt -emb-autodiff -emb-auto="budget=10000" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DISK
 // RUN: sed '/expected-error/d' %s \
 // RUN:   | not emb-opt -emb-autodiff -emb-auto="budget=300000" -emb-auto="budget=300000" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TWICE
@@ -9,6 +15,8 @@
 
 // The smallest plan found: every table int4 (two codes per byte, fp16 scale
 // and bias per row), 64 micro-batches of 1 example.
+// DISKFITS: "  disk: @big"
+// DISK: error: memory budget 9.8 KiB (10000 bytes) is too small: the smallest plan found needs {{.*}}, with 64 micro-batches, remat none, 2 table(s) on disk
 // TWICE: error: -emb-auto has already chosen this module's plan
 // NOSTEP: error: -emb-auto needs @train_step: run -emb-autodiff first
 

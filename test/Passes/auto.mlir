@@ -1,13 +1,17 @@
 // -emb-auto: fits the plan into a memory budget. Exact levers first
 // (micro-batches, remat; with data parallelism, row_wise sharding of the
-// largest tables), then table quantisation along the ladder (largest
-// table first; bf16, then int8 with the others bf16, then int4). The choice
-// lands in the table storage and emb.plan; the reasons in emb.auto.
+// largest tables; disk placement, the most bytes per lookup first), then
+// table quantisation along the ladder (largest table first; bf16, then int8
+// with the others bf16, then int4). The choice lands in the table storage,
+// placement and emb.plan; the reasons in emb.auto.
 // RUN: emb-opt %s -emb-autodiff -emb-auto | FileCheck %s --check-prefix=NONE
 // RUN: emb-opt %s -emb-autodiff -emb-auto="budget=1000000" | FileCheck %s --check-prefix=AMPLE
 // RUN: emb-opt %s -emb-autodiff -emb-auto="budget=400000" | FileCheck %s --check-prefix=MICRO
-// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=300000" | FileCheck %s --check-prefix=BF16
-// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=200000" | FileCheck %s --check-prefix=INT8
+// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=300000" | FileCheck %s --check-prefix=DISK
+// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=100000" | FileCheck %s --check-prefix=DISK2
+// Without disk placement (embc: a CUDA target), quantisation.
+// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=300000 disk=false" | FileCheck %s --check-prefix=BF16
+// RUN: emb-opt %s -emb-autodiff -emb-auto="budget=200000 disk=false" | FileCheck %s --check-prefix=INT8
 // With data parallelism, sharding (exact) comes before quantisation.
 // RUN: sed 's/emb.plan = #emb.plan<>/emb.plan = #emb.plan<data_parallel = 2>/' %s \
 // RUN:   | emb-opt -emb-autodiff -emb-auto="budget=300000" | FileCheck %s --check-prefix=SHARD
@@ -36,6 +40,22 @@
 // MICRO: emb.table @small[512 x 16] f32
 
 // 293 KiB: no micro-batch count fits (the tables alone are 288 KiB), so the
+// table with the most bytes per lookup (@big: 64 KiB of rows per id read)
+// goes to disk, exact, and 2 micro-batches are then enough. The peak
+// counts what needs memory, not the disk table's file-backed pages.
+// DISK: "  no choice of micro-batches and remat fits (the smallest, 64 micro-batches, remat none, needs 366.7 KiB): moving tables to disk, the most bytes per lookup first"
+// DISK-SAME: "  chose 2 micro-batches, remat none, 1 table(s) on disk: peak 212.4 KiB (217536 bytes without the disk tables), estimated step {{[0-9]+}} us", "  disk: @big"]
+// DISK-SAME: emb.plan = #emb.plan<micro_batches = 2>
+// DISK: emb.table @big[4096 x 16] f32 {{.*}} placement disk
+// DISK: emb.table @small[512 x 16] f32 init<kind = normal, std = 0.01> optimizer<kind = sgd, lr = 0.1>{{$}}
+
+// 98 KiB: both tables on disk, with 16 micro-batches, before any is
+// quantised.
+// DISK2: "  chose 16 micro-batches, remat none, 2 table(s) on disk: peak 88.4 KiB (90560 bytes without the disk tables), estimated step {{[0-9]+}} us", "  disk: @big, @small"]
+// DISK2: emb.table @big[4096 x 16] f32 {{.*}} placement disk
+// DISK2: emb.table @small[512 x 16] f32 {{.*}} placement disk
+
+// Without disk, 293 KiB: the
 // largest table goes to bf16, and then 4 micro-batches are enough.
 // BF16: "  no choice of micro-batches and remat fits (the smallest, 64 micro-batches, remat none, needs 366.7 KiB): quantising tables, largest first"
 // BF16-SAME: "  chose 4 micro-batches, remat none, 1 largest table(s) bf16: peak 287.8 KiB (294720 bytes), estimated step {{[0-9]+}} us", "  bf16: @big"]

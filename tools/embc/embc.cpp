@@ -318,6 +318,8 @@ int main(int argc, char **argv) {
   pipeline.fuse = !noFuse;
   pipeline.batchExchanges = !noBatchExchanges;
   pipeline.planMemory = !noPlanMemory;
+  // Disk tables run on the CPU backend only: a plan for a GPU keeps them off.
+  pipeline.diskTables = target->generate == nullptr;
   if (failed(embc::runTrainingPipeline(*module, pipeline)))
     return 1;
   if (emitKind == Emit::TrainIR)

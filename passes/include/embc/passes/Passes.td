@@ -180,7 +180,7 @@ def EmbSampleSoftmaxPass : Pass<"emb-sample-softmax", "::mlir::ModuleOp"> {
 }
 
 def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
-  let summary = "Fit the plan into the memory budget: micro-batches, remat, sharding, table precision";
+  let summary = "Fit the plan into the memory budget: micro-batches, remat, sharding, table placement and precision";
   let description = [{
     With `plan.memory_budget` set (or the `budget` option), chooses the
     micro-batch count, activation rematerialisation and table storage so that
@@ -191,8 +191,11 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
     learns. With data parallelism (`plan.data_parallel` N > 1), sharding
     comes next and is exact too: the k largest tables (k = 1..T, the fewest
     that fit) are sharded row_wise, so each rank stores 1/N of them (the
-    step-time model does not count the exchanges yet). Only when none of
-    them fits are tables quantised (replicated, f32 ones), along a
+    step-time model does not count the exchanges yet). Then, with `disk`
+    (embc: a CPU target), tables move to `disk` placement, exact as well:
+    the k tables (k = 1..T, the fewest that fit) with the most bytes per
+    id their lookups read per example, which lose the least by living in
+    the page cache. Only when none of them fits are tables quantised (replicated, f32 ones), along a
     ladder: the k largest tables at bf16 (k = 1..T), then the k largest at
     int8 with the others bf16, then int4 with the others int8; the lowest
     rung that fits is the mildest quantisation that does. Every candidate is compiled
@@ -236,6 +239,8 @@ def EmbAutoPass : Pass<"emb-auto", "::mlir::ModuleOp"> {
            "Candidates are compiled with -emb-fuse">,
     Option<"batchExchanges", "batch-exchanges", "bool", /*default=*/"true",
            "Candidates are compiled with -emb-batch-exchanges">,
+    Option<"diskTables", "disk", "bool", /*default=*/"true",
+           "Tables may be moved to disk placement before any is quantised">,
   ];
   let dependentDialects = ["::embc::emb::EmbDialect", "::mlir::func::FuncDialect"];
 }

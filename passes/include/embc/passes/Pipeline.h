@@ -17,6 +17,9 @@ struct TrainingPipelineOptions {
   bool fuse = true;
   bool batchExchanges = true;
   bool planMemory = true;
+  /// -emb-auto may move tables to `disk` (off for a target whose backend
+  /// cannot run disk tables: CUDA).
+  bool diskTables = true;
 };
 
 /// In order: -emb-select-targets, -emb-autodiff, -emb-auto, -emb-quantize, -emb-pack-params,
@@ -39,11 +42,13 @@ struct BudgetOptions {
   double bandwidthGBs = 3000.0;  ///< device model of the step-time estimate
   double tflops = 100.0;
   double launchUs = 5.0;
+  /// Tables may be moved to `disk` placement, before any is quantised.
+  bool diskTables = true;
   TrainingPipelineOptions pipeline; ///< the passes each candidate is compiled with
 };
 
 /// The budget planner: with a memory budget, compiles candidate choices of
-/// micro-batches, remat, sharding and table storage (each on a clone, with
+/// micro-batches, remat, sharding, table placement and table storage (each on a clone, with
 /// the planning passes and buildPlan) and writes the fastest that fits
 /// into `module` (and `emb.auto`, its reasons). A driver loop over
 /// compilations, run between -emb-autodiff and the planning passes; the
