@@ -6,7 +6,10 @@
 // file per column (or per group of columns), rows aligned across files.
 // Files are memory-mapped; after a range of rows is decoded its whole pages
 // are released (MADV_DONTNEED), so the mapping does not grow resident memory
-// as the reader moves through a file larger than memory.
+// as the reader moves through a file larger than memory. A mapped file cut
+// short under the reader would kill it with SIGBUS; each range checks its
+// files' sizes first, so a file rewritten during a run is an error that
+// names it (a cut within the range's few milliseconds still faults).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,13 +47,27 @@ public:
     size_ = size_t(st.st_size);
     if (size_ > 0)
       base_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
-    if (base_ == MAP_FAILED)
-      throw DataError(path + ": cannot map: " + std::strerror(errno));
+    if (base_ == MAP_FAILED) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw DataError(path + ": cannot map: " + why);
+    }
+    fd_ = fd;
   }
   ~MappedFile() {
     if (base_ && base_ != MAP_FAILED)
       ::munmap(base_, size_);
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+
+  /// Throws when the file is now shorter than it was when mapped.
+  void requireWhole() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && size_t(st.st_size) < size_)
+      throw DataError(path_ + ": the file was cut from " + std::to_string(size_) + " to " +
+                      std::to_string(st.st_size) +
+                      " bytes while embrun read it (a data file must not change during a run)");
   }
   MappedFile(const MappedFile &) = delete;
   MappedFile &operator=(const MappedFile &) = delete;
@@ -72,6 +89,7 @@ private:
   std::string path_;
   void *base_ = nullptr;
   size_t size_ = 0;
+  int fd_ = -1; ///< kept open to check the size (requireWhole)
 };
 
 /// An array of a .npy file: its element type, shape and where its data starts.
@@ -252,6 +270,7 @@ public:
       }
       const uint64_t first = at.offset,
                      count = std::min<uint64_t>(want - out.rows, part.rows - first);
+      requireWhole(part);
       const uint64_t per = (count + uint64_t(threads_) - 1) / uint64_t(threads_);
       runInParallel(threads_, [&](int t) {
         RowBlock &piece = pieces[size_t(t)];
@@ -348,6 +367,13 @@ private:
       }
     }
     return true;
+  }
+
+  static void requireWhole(const FixedPart &part) {
+    if (part.binary)
+      part.binary->requireWhole();
+    for (const NpyArray &a : part.arrays)
+      a.file->requireWhole();
   }
 
   /// Releases the mapped pages of rows [begin, end).
