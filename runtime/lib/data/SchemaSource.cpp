@@ -174,6 +174,32 @@ public:
   const DataStats &stats() const override { return stats_; }
   uint64_t shuffleWindow(uint64_t) const override { return window_; }
 
+  /// For length bucketing: the most ids any multi-id feature (hotness not 1:
+  /// a token sequence, a bag) keeps of example `e`; -1 without one.
+  int64_t length(uint64_t e) const override {
+    int64_t longest = -1;
+    std::shared_ptr<const RowBlock> held;
+    const uint8_t *row = nullptr;
+    for (const Binding &binding : bindings_) {
+      const ColumnSlot &slot = layout_.slots[binding.slot];
+      if (slot.column->type != ColumnType::Categorical || slot.hotness == 1)
+        continue;
+      if (!row) {
+        held = resident_ ? resident_[e / blockRows_] : block(e / blockRows_);
+        row = held->row(e % blockRows_);
+      }
+      const size_t bagEnds = 4 * (layout_.labels + size_t(layout_.denseWidth)),
+                   endAt = bagEnds + 4 * slot.index;
+      uint32_t begin = uint32_t(bagEnds + 4 * layout_.bags), end;
+      if (slot.index > 0)
+        std::memcpy(&begin, row + endAt - 4, 4);
+      std::memcpy(&end, row + endAt, 4);
+      const int64_t ids = int64_t(end - begin) / (slot.column->weighted ? 12 : 8);
+      longest = std::max(longest, slot.hotness > 0 ? std::min(ids, slot.hotness) : ids);
+    }
+    return longest;
+  }
+
   void fill(const std::vector<uint64_t> &examples, const std::vector<uint64_t> &,
             Batch &out) const override {
     const size_t rows = examples.size();

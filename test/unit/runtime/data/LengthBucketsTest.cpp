@@ -4,10 +4,13 @@
 // every example once, a batch's sequences are alike in length, the order is
 // a pure function of the position (so a stream resumed mid-epoch, on any
 // thread count, continues it exactly), and data it cannot bucket is refused.
+// Text lines and data read through a schema (a bag column) both bucket.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DataTestUtil.h"
+
+#include "embc/runtime/data/Schema.h"
 
 #include <algorithm>
 #include <map>
@@ -121,4 +124,34 @@ TEST(LengthBuckets, RefusesDataItCannotBucket) {
   EXPECT_NE(dataErrorOf([&] { openStream(synthetic, {sparseFeature("s", 100, 4)}); })
                 .find("generated data has no epochs"),
             std::string::npos);
+}
+
+TEST(LengthBuckets, SchemaDataBucketsByItsLongestBag) {
+  // The same lengths as lines(), as a CSV column of space-separated ids
+  // (a token sequence), read through a data schema held in memory.
+  std::ostringstream csv;
+  for (int64_t i = 0; i < kLines; ++i) {
+    csv << i % 2 << "," << i;
+    for (int64_t w = 0; w < i % 17; ++w)
+      csv << " " << 1000 + w;
+    csv << "\n";
+  }
+  TempFile file(csv.str());
+  auto open = [&](int64_t buckets) {
+    StreamOptions o = bucketed(file.path(), buckets);
+    o.kind = "schema";
+    o.schema = std::make_shared<DataSchema>(parseDataSchema(nlohmann::json::parse(R"({
+        "format": "csv", "columns": [
+          {"name": "label", "type": "label", "field": 0},
+          {"name": "tokens", "type": "categorical", "field": 1, "separator": " "}]})"),
+                                                            "/data"));
+    return openStream(o, {sparseFeature("tokens", 0, kHotness), labelFeature("label", "binary")});
+  };
+  const std::vector<Rows> batches = rowsOf(takeBatches(*open(5), kLines / kBatch));
+  std::set<int64_t> seen;
+  for (const Rows &b : batches)
+    seen.insert(b.first.begin(), b.first.end());
+  EXPECT_EQ(seen.size(), size_t(kLines / kBatch * kBatch)) << "an example came twice";
+  EXPECT_LT(meanSpread(batches), 5.0);
+  EXPECT_GT(meanSpread(rowsOf(takeBatches(*open(0), kLines / kBatch))), 10.0);
 }
