@@ -158,6 +158,9 @@ ParseResult embc::runtime::parseRunOptions(const std::vector<std::string> &args,
                  "Where tables placed on disk (placement disk in the model) get their scratch "
                  "files, deleted at exit (default /tmp; the TMPDIR environment variable when "
                  "set)");
+  app.add_flag("!--no-prefetch-rows", o.prefetchRows,
+               "Disk tables: do not read each batch's rows into the page cache ahead of its "
+               "step (the data loader asks for them as it fills the batch)");
   app.add_option("--data-memory", o.dataMemoryMiB,
                  "MiB of parsed rows the data reader may hold: a file whose rows fit is held "
                  "whole and shuffled whole each epoch; a larger one is streamed and shuffled "

@@ -7,9 +7,11 @@
 // Files are memory-mapped; after a range of rows is decoded its whole pages
 // are released (MADV_DONTNEED), so the mapping does not grow resident memory
 // as the reader moves through a file larger than memory. A mapped file cut
-// short under the reader would kill it with SIGBUS; each range checks its
-// files' sizes first, so a file rewritten during a run is an error that
-// names it (a cut within the range's few milliseconds still faults).
+// short under the reader kills it with SIGBUS; each range checks its files'
+// sizes first, so a file cut between ranges (rewritten between epochs) is
+// an error that names it. A cut while a range is being read still faults:
+// there is no unit test of it because the loader thread reads ahead at
+// times a test cannot know (reading with pread would close that window).
 //
 //===----------------------------------------------------------------------===//
 

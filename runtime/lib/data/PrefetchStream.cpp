@@ -96,7 +96,8 @@ PrefetchStream::PrefetchStream(std::shared_ptr<const ExampleSource> source,
     : source_(std::move(source)), features_(std::move(features)),
       batchSize_(static_cast<uint64_t>(options.batchSize)), seed_(options.seed),
       start_(startPosition), training_(options.training), shuffle_(options.shuffle),
-      shuffleWindow_(source_->shuffleWindow(options.shuffleWindow)) {
+      shuffleWindow_(source_->shuffleWindow(options.shuffleWindow)),
+      onPartFilled_(options.onPartFilled) {
   static std::atomic<uint64_t> streams{0};
   id_ = ++streams;
   if (training_ && options.lengthBuckets > 1) {
@@ -202,6 +203,8 @@ void PrefetchStream::fillPart(const Build &build, int64_t p, Batch &into,
     prepareBatch(features_, int64_t(end - begin), into);
     source_->fill(rows, positions, into);
     into.size = int64_t(end - begin);
+    if (onPartFilled_)
+      onPartFilled_(into);
   } catch (...) {
     error = std::current_exception();
   }

@@ -81,6 +81,7 @@ private:
   uint64_t shuffleWindow_ = 0; ///< StreamOptions::shuffleWindow
   uint64_t lengthBuckets_ = 0; ///< StreamOptions::lengthBuckets, where it applies
   uint64_t id_ = 0;            ///< this stream among all (the bucketed order's cache)
+  std::function<void(const Batch &)> onPartFilled_; ///< StreamOptions::onPartFilled
   uint64_t capacity_;
   int64_t partsPerBatch_;
 

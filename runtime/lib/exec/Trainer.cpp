@@ -11,6 +11,7 @@
 #include "DiskTraffic.h"
 #include "EarlyStop.h"
 #include "HashCollisions.h"
+#include "RowPrefetcher.h"
 #include "FiniteCheck.h"
 #include "embc/runtime/Metrics.h"
 #include "embc/runtime/WholeNumber.h"
@@ -440,6 +441,8 @@ private:
       s.textVocabulary = resumedVocabulary_;
       s.textVocabularyFrom = "the checkpoint's";
     }
+    if (rowPrefetcher_)
+      s.onPartFilled = [p = rowPrefetcher_](const data::Batch &part) { p->prefetch(part); };
     return s;
   }
   void resume();
@@ -466,6 +469,9 @@ private:
   void reportProfile(int64_t steps);
   /// Storage traffic of disk tables since training began (when it has them).
   std::optional<DiskTraffic> diskTraffic_;
+  /// Reads the disk tables' rows of each part of a batch ahead, as the
+  /// loader fills it (null: no disk tables, or --no-prefetch-rows).
+  std::shared_ptr<const RowPrefetcher> rowPrefetcher_;
   /// This rank's examples of a global batch (itself on one rank), in
   /// slice_[which] (two batches are in use when the next one is loaded
   /// ahead).
@@ -879,6 +885,12 @@ TrainSummary Trainer::run() {
     std::fprintf(stderr, "embrun: tables on disk: %.1f MiB in scratch files in %s (read and "
                  "written through the page cache)\n", double(onDisk) / (1 << 20),
                  options_.tableDir.c_str());
+  if (options_.prefetchRows && !executor_.runsAsynchronously()) {
+    auto rows = std::make_shared<const RowPrefetcher>(executor_.plan(), executor_.hostArena(),
+                                                      specs_);
+    if (!rows->empty())
+      rowPrefetcher_ = std::move(rows);
+  }
   executor_.initialize(seed_);
   if (options_.lossScale) {
     if (!plan_.config.lossScaling.enabled)

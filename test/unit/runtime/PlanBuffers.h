@@ -48,6 +48,25 @@ inline Kernel makeKernel(const std::string &op, std::vector<int32_t> inputs,
   return k;
 }
 
+/// A feature's ids (`maxIds`, dynamic) and offsets (`batch` + 1) input
+/// buffers, with their plan inputs; returns {ids, offsets}.
+inline std::pair<int32_t, int32_t> addIdsInput(Plan &plan, const std::string &feature,
+                                               int64_t maxIds, int64_t batch) {
+  const int32_t ids =
+      addBuffer(plan, feature + ".ids", BufferRole::Input, DType::I64, {maxIds}, true);
+  const int32_t offsets =
+      addBuffer(plan, feature + ".offsets", BufferRole::Input, DType::I64, {batch + 1});
+  Input in;
+  in.feature = feature;
+  in.role = InputRole::Ids;
+  in.buffer = ids;
+  plan.inputs.push_back(in);
+  in.role = InputRole::Offsets;
+  in.buffer = offsets;
+  plan.inputs.push_back(in);
+  return {ids, offsets};
+}
+
 } // namespace embc::runtime::testing
 
 #endif // EMBC_TEST_UNIT_RUNTIME_PLANBUFFERS_H

@@ -6,6 +6,7 @@ emb_unit_test(ExecTests ${CMAKE_CURRENT_SOURCE_DIR}/exec/ExecutorTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/exec/EarlyStopTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/exec/HashCollisionsTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/exec/DiskTrafficTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/exec/RowPrefetcherTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/exec/DropoutBindingTest.cpp)
 target_link_libraries(ExecTests PRIVATE EmbExec EmbBackends EmbCpuBackend)
 # TeamTuner.h is private to the CPU backend, FiniteCheck.h and EarlyStop.h to EmbExec.

@@ -80,6 +80,9 @@ struct RunOptions {
   int64_t dataMemoryMiB = 1024;
   /// Where `disk` tables get their scratch files (removed at exit).
   std::string tableDir = "/tmp";
+  /// Read the `disk` tables' rows of each batch ahead while the data loader
+  /// fills it (RowPrefetcher.h); off only to measure against.
+  bool prefetchRows = true;
   /// fp16 plans: the initial dynamic loss scale instead of the plan's
   /// config.loss_scaling.initial (a fresh run only; a resume keeps the
   /// checkpoint's scale).

@@ -18,6 +18,7 @@
 
 using namespace embc::runtime;
 using embc::runtime::testing::addBuffer;
+using embc::runtime::testing::addIdsInput;
 using embc::runtime::testing::makeKernel;
 
 namespace {
@@ -76,19 +77,7 @@ TEST(HashCollisions, TheDistinctCountOfManyIdsIsWithinTwoPercent) {
 
 TEST(HashCollisions, HashedFeaturesComeFromHashKernelsAndFusedLookups) {
   Plan plan;
-  auto input = [&](const std::string &feature) {
-    const int32_t ids = addBuffer(plan, feature + ".ids", BufferRole::Input, DType::I64, {8}, true);
-    const int32_t offsets = addBuffer(plan, feature + ".offsets", BufferRole::Input, DType::I64, {5});
-    Input in;
-    in.feature = feature;
-    in.role = InputRole::Ids;
-    in.buffer = ids;
-    plan.inputs.push_back(in);
-    in.role = InputRole::Offsets;
-    in.buffer = offsets;
-    plan.inputs.push_back(in);
-    return std::pair{ids, offsets};
-  };
+  auto input = [&](const std::string &feature) { return addIdsInput(plan, feature, 8, 4); };
   auto [a, aOff] = input("a");
   auto [b, bOff] = input("b");
   auto [c, cOff] = input("c");

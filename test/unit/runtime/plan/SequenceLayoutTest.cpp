@@ -14,8 +14,11 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace embc::runtime;
 using embc::runtime::testing::addBuffer;
+using embc::runtime::testing::addIdsInput;
 using embc::runtime::testing::makeKernel;
 
 namespace {
@@ -28,16 +31,7 @@ struct SequencePlan {
   Plan plan;
   int32_t ids, offsets, x, w, h, pooled, w2, logits, dpooled, dh;
   SequencePlan() {
-    ids = addBuffer(plan, "ids", BufferRole::Input, DType::I64, {B * L}, /*dynamic=*/true);
-    offsets = addBuffer(plan, "offsets", BufferRole::Input, DType::I64, {B + 1});
-    Input in;
-    in.feature = "tokens";
-    in.role = InputRole::Ids;
-    in.buffer = ids;
-    plan.inputs.push_back(in);
-    in.role = InputRole::Offsets;
-    in.buffer = offsets;
-    plan.inputs.push_back(in);
+    std::tie(ids, offsets) = addIdsInput(plan, "tokens", B * L, B);
     x = addBuffer(plan, "x", BufferRole::Activation, DType::F32, {B, L, D});
     w = addBuffer(plan, "w", BufferRole::Param, DType::F32, {D, D});
     h = addBuffer(plan, "h", BufferRole::Activation, DType::F32, {B, L, D});

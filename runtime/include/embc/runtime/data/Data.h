@@ -34,6 +34,7 @@
 #include "embc/runtime/plan/Enums.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -163,6 +164,11 @@ struct StreamOptions {
   std::shared_ptr<const std::vector<std::string>> textVocabulary;
   /// Whose textVocabulary is, for the stream's description.
   std::string textVocabularyFrom = "the training data's";
+  /// Called with each part of a batch once it is filled (a Batch of the
+  /// part's rows; its `valid` is not set), on whichever thread filled it,
+  /// often batches ahead of next(): several threads may call it at once.
+  /// The trainer reads the disk tables' rows ahead with it (RowPrefetcher).
+  std::function<void(const Batch &)> onPartFilled;
 };
 
 /// Batches of one data source. next() is called from one thread.
