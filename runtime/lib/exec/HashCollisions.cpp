@@ -22,13 +22,10 @@ std::vector<HashedFeature> embc::runtime::hashedFeatures(const Plan &plan) {
   for (const Kernel &k : plan.step) {
     if (k.op == kernelName(KernelOp::Hash) && !k.inputs.empty())
       add(k.inputs[0], k.attrs.value("buckets", int64_t(0)), k.attrs.value("seed", uint64_t(0)));
-    if (k.op != kernelName(KernelOp::FusedLookup) || !k.attrs.contains("members"))
-      continue;
-    size_t in = 0;
-    for (const auto &member : k.attrs["members"]) {
-      if (in < k.inputs.size() && member.value("hash", false))
-        add(k.inputs[in], member.value("buckets", int64_t(0)), member.value("seed", uint64_t(0)));
-      in += member.value("weighted", false) ? 3 : 2;
+    for (const FusedLookupMember &m : fusedLookupMembers(k)) {
+      const nlohmann::json &member = k.attrs["members"][m.index];
+      if (member.value("hash", false))
+        add(k.inputs[m.ids], member.value("buckets", int64_t(0)), member.value("seed", uint64_t(0)));
     }
   }
   found.erase(std::remove_if(found.begin(), found.end(),

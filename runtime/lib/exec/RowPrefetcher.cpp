@@ -132,23 +132,17 @@ RowPrefetcher::RowPrefetcher(const Plan &plan, const std::byte *arena,
          k.op == kernelName(KernelOp::Gather)) &&
         !k.inputs.empty() && k.attrs.contains("table"))
       found(traceIds(plan, k.inputs[0]), k.attrs.value("table", int64_t(-1)));
-    if (k.op != kernelName(KernelOp::FusedLookup) || !k.attrs.contains("members"))
-      continue;
-    // Members' inputs one after another: ids, offsets[, weights].
-    size_t in = 0;
-    for (const auto &member : k.attrs["members"]) {
-      if (in >= k.inputs.size())
-        break;
-      IdsSource source = traceIds(plan, k.inputs[in]);
+    for (const FusedLookupMember &m : fusedLookupMembers(k)) {
+      const nlohmann::json &member = k.attrs["members"][m.index];
+      IdsSource source = traceIds(plan, k.inputs[m.ids]);
       if (member.value("hash", false)) {
         // The member hashes the raw ids itself.
-        source = {idsInput(plan, k.inputs[in]), member.value("buckets", int64_t(0)),
+        source = {idsInput(plan, k.inputs[m.ids]), member.value("buckets", int64_t(0)),
                   member.value("seed", uint64_t(0))};
         if (source.buckets <= 0)
           source.input = -1;
       }
       found(source, member.value("table", int64_t(-1)));
-      in += member.value("weighted", false) ? 3 : 2;
     }
   }
   resident_.reset(new std::atomic<bool>[features_.size()]);

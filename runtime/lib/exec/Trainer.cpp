@@ -581,8 +581,9 @@ std::vector<std::byte> Trainer::wholeTensor(const CheckpointTensor &tensor) cons
 }
 
 namespace {
-/// A pass over whole tables (a checkpoint, the export, the finite check)
-/// reads disk tables once through: the system reads ahead while it runs.
+/// A pass over whole tables (initialising, resuming, a checkpoint, the
+/// export, the finite check) goes through disk tables once in order: the
+/// system reads ahead while it runs.
 class WholeTablePass {
 public:
   explicit WholeTablePass(const Executor &executor) : executor_(executor) {
@@ -685,6 +686,7 @@ uint64_t countField(const std::string &path, const std::string &key, const std::
 } // namespace
 
 void Trainer::resume() {
+  WholeTablePass pass(executor_);
   const bool verify = options_.verifyCheckpoint;
   // Streamed: each tensor goes from the file straight to its bytes in the
   // arena, a chunk at a time, so tables on disk larger than memory resume.
@@ -891,7 +893,10 @@ TrainSummary Trainer::run() {
     if (!rows->empty())
       rowPrefetcher_ = std::move(rows);
   }
-  executor_.initialize(seed_);
+  {
+    WholeTablePass pass(executor_); // the initializers write every row
+    executor_.initialize(seed_);
+  }
   if (options_.lossScale) {
     if (!plan_.config.lossScaling.enabled)
       throw std::runtime_error("--loss-scale is for fp16 plans with dynamic loss scaling; "

@@ -49,14 +49,11 @@ int64_t estimateKernelBytes(const Plan &plan, const Kernel &kernel) {
       !kernel.inputs.empty())
     if (const Table *t = tableAt(kernel.attrs["table"]))
       rowsRead += numel(kernel.inputs[0]) * rowBytes(*t);
-  if (op == KernelOp::FusedLookup && kernel.attrs.contains("members")) {
-    size_t in = 0;
-    for (const nlohmann::json &m : kernel.attrs["members"]) {
-      if (in < kernel.inputs.size() && m.contains("table"))
-        if (const Table *t = tableAt(m["table"]))
-          rowsRead += numel(kernel.inputs[in]) * rowBytes(*t);
-      in += m.value("weighted", false) ? 3 : 2;
-    }
+  for (const FusedLookupMember &member : fusedLookupMembers(kernel)) {
+    const nlohmann::json &m = kernel.attrs["members"][member.index];
+    if (m.contains("table"))
+      if (const Table *t = tableAt(m["table"]))
+        rowsRead += numel(kernel.inputs[member.ids]) * rowBytes(*t);
   }
   if (op == KernelOp::SkipgramStep && kernel.inputs.size() == 5 &&
       kernel.attrs.contains("center")) {

@@ -234,3 +234,18 @@ std::optional<std::string> embc::runtime::checkKernel(const Kernel &kernel, cons
     return problem;
   return checkKernelOperands(spec->op, kernel, plan, at);
 }
+
+std::vector<FusedLookupMember> embc::runtime::fusedLookupMembers(const Kernel &kernel) {
+  std::vector<FusedLookupMember> members;
+  if (kernel.op != kernelName(KernelOp::FusedLookup) || !kernel.attrs.contains("members") ||
+      !kernel.attrs["members"].is_array())
+    return members;
+  size_t in = 0, index = 0;
+  for (const json &member : kernel.attrs["members"]) {
+    if (in >= kernel.inputs.size())
+      break;
+    members.push_back({index++, in});
+    in += member.is_object() && member.value("weighted", false) ? 3 : 2;
+  }
+  return members;
+}

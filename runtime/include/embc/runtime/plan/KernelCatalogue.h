@@ -134,6 +134,16 @@ std::optional<std::string> checkKernelOperands(KernelOp op, const Kernel &kernel
 /// most min(ids, rows) of each source's table. KernelBytes.cpp.
 int64_t estimateKernelBytes(const Plan &plan, const Kernel &kernel);
 
+/// A `fused_lookup` member and where its operands start in the kernel's
+/// inputs: ids at `ids`, then offsets and, when weighted, weights.
+struct FusedLookupMember {
+  size_t index; ///< in attrs["members"]
+  size_t ids;   ///< in Kernel::inputs
+};
+/// The members of a `fused_lookup` kernel whose ids are among its inputs,
+/// in order (none for another kernel). KernelCatalogue.cpp.
+std::vector<FusedLookupMember> fusedLookupMembers(const Kernel &kernel);
+
 } // namespace embc::runtime
 
 #endif // EMBC_RUNTIME_PLAN_KERNELCATALOGUE_H
